@@ -1,0 +1,39 @@
+/* output.h - writers that turn a js_profile into files people read.
+ *
+ * All writers take a FILE* and return 0, or -1 with one line in err (never partial silence).
+ * Not for signal context. Formats: collapsed (flamegraph.pl / speedscope), flat top-N,
+ * text call tree, self-contained HTML flame graph (no network).
+ */
+#ifndef JS_OUTPUT_H
+#define JS_OUTPUT_H
+
+#include <stdio.h>
+#include "profile.h"
+
+typedef enum {
+    JS_OUT_NONE = 0,
+    JS_OUT_COLLAPSED,
+    JS_OUT_FLAT,
+    JS_OUT_TREE,
+    JS_OUT_HTML,
+    JS_OUT_JFR,
+    JS_OUT_JSON_TREE
+} js_out_format;
+
+/* Name of a format ("collapsed", "flat", ...). */
+const char *js_out_format_name(js_out_format f);
+/* Format implied by a file name's extension, or JS_OUT_NONE. */
+js_out_format js_out_format_from_path(const char *path);
+
+/* frame;frame;frame weight - one line per distinct stack, root first. */
+int js_write_collapsed(FILE *f, const js_profile *p, char *err, size_t errlen);
+/* Top-N methods by self and by total weight, with percentages (top_n 0 = 20). */
+int js_write_flat(FILE *f, const js_profile *p, int top_n, char *err, size_t errlen);
+/* Indented call tree with total and self weight per node. */
+int js_write_tree(FILE *f, const js_profile *p, char *err, size_t errlen);
+/* Self-contained interactive HTML flame graph; reverse=1 starts as an icicle. */
+int js_write_html(FILE *f, const js_profile *p, int reverse, char *err, size_t errlen);
+/* Write s with HTML/JS-string escaping (&, <, >, ", ', \, control chars). */
+void js_html_escape(FILE *f, const char *s);
+
+#endif

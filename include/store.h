@@ -1,0 +1,55 @@
+/* store.h - lock-free call-trace store, written from signal handlers.
+ *
+ * Memory is reserved once at create (mmap, touched lazily); js_store_add is async-signal-safe:
+ * no malloc, no locks, bounded probing, atomics only. A trace is keyed by a 64-bit hash of its
+ * frames (a collision between distinct stacks is treated as the same trace: ~n^2/2^65).
+ * Sample weights live in (trace, thread) pairs so per-thread attribution is kept. When any
+ * table or the frame arena is full the sample is counted as dropped, never lost silently.
+ * Readers (dump) run on a normal thread and skip entries still being published.
+ */
+#ifndef JS_STORE_H
+#define JS_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* One raw frame as captured in the handler: a jmethodID plus bci, or a pseudo-frame. */
+typedef enum {
+    JS_RF_JAVA = 0,   /* method = jmethodID, bci = bytecode index (-1 unknown) */
+    JS_RF_NATIVE = 1, /* Java native method: method = jmethodID */
+    JS_RF_ERROR = 2,  /* method unused, bci = walker error code (see walker.h) */
+    JS_RF_NULL_ID = 3 /* a Java frame whose jmethodID was not yet created */
+} js_raw_kind;
+
+typedef struct {
+    int32_t bci;
+    int32_t kind;
+    const void *method;
+} js_raw_frame;
+
+typedef struct js_store js_store;
+
+/* Reserve a store for up to max_traces distinct stacks, max_frames frames in total and
+ * max_pairs (trace, thread) pairs; NULL with err on failure. */
+js_store *js_store_create(uint32_t max_traces, uint64_t max_frames, uint32_t max_pairs, char *err, size_t errlen);
+/* Unmap everything. No handler may be running. */
+void js_store_destroy(js_store *s);
+/* Signal-safe. Record weight for the stack frames[0..n) (frames[0] = leaf) on thread `thread`.
+ * Returns the trace id (>0), or 0 if the sample was dropped because the store is full. */
+uint32_t js_store_add(js_store *s, const js_raw_frame *frames, int n, uint32_t thread, uint64_t weight);
+/* Forget all traces (and give the memory back). No handler may be running. */
+void js_store_reset(js_store *s);
+
+/* Readers, on a normal thread. */
+uint64_t js_store_dropped(const js_store *s);
+uint64_t js_store_total_weight(const js_store *s);
+uint32_t js_store_trace_count(const js_store *s);
+/* Frames of trace id (leaf first), or NULL if the id is unknown or not yet published. */
+const js_raw_frame *js_store_trace(const js_store *s, uint32_t id, int *n);
+/* Call fn for every published (trace, thread) pair with non-zero weight; stops if fn returns non-zero. */
+typedef int (*js_pair_fn)(uint32_t trace, uint32_t thread, uint64_t weight, void *ctx);
+int js_store_foreach_pair(const js_store *s, js_pair_fn fn, void *ctx);
+/* Bytes of address space reserved (for status and docs). */
+size_t js_store_reserved_bytes(const js_store *s);
+
+#endif
