@@ -7,7 +7,7 @@
 JAVA_HOME ?= $(shell dirname $$(dirname $$(readlink -f $$(command -v javac 2>/dev/null || echo /nonexistent/bin/javac))))
 CC       ?= gcc
 BUILD    := build
-CFLAGS_COMMON := -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter -fPIC -g \
+CFLAGS_COMMON := -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter -Wno-format-truncation -fPIC -g \
                  -fvisibility=hidden -Iinclude -I$(BUILD)/gen \
                  -I$(JAVA_HOME)/include -I$(JAVA_HOME)/include/linux -D_GNU_SOURCE
 CFLAGS   ?= -O2
@@ -54,7 +54,7 @@ deps:
 
 # ---- tests ----
 NATIVE_TESTS := $(patsubst native-tests/%.c,%,$(wildcard native-tests/test_*.c))
-TEST_LIB_SRCS := $(COMMON_SRCS) src/store.c src/stats.c src/log.c
+TEST_LIB_SRCS := $(COMMON_SRCS) src/store.c src/stats.c src/log.c src/walker.c
 native-test: deps
 	@$(MAKE) --no-print-directory run-native-tests VARIANT=plain
 

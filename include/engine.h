@@ -1,0 +1,36 @@
+/* engine.h - sampling engines behind one small interface.
+ *
+ * An engine makes the kernel deliver a profiling signal to the thread that burned CPU.
+ * start/stop and thread_start/thread_stop run on normal threads; sample_weight runs in the
+ * signal handler and must be async-signal-safe: it rejects foreign or stale signals
+ * (returns 0) and otherwise returns the sample's weight in periods.
+ */
+#ifndef JS_ENGINE_H
+#define JS_ENGINE_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "threads.h"
+
+typedef struct {
+    const char *name;        /* "cpu", "ctimer", "itimer" */
+    const char *description; /* for logs: "perf_events cpu-clock" */
+    int per_thread;          /* 1 if thread_start/thread_stop must be called for each thread */
+    /* Process-wide setup: 0, or -1 with the reason in err (the caller may fall back). */
+    int (*start)(long long interval_ns, int signo, char *err, size_t errlen);
+    /* Process-wide teardown. */
+    void (*stop)(void);
+    /* Attach to one thread (slot already claimed); 0, or -1 with reason. */
+    int (*thread_start)(js_thread *t, char *err, size_t errlen);
+    /* Detach from one thread. */
+    void (*thread_stop)(js_thread *t);
+    /* Signal-safe: weight of this signal for thread t (t may be NULL), 0 if not ours. */
+    uint64_t (*sample_weight)(const siginfo_t *si, js_thread *t);
+} js_engine;
+
+extern const js_engine js_engine_perf;
+extern const js_engine js_engine_ctimer;
+extern const js_engine js_engine_itimer;
+
+#endif

@@ -1,0 +1,26 @@
+/* sampler.h - the profiling signal handler: engine check -> stack walk -> store.
+ *
+ * The handler is async-signal-safe: no malloc, no locks that block, no stdio, no JVMTI/JNI;
+ * errno is preserved. It writes only into memory prepared by js_sampler_arm. Its settings
+ * are process-wide because a signal handler has no context argument.
+ */
+#ifndef JS_SAMPLER_H
+#define JS_SAMPLER_H
+
+#include <stddef.h>
+#include "engine.h"
+#include "store.h"
+#include "walker.h"
+
+/* Pick a free profiling signal (SIGPROF unless a foreign handler owns it; itimer needs SIGPROF)
+ * and install the handler. Returns the signal, or -1 with err. Idempotent. */
+int js_sampler_install(int want_sigprof_only, char *err, size_t errlen);
+/* Begin accepting samples for engine/walker into store, walking up to depth frames. */
+int js_sampler_arm(const js_engine *e, const js_walker *w, js_store *s, int depth, char *err, size_t errlen);
+/* Stop accepting samples and wait (bounded) until no handler is inside; returns handlers still
+ * inside after the wait (0 normally). */
+int js_sampler_disarm(void);
+/* Restore the previous signal disposition (agent unload). */
+void js_sampler_uninstall(void);
+
+#endif

@@ -1,0 +1,166 @@
+/* threads.c - see threads.h. */
+#include "threads.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define TOMBSTONE (-1)
+
+/* The registry is process-wide: signal handlers look threads up by tid with no context. */
+static js_thread slots[JS_THREADS_MAX];
+static _Atomic uint32_t next_serial = 1;
+
+typedef struct {
+    uint32_t serial;
+    int tid;
+    char name[JS_THREAD_NAME_MAX];
+} name_entry;
+
+/* Names by serial, appended under names_lock (never from a handler). */
+static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
+static name_entry *names;
+static size_t nnames, cap_names;
+
+static uint32_t slot_of(int tid)
+{
+    return ((uint32_t)tid * 2654435761u) % JS_THREADS_MAX;
+}
+
+void js_threads_reset(void)
+{
+    for (int i = 0; i < JS_THREADS_MAX; i++) {
+        atomic_store(&slots[i].tid, 0);
+        atomic_store(&slots[i].env, NULL);
+        atomic_store(&slots[i].armed, 0);
+        atomic_store(&slots[i].handle, -1);
+        atomic_store(&slots[i].serial, 0);
+    }
+}
+
+js_thread *js_threads_find(int tid)
+{
+    uint32_t i = slot_of(tid);
+    for (int p = 0; p < JS_THREADS_MAX; p++, i = (i + 1) % JS_THREADS_MAX) {
+        int cur = atomic_load_explicit(&slots[i].tid, memory_order_acquire);
+        if (cur == tid) return &slots[i];
+        if (cur == 0) return NULL;
+    }
+    return NULL;
+}
+
+/* Claims are serialised (they come from JVMTI callbacks and the rescan, never handlers). */
+static pthread_mutex_t claim_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static js_thread *claim_locked(int tid, int *created)
+{
+    js_thread *t = js_threads_find(tid);
+    if (t) return t;
+    uint32_t i = slot_of(tid);
+    for (int p = 0; p < JS_THREADS_MAX; p++, i = (i + 1) % JS_THREADS_MAX) {
+        int cur = atomic_load(&slots[i].tid);
+        if (cur == tid) return &slots[i];
+        if (cur != 0 && cur != TOMBSTONE) continue;
+        js_thread *s = &slots[i];
+        atomic_store(&s->serial, atomic_fetch_add(&next_serial, 1));
+        atomic_store(&s->env, NULL);
+        atomic_store(&s->armed, 0);
+        atomic_store(&s->handle, -1);
+        if (atomic_compare_exchange_strong(&s->tid, &cur, tid)) {
+            *created = 1;
+            return s;
+        }
+        if (cur == tid) return s;
+    }
+    return NULL;
+}
+
+js_thread *js_threads_claim(int tid, int *created)
+{
+    *created = 0;
+    pthread_mutex_lock(&claim_lock);
+    js_thread *t = claim_locked(tid, created);
+    pthread_mutex_unlock(&claim_lock);
+    return t;
+}
+
+void js_threads_release(js_thread *t)
+{
+    atomic_store(&t->env, NULL);
+    atomic_store(&t->handle, -1);
+    atomic_store(&t->armed, 0);
+    atomic_store_explicit(&t->tid, TOMBSTONE, memory_order_release);
+}
+
+void js_threads_foreach(void (*fn)(js_thread *t, void *ctx), void *ctx)
+{
+    for (int i = 0; i < JS_THREADS_MAX; i++) {
+        int tid = atomic_load(&slots[i].tid);
+        if (tid > 0) fn(&slots[i], ctx);
+    }
+}
+
+void js_threads_set_name(uint32_t serial, int tid, const char *name)
+{
+    pthread_mutex_lock(&names_lock);
+    name_entry *e = NULL;
+    for (size_t i = nnames; i-- > 0;)
+        if (names[i].serial == serial) {
+            e = &names[i];
+            break;
+        }
+    if (!e && nnames == cap_names) {
+        size_t cap = cap_names ? cap_names * 2 : 256;
+        name_entry *n = realloc(names, cap * sizeof *n);
+        if (n) names = n, cap_names = cap;
+    }
+    if (!e && nnames < cap_names) e = &names[nnames++];
+    if (e) {
+        e->serial = serial;
+        e->tid = tid;
+        snprintf(e->name, sizeof e->name, "%s", name ? name : "");
+    }
+    pthread_mutex_unlock(&names_lock);
+}
+
+void js_threads_label(uint32_t serial, char *buf, size_t len)
+{
+    pthread_mutex_lock(&names_lock);
+    const name_entry *e = NULL;
+    for (size_t i = nnames; i-- > 0;)
+        if (names[i].serial == serial) {
+            e = &names[i];
+            break;
+        }
+    if (e && e->name[0]) snprintf(buf, len, "[%s tid=%d]", e->name, e->tid);
+    else if (e) snprintf(buf, len, "[tid=%d]", e->tid);
+    else snprintf(buf, len, "[unknown thread]");
+    pthread_mutex_unlock(&names_lock);
+}
+
+void js_threads_clear_names(void)
+{
+    pthread_mutex_lock(&names_lock);
+    free(names);
+    names = NULL;
+    nnames = cap_names = 0;
+    pthread_mutex_unlock(&names_lock);
+}
+
+int js_threads_comm(int tid, char *buf, size_t len)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d/comm", tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    ssize_t n = read(fd, buf, len - 1);
+    close(fd);
+    if (n <= 0) return -1;
+    buf[n] = 0;
+    char *nl = strchr(buf, '\n');
+    if (nl) *nl = 0;
+    return 0;
+}
