@@ -1,0 +1,1028 @@
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+/**
+ * Integration driver: launches child JVMs with the agent and checks what they print and write.
+ *
+ * <pre>
+ * java -cp CLASSES IntegrationTest --java JAVA --agent LIBJSAMPLER --classes CLASSES --work DIR
+ *      --html OUT.html --label jdk17 [--noperf NOPERF] [--only check,check]
+ * </pre>
+ *
+ * Every child runs in a fresh working directory under {@code --work} with {@code -XX:ErrorFile} pointing into
+ * it, is killed after {@value #TIMEOUT_SECONDS} s, and keeps its stdout/stderr/profile there for inspection.
+ * Each check prints {@code PASS name} or {@code FAIL name: why}; the last line is {@code N passed, N failed}
+ * (plus {@code , N skipped} if any), and the exit status is non-zero on any failure.
+ */
+public final class IntegrationTest {
+    static final long TIMEOUT_SECONDS = 60;
+    static final double MAX_SHARE_ERROR_POINTS = 3.0;
+    static final long MIN_ACCURACY_SAMPLES = 10_000;
+    /** Samples taken in the burn methods times the interval, over their CPU time: allowed range. */
+    static final double MIN_VOLUME_RATIO = 0.85;
+    static final double MAX_VOLUME_RATIO = 1.15;
+    /** Below this share of their CPUs the accuracy workers competed with other load: a failure is retried once. */
+    static final double BUSY_UTILIZATION = 0.9;
+    static final List<String> BURN_METHODS = List.of("CpuSplit.burnA", "CpuSplit.burnB", "CpuSplit.burnC");
+    static final Pattern THREAD_ROOT = Pattern.compile("^\\[(.*) tid=(\\d+)\\]$");
+    static final Pattern AGENT_LINE = Pattern.compile("^\\[jsampler\\] (DEBUG|INFO|WARN|ERROR): .*");
+    static final Pattern FATAL_ERROR = Pattern.compile("#\\s+A fatal error|SIGSEGV|SIGBUS|SIGILL|SIGFPE");
+    static final String HELLO_MARKER = "HELLO_MAIN_RAN";
+
+    private final Path java;
+    private final Path agent;
+    private final Path classes;
+    private final Path work;
+    private final Path html;
+    private final Path noperf;
+    private final String label;
+    private final Set<String> only;
+    private final List<Run> runs = new ArrayList<>();
+    private int passed;
+    private int failed;
+    private int skipped;
+
+    IntegrationTest(Map<String, String> opts) {
+        java = requiredPath(opts, "java");
+        agent = requiredPath(opts, "agent");
+        classes = requiredPath(opts, "classes");
+        work = requiredPath(opts, "work");
+        html = requiredPath(opts, "html");
+        noperf = opts.containsKey("noperf") ? Path.of(opts.get("noperf")).toAbsolutePath() : null;
+        label = opts.getOrDefault("label", "jdk");
+        only = opts.containsKey("only") ? new HashSet<>(Arrays.asList(opts.get("only").split(","))) : null;
+    }
+
+    public static void main(String[] args) throws Exception {
+        Map<String, String> opts = new LinkedHashMap<>();
+        for (int i = 0; i + 1 < args.length; i += 2) {
+            if (!args[i].startsWith("--")) {
+                usage("unexpected argument " + args[i]);
+            }
+            opts.put(args[i].substring(2), args[i + 1]);
+        }
+        if (args.length % 2 != 0) {
+            usage("missing value after " + args[args.length - 1]);
+        }
+        IntegrationTest t = new IntegrationTest(opts);
+        System.exit(t.runAll() ? 0 : 1);
+    }
+
+    static void usage(String why) {
+        System.err.println("IntegrationTest: " + why);
+        System.err.println("usage: IntegrationTest --java JAVA --agent LIB --classes DIR --work DIR --html FILE"
+                + " --label NAME [--noperf NOPERF] [--only check,...]");
+        System.exit(2);
+    }
+
+    static Path requiredPath(Map<String, String> opts, String key) {
+        String v = opts.get(key);
+        if (v == null) {
+            usage("--" + key + " is required");
+        }
+        return Path.of(v).toAbsolutePath().normalize();
+    }
+
+    boolean runAll() throws IOException {
+        long start = System.nanoTime();
+        System.out.println("== jsampler integration tests (" + label + "): " + java);
+        if (!Files.isRegularFile(agent)) {
+            fail("agent", "agent library not found: " + agent, List.of());
+            return summary(start);
+        }
+        Files.createDirectories(work);
+
+        safely("accuracy-cpu", () -> accuracy("cpu"));
+        safely("accuracy-ctimer", () -> accuracy("ctimer"));
+        safely("threads", this::threads);
+        safely("churn-cpu", () -> churn("cpu"));
+        safely("churn-ctimer", () -> churn("ctimer"));
+        safely("bad-option-evnt", () -> badOption("bad-option-evnt", "start,evnt=cpu", "evnt"));
+        safely("bad-option-interval", () -> badOption("bad-option-interval", "start,interval=abc", "abc"));
+        safely("unwritable-output", this::unwritableOutput);
+        safely("perf-refused-ctimer", this::perfRefused);
+        safely("itimer", this::itimer);
+        safely("html", this::htmlOutput);
+        safely("options", this::optionChecks);
+        safely("no-hs-err", this::noCrashes);
+        return summary(start);
+    }
+
+    /** A harness error (e.g. a child that cannot be started) fails that check, not the whole run. */
+    void safely(String name, Runnable check) {
+        try {
+            check.run();
+        } catch (RuntimeException e) {
+            fail(name, "harness error: " + e, List.of());
+        }
+    }
+
+    boolean summary(long start) {
+        System.out.printf(Locale.ROOT, "(%s: %d child JVMs, %.1f s)%n", label, runs.size(),
+                (System.nanoTime() - start) / 1e9);
+        String line = passed + " passed, " + failed + " failed" + (skipped > 0 ? ", " + skipped + " skipped" : "");
+        System.out.println(line);
+        return failed == 0;
+    }
+
+    // ---------------------------------------------------------------- checks
+
+    /** Sampled share of burnA/B/C against the workload's own CPU-time truth, within 3 points. */
+    void accuracy(String event) {
+        String name = "accuracy-" + event;
+        if (!selected(name) && !selected(name + "-volume") && !(event.equals("cpu") && selected("log-lines"))) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        Accuracy a;
+        try {
+            a = measureAccuracy(name, name, event);
+            if (!a.problems.isEmpty() && a.utilization < BUSY_UTILIZATION) {
+                // Another process competed for the CPUs: say so, and measure once more.
+                System.out.printf(Locale.ROOT, "note %s: the workers got only %.0f%% of their CPUs (the machine"
+                        + " is busy); first attempt: %s; retrying once%n", name, 100 * a.utilization,
+                        String.join("; ", a.problems));
+                a.details.forEach(d -> System.out.println("    " + d));
+                a = measureAccuracy(name, name + "-retry", event);
+            }
+        } catch (Failure f) {
+            fail(name, f.getMessage(), f.evidence);
+            return;
+        }
+        if (selected(name)) {
+            report(name, a.problems, a.details, t0);
+        }
+        // Volume: at interval=1ms, one sample (weight) per millisecond of CPU.
+        if (selected(name + "-volume")) {
+            List<String> vp = new ArrayList<>();
+            if (a.perMs < MIN_VOLUME_RATIO || a.perMs > MAX_VOLUME_RATIO) {
+                vp.add(String.format(Locale.ROOT, "%d samples for %.0f ms of CPU in the burn methods at 1ms: "
+                        + "%.3f per ms, expected %.2f..%.2f", a.burnSamples, a.cpuMs, a.perMs, MIN_VOLUME_RATIO,
+                        MAX_VOLUME_RATIO));
+            }
+            report(name + "-volume", vp, List.of(String.format(Locale.ROOT, "%.3f samples per ms of CPU",
+                    a.perMs)), t0);
+        }
+        if (event.equals("cpu") && selected("log-lines")) {
+            logLines(a.run);
+        }
+    }
+
+    /** One accuracy measurement: CpuSplit under the agent, sampled shares against the truth. */
+    static final class Accuracy {
+        final List<String> problems = new ArrayList<>();
+        final List<String> details = new ArrayList<>();
+        Run run;
+        long burnSamples;
+        double cpuMs;
+        double perMs;
+        /** CPU the workers got over what their threads could have had (1.0 = a CPU each all along). */
+        double utilization;
+    }
+
+    Accuracy measureAccuracy(String name, String runName, String event) throws Failure {
+        Accuracy a = new Accuracy();
+        Path out = runDir(runName).resolve("profile.collapsed");
+        Run r = launch(runName, List.of(), "start,event=" + event + ",interval=1ms,file=" + out,
+                "CpuSplit", "6", "2", "11");
+        a.run = r;
+        requireCleanExit(r);
+        Map<String, Double> truth = parseTruth(r);
+        Profile p = Profile.read(out, r);
+
+        String startLine = r.startLine();
+        a.details.add("engine: " + (startLine == null ? "(no start line)" : startLine));
+        if (startLine == null || !startLine.contains("engine=" + event)) {
+            a.problems.add("the start line does not say engine=" + event);
+        }
+
+        long[] counts = new long[BURN_METHODS.size()];
+        for (Stack s : p.stacks) {
+            for (int i = 0; i < counts.length; i++) {
+                if (s.contains(BURN_METHODS.get(i))) {
+                    counts[i] += s.count;
+                    break;
+                }
+            }
+        }
+        a.burnSamples = Arrays.stream(counts).sum();
+        if (a.burnSamples == 0) {
+            List<String> evidence = new ArrayList<>(p.top(8));
+            evidence.addAll(r.stderrTail(5));
+            throw new Failure("no sample contains " + String.join(", ", BURN_METHODS), evidence);
+        }
+        a.details.add(String.format(Locale.ROOT, "%-16s %8s %8s %9s", "method", "sampled", "truth", "diff"));
+        double worst = 0;
+        for (int i = 0; i < counts.length; i++) {
+            String method = BURN_METHODS.get(i);
+            double sampled = 100.0 * counts[i] / a.burnSamples;
+            double expected = 100.0 * truth.get(method);
+            double diff = sampled - expected;
+            worst = Math.max(worst, Math.abs(diff));
+            a.details.add(String.format(Locale.ROOT, "%-16s %7.2f%% %7.2f%% %+6.2f pt", method, sampled, expected,
+                    diff));
+        }
+        a.cpuMs = truth.get("cpu_ms");
+        a.perMs = a.burnSamples / a.cpuMs;
+        a.utilization = a.cpuMs / (truth.get("threads") * truth.get("wall_ms"));
+        a.details.add(String.format(Locale.ROOT,
+                "samples: %d in the burn methods (%d in all stacks); burn CPU %.0f ms (%.0f%% of the workers'"
+                        + " CPUs); %.3f samples per ms",
+                a.burnSamples, p.total(), a.cpuMs, 100 * a.utilization, a.perMs));
+        String stopLine = r.agentLines().stream().filter(l -> l.contains("samples=")).reduce((x, y) -> y)
+                .orElse("(no summary line with samples=)");
+        a.details.add("summary: " + stopLine);
+
+        if (worst > MAX_SHARE_ERROR_POINTS) {
+            a.problems.add(String.format(Locale.ROOT, "sampled share off by %.2f points (limit %.1f)", worst,
+                    MAX_SHARE_ERROR_POINTS));
+        }
+        if (!a.problems.isEmpty() && a.utilization < BUSY_UTILIZATION) {
+            a.problems.add(String.format(Locale.ROOT, "note: the workers got only %.0f%% of their CPUs%s",
+                    100 * a.utilization, event.equals("cpu") ? "" : "; under CPU contention the kernel's"
+                            + " tick-checked CPU timers overweight long-running methods"));
+        }
+        if (a.burnSamples < MIN_ACCURACY_SAMPLES) {
+            a.problems.add("only " + a.burnSamples + " samples in the burn methods (need " + MIN_ACCURACY_SAMPLES
+                    + ")");
+        }
+        return a;
+    }
+
+    /** Agent log format on a normal run: every agent line prefixed, one start line, a summary at stop. */
+    void logLines(Run r) {
+        List<String> problems = new ArrayList<>();
+        List<String> stray = r.stderrLines().stream()
+                .filter(l -> l.contains("jsampler") && !AGENT_LINE.matcher(l).matches())
+                .collect(Collectors.toList());
+        if (!stray.isEmpty()) {
+            problems.add(stray.size() + " stderr line(s) mention jsampler without the '[jsampler] LEVEL: ' prefix,"
+                    + " e.g. " + stray.get(0));
+        }
+        long starts = r.agentLines().stream().filter(l -> l.contains("engine=") && !l.contains("samples=")).count();
+        if (starts != 1) {
+            problems.add(starts + " start lines with engine= (expected 1)");
+        }
+        List<String> summaries = r.agentLines().stream()
+                .filter(l -> l.startsWith("[jsampler] INFO: ") && l.contains("samples=") && l.contains("dropped="))
+                .collect(Collectors.toList());
+        if (summaries.size() != 1) {
+            problems.add(summaries.size() + " INFO summary lines with samples= and dropped= (expected 1)");
+        }
+        List<String> errors = r.agentLines("ERROR");
+        if (!errors.isEmpty()) {
+            problems.add("ERROR on a normal run: " + errors.get(0));
+        }
+        report("log-lines", problems, List.of(), System.nanoTime());
+    }
+
+    /** With `threads`, each named worker is a root frame and its own method sits under it (and nowhere else). */
+    void threads() {
+        String name = "threads";
+        if (!selected(name)) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        List<String> problems = new ArrayList<>();
+        List<String> details = new ArrayList<>();
+        try {
+            Path out = runDir(name).resolve("profile.collapsed");
+            Run r = launch(name, List.of(), "start,event=cpu,interval=1ms,threads,file=" + out, "MultiThread", "2");
+            requireCleanExit(r);
+            if (!r.stdout.contains("MultiThread done")) {
+                problems.add("the workload did not finish (no 'MultiThread done')");
+            }
+            Profile p = Profile.read(out, r);
+            List<Stack> rootless = p.stacks.stream().filter(s -> !THREAD_ROOT.matcher(s.frames.get(0)).matches())
+                    .collect(Collectors.toList());
+            if (!rootless.isEmpty()) {
+                problems.add(rootless.size() + " stacks do not start with a [NAME tid=N] root, e.g. "
+                        + rootless.get(0));
+            }
+            Map<String, String> workers = new LinkedHashMap<>();
+            workers.put("worker-alpha", "MultiThread.alphaWork");
+            workers.put("worker-beta", "MultiThread.betaWork");
+            workers.put("worker-gamma", "MultiThread.gammaWork");
+            for (Map.Entry<String, String> w : workers.entrySet()) {
+                String thread = w.getKey();
+                String method = w.getValue();
+                Set<String> roots = new HashSet<>();
+                long own = 0;
+                long elsewhere = 0;
+                for (Stack s : p.stacks) {
+                    Matcher m = THREAD_ROOT.matcher(s.frames.get(0));
+                    boolean mine = m.matches() && m.group(1).equals(thread);
+                    if (mine) {
+                        roots.add(s.frames.get(0));
+                    }
+                    if (s.contains(method)) {
+                        if (mine) {
+                            own += s.count;
+                        } else {
+                            elsewhere += s.count;
+                        }
+                    }
+                }
+                details.add(String.format(Locale.ROOT, "%-28s %-24s %6d samples under it, %d elsewhere",
+                        roots.isEmpty() ? "[" + thread + " ?]" : String.join(" ", roots), method, own, elsewhere));
+                if (roots.isEmpty()) {
+                    problems.add("no root frame [" + thread + " tid=N]");
+                } else if (roots.size() > 1) {
+                    problems.add(thread + " appears under " + roots.size() + " roots: " + roots);
+                }
+                if (own < 50) {
+                    problems.add(method + " has " + own + " samples under " + thread + " (expected at least 50)");
+                }
+                if (elsewhere > 0) {
+                    problems.add(method + " has " + elsewhere + " samples under other threads");
+                }
+            }
+            if (!problems.isEmpty()) {
+                details.addAll(p.top(6));
+            }
+        } catch (Failure f) {
+            fail(name, f.getMessage(), f.evidence);
+            return;
+        }
+        report(name, problems, details, t0);
+    }
+
+    /** Short-lived threads started and ended constantly while sampling: no crash, no error, still profiled. */
+    void churn(String event) {
+        String name = "churn-" + event;
+        if (!selected(name)) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        List<String> problems = new ArrayList<>();
+        List<String> details = new ArrayList<>();
+        try {
+            Path out = runDir(name).resolve("profile.collapsed");
+            Run r = launch(name, List.of(), "start,event=" + event + ",interval=1ms,threads,file=" + out, "Churn",
+                    "2", "8");
+            requireCleanExit(r);
+            String done = r.stdout.lines().filter(l -> l.startsWith("Churn done")).findFirst().orElse(null);
+            if (done == null) {
+                problems.add("the workload did not finish");
+            }
+            List<String> errors = r.agentLines("ERROR");
+            if (!errors.isEmpty()) {
+                problems.add("ERROR logged: " + errors.get(0));
+            }
+            Profile p = Profile.read(out, r);
+            long shortLived = p.stacks.stream()
+                    .filter(s -> s.frames.get(0).startsWith("[churn-") && !s.frames.get(0).startsWith("[churn-steady")
+                            && s.contains("Churn.shortTask"))
+                    .mapToLong(s -> s.count).sum();
+            long threadRoots = p.stacks.stream().map(s -> s.frames.get(0)).filter(f -> f.startsWith("[churn-"))
+                    .distinct().count();
+            details.add((done == null ? "?" : done.substring("Churn done ".length())) + " threads started; "
+                    + threadRoots + " churn threads in the profile; " + shortLived + " samples in short-lived threads");
+            r.agentLines("WARN").forEach(l -> details.add("stderr: " + l));
+            if (shortLived == 0) {
+                problems.add("no sample from the short-lived threads");
+            }
+        } catch (Failure f) {
+            fail(name, f.getMessage(), f.evidence);
+            return;
+        }
+        report(name, problems, details, t0);
+    }
+
+    /** A bad option stops JVM start-up with one line naming it; main never runs. */
+    void badOption(String name, String options, String token) {
+        if (!selected(name)) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        List<String> problems = new ArrayList<>();
+        Run r = launch(name, List.of(), options, "Hello");
+        problems.addAll(r.crashSigns());
+        if (r.timedOut) {
+            problems.add("timed out after " + TIMEOUT_SECONDS + " s");
+        } else if (r.exitCode == 0) {
+            problems.add("the JVM started and exited with 0");
+        }
+        if (r.stdout.contains(HELLO_MARKER)) {
+            problems.add("the application's main ran");
+        }
+        List<String> naming = r.stderrLines().stream().filter(l -> l.contains(token)).collect(Collectors.toList());
+        if (naming.size() != 1) {
+            problems.add(naming.size() + " stderr lines name '" + token + "' (expected exactly one)");
+        }
+        List<String> details = new ArrayList<>();
+        details.add("exit code " + r.exitCode);
+        naming.forEach(l -> details.add("stderr: " + l));
+        if (!problems.isEmpty()) {
+            r.stderrLines().stream().limit(10).forEach(l -> details.add("stderr| " + l));
+        }
+        report(name, problems, details, t0);
+    }
+
+    /** An unwritable output path: one ERROR line naming it, the application unharmed, exit code 0. */
+    void unwritableOutput() {
+        String name = "unwritable-output";
+        if (!selected(name)) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        String dir = "/nonexistent-dir";
+        if (Files.exists(Path.of(dir))) {
+            dir = "/nonexistent-dir-" + ProcessHandle.current().pid();
+        }
+        String target = dir + "/x.html";
+        Run r = launch(name, List.of(), "start,event=cpu,interval=1ms,file=" + target, "Hello");
+        List<String> problems = new ArrayList<>(r.crashSigns());
+        if (r.timedOut) {
+            problems.add("timed out after " + TIMEOUT_SECONDS + " s");
+        } else if (r.exitCode != 0) {
+            problems.add("exit code " + r.exitCode + " (expected 0)");
+        }
+        if (!r.stdout.contains(HELLO_MARKER)) {
+            problems.add("the application's output is missing");
+        }
+        List<String> errors = r.agentLines("ERROR");
+        if (errors.size() != 1) {
+            problems.add(errors.size() + " ERROR lines (expected exactly one)");
+        }
+        if (errors.stream().noneMatch(l -> l.contains(target))) {
+            problems.add("no ERROR line names " + target);
+        }
+        List<String> details = new ArrayList<>();
+        details.add("exit code " + r.exitCode);
+        errors.forEach(l -> details.add("stderr: " + l));
+        if (!problems.isEmpty()) {
+            r.stderrLines().stream().limit(12).forEach(l -> details.add("stderr| " + l));
+        }
+        report(name, problems, details, t0);
+    }
+
+    /** Under a seccomp filter refusing perf_event_open, event=cpu falls back to ctimer, said once. */
+    void perfRefused() {
+        String name = "perf-refused-ctimer";
+        if (!selected(name)) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        if (noperf == null || !Files.isExecutable(noperf)) {
+            skip(name, "the seccomp helper noperf was not built");
+            return;
+        }
+        try {
+            Process check = new ProcessBuilder(noperf.toString(), "--check").redirectErrorStream(true).start();
+            String out = new String(check.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+            if (!check.waitFor(10, TimeUnit.SECONDS) || check.exitValue() != 0) {
+                fail(name, "the seccomp filter does not refuse perf_event_open: " + out, List.of());
+                return;
+            }
+        } catch (IOException | InterruptedException e) {
+            fail(name, "cannot run " + noperf + ": " + e, List.of());
+            return;
+        }
+        List<String> problems = new ArrayList<>();
+        List<String> details = new ArrayList<>();
+        try {
+            Path out = runDir(name).resolve("profile.collapsed");
+            Run r = launch(name, List.of(noperf.toString()), "start,event=cpu,interval=1ms,file=" + out,
+                    "CpuSplit", "2", "2");
+            requireCleanExit(r);
+            List<String> log = r.agentLines();
+            List<Integer> mentions = new ArrayList<>();
+            for (int i = 0; i < log.size(); i++) {
+                if (log.get(i).contains("perf_events")) {
+                    mentions.add(i);
+                }
+            }
+            mentions.forEach(i -> details.add("stderr: " + log.get(i)));
+            if (mentions.size() != 1) {
+                problems.add(mentions.size() + " log lines mention perf_events (expected exactly one)");
+            }
+            if (!mentions.isEmpty()) {
+                int i = mentions.get(0);
+                boolean said = Stream.of(i - 1, i, i + 1).filter(j -> j >= 0 && j < log.size())
+                        .anyMatch(j -> log.get(j).contains("engine=ctimer"));
+                if (!said) {
+                    problems.add("the perf_events line (or its neighbours) does not say engine=ctimer");
+                }
+            }
+            String startLine = r.startLine();
+            if (startLine == null || !startLine.contains("engine=ctimer")) {
+                problems.add("start line is not engine=ctimer: " + startLine);
+            } else if (!mentions.contains(log.indexOf(startLine))) {
+                details.add("start: " + startLine);
+            }
+            Profile p = Profile.read(out, r);
+            long hot = p.samplesContaining("CpuSplit.burnA");
+            details.add("CpuSplit.burnA: " + hot + " of " + p.total() + " samples");
+            if (hot == 0) {
+                problems.add("the profile has no sample in CpuSplit.burnA");
+                details.addAll(p.top(6));
+            }
+        } catch (Failure f) {
+            fail(name, f.getMessage(), f.evidence);
+            return;
+        }
+        report(name, problems, details, t0);
+    }
+
+    /** event=itimer runs, warns that itimer is in use, and profiles. */
+    void itimer() {
+        String name = "itimer";
+        if (!selected(name)) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        List<String> problems = new ArrayList<>();
+        List<String> details = new ArrayList<>();
+        try {
+            Path out = runDir(name).resolve("profile.collapsed");
+            Run r = launch(name, List.of(), "start,event=itimer,interval=10ms,file=" + out, "CpuSplit", "2", "2");
+            requireCleanExit(r);
+            List<String> warns = r.agentLines("WARN").stream().filter(l -> l.contains("itimer"))
+                    .collect(Collectors.toList());
+            warns.forEach(l -> details.add("stderr: " + l));
+            if (warns.isEmpty()) {
+                problems.add("no WARN line says itimer is in use");
+            }
+            String startLine = r.startLine();
+            if (startLine == null || !startLine.contains("engine=itimer")) {
+                problems.add("start line is not engine=itimer: " + startLine);
+            }
+            Profile p = Profile.read(out, r);
+            StringBuilder shares = new StringBuilder("shares (informational):");
+            long burn = BURN_METHODS.stream().mapToLong(p::samplesContaining).sum();
+            for (String m : BURN_METHODS) {
+                shares.append(String.format(Locale.ROOT, " %s %.1f%%", m.substring(m.indexOf('.') + 1),
+                        burn == 0 ? 0.0 : 100.0 * p.samplesContaining(m) / burn));
+            }
+            shares.append(" of ").append(burn).append(" samples; truth ")
+                    .append(r.stdout.lines().filter(l -> l.startsWith("TRUTH")).findFirst().orElse("?"));
+            details.add(shares.toString());
+            if (p.samplesContaining("CpuSplit.burnA") == 0) {
+                problems.add("the profile has no sample in CpuSplit.burnA");
+                details.addAll(p.top(6));
+            }
+        } catch (Failure f) {
+            fail(name, f.getMessage(), f.evidence);
+            return;
+        }
+        report(name, problems, details, t0);
+    }
+
+    /** HTML output: a flame graph page with a canvas and the hot method, kept for the browser test. */
+    void htmlOutput() {
+        String name = "html";
+        if (!selected(name)) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        List<String> problems = new ArrayList<>();
+        List<String> details = new ArrayList<>();
+        try {
+            Files.createDirectories(html.getParent());
+            Files.deleteIfExists(html);
+            Run r = launch(name, List.of(), "start,event=cpu,interval=1ms,title=jsampler integration test ("
+                    + label + "),file=" + html, "CpuSplit", "3", "2");
+            requireCleanExit(r);
+            if (!Files.isRegularFile(html)) {
+                throw new Failure("no HTML file written at " + html, r.stderrTail(10));
+            }
+            String page = Files.readString(html, StandardCharsets.UTF_8);
+            details.add("HTML profile: " + html + " (" + page.length() + " bytes)");
+            if (!page.contains("<canvas")) {
+                problems.add("the page has no <canvas");
+            }
+            if (!page.contains("CpuSplit.burnA")) {
+                problems.add("the page does not mention CpuSplit.burnA");
+            }
+            List<String> errors = r.agentLines("ERROR");
+            if (!errors.isEmpty()) {
+                problems.add("ERROR logged: " + errors.get(0));
+            }
+        } catch (Failure f) {
+            fail(name, f.getMessage(), f.evidence);
+            return;
+        } catch (IOException e) {
+            fail(name, e.toString(), List.of());
+            return;
+        }
+        report(name, problems, details, t0);
+    }
+
+    /** Smaller option checks, one short CpuSplit run each. */
+    void optionChecks() {
+        optionCheck("file-pattern", "start,event=cpu,interval=1ms,file=%D/profile-%p.collapsed", (r, problems,
+                details) -> {
+            List<Path> files;
+            try (Stream<Path> list = Files.list(r.dir)) {
+                files = list.filter(f -> f.getFileName().toString().startsWith("profile-"))
+                        .collect(Collectors.toList());
+            }
+            String expected = "profile-" + r.pid + ".collapsed";
+            details.add("files: " + files.stream().map(f -> f.getFileName().toString())
+                    .collect(Collectors.joining(", ")));
+            if (files.size() != 1 || !files.get(0).getFileName().toString().equals(expected)) {
+                problems.add("expected exactly " + expected + " (%p = the JVM's pid)");
+            }
+        });
+        optionCheck("flat-by-extension", "start,event=cpu,interval=1ms,file=%D/profile.txt", (r, problems,
+                details) -> {
+            Path f = r.dir.resolve("profile.txt");
+            if (!Files.isRegularFile(f)) {
+                problems.add("no profile.txt written");
+                return;
+            }
+            List<String> lines = Files.readAllLines(f, StandardCharsets.UTF_8);
+            lines.stream().limit(6).forEach(l -> details.add("flat| " + l));
+            if (lines.stream().noneMatch(l -> l.contains("CpuSplit.burnA") && l.contains("%"))) {
+                problems.add("no line with CpuSplit.burnA and a percentage");
+            }
+            if (lines.stream().anyMatch(l -> l.contains(";") && l.matches(".* \\d+$"))) {
+                problems.add("looks like collapsed stacks, not a flat summary");
+            }
+        });
+        optionCheck("include-exclude", "start,event=cpu,interval=1ms,include=CpuSplit.burn*,exclude=*burnB,file="
+                + "%D/profile.collapsed", (r, problems, details) -> {
+            Profile p = Profile.read(r.dir.resolve("profile.collapsed"), r);
+            long outside = p.stacks.stream().filter(s -> !s.contains("CpuSplit.burnA") && !s.contains("CpuSplit.burnC"))
+                    .mapToLong(s -> s.count).sum();
+            long b = p.samplesContaining("CpuSplit.burnB");
+            details.add(String.format(Locale.ROOT, "%d samples: burnA %d, burnC %d, burnB %d, other %d", p.total(),
+                    p.samplesContaining("CpuSplit.burnA"), p.samplesContaining("CpuSplit.burnC"), b, outside));
+            if (b > 0) {
+                problems.add("exclude=*burnB kept " + b + " samples in burnB");
+            }
+            if (outside > 0) {
+                problems.add("include=CpuSplit.burn* kept " + outside + " samples outside burnA/burnC");
+            }
+        });
+        optionCheck("jstackdepth", "start,event=cpu,interval=1ms,jstackdepth=2,file=%D/profile.collapsed", (r,
+                problems, details) -> {
+            Profile p = Profile.read(r.dir.resolve("profile.collapsed"), r);
+            List<Stack> deep = p.stacks.stream()
+                    .filter(s -> s.frames.stream().filter(f -> !f.startsWith("[")).count() > 2)
+                    .collect(Collectors.toList());
+            if (!deep.isEmpty()) {
+                problems.add(deep.size() + " stacks with more than 2 Java frames, e.g. " + deep.get(0));
+            }
+            boolean leafKept = p.stacks.stream().anyMatch(s -> s.frames.get(s.frames.size() - 1)
+                    .equals("CpuSplit.burnA"));
+            if (!leafKept) {
+                problems.add("no stack ends in CpuSplit.burnA: the leaf frames were not kept");
+            }
+            details.add(p.stacks.size() + " stacks, e.g. " + p.top(1).get(0).substring(5));
+        });
+        optionCheck("interval-floor", "start,event=cpu,interval=10us,file=%D/profile.collapsed", (r, problems,
+                details) -> {
+            String startLine = r.startLine();
+            details.add("start: " + startLine);
+            if (startLine == null || !startLine.contains("100us")) {
+                problems.add("the start line does not show the interval raised to 100us");
+            }
+            Profile p = Profile.read(r.dir.resolve("profile.collapsed"), r);
+            if (p.samplesContaining("CpuSplit.burnA") == 0) {
+                problems.add("no sample in CpuSplit.burnA");
+            }
+        });
+    }
+
+    interface OptionAssertions {
+        void check(Run r, List<String> problems, List<String> details) throws Failure, IOException;
+    }
+
+    /** Run CpuSplit for 1 s with options (%D = the run's directory), expect a clean exit, then assert. */
+    void optionCheck(String name, String options, OptionAssertions assertions) {
+        if (!selected(name)) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        List<String> problems = new ArrayList<>();
+        List<String> details = new ArrayList<>();
+        try {
+            Run r = launch(name, List.of(), options.replace("%D", runDir(name).toString()), "CpuSplit", "1", "2");
+            requireCleanExit(r);
+            List<String> errors = r.agentLines("ERROR");
+            if (!errors.isEmpty()) {
+                problems.add("ERROR logged: " + errors.get(0));
+            }
+            assertions.check(r, problems, details);
+        } catch (Failure f) {
+            fail(name, f.getMessage(), f.evidence);
+            return;
+        } catch (IOException e) {
+            fail(name, e.toString(), List.of());
+            return;
+        }
+        report(name, problems, details, t0);
+    }
+
+    /** No child left an hs_err file or a fatal-error banner. */
+    void noCrashes() {
+        String name = "no-hs-err";
+        if (!selected(name) || runs.isEmpty()) {
+            return;
+        }
+        List<String> problems = new ArrayList<>();
+        for (Run r : runs) {
+            for (String sign : r.crashSigns()) {
+                problems.add(r.name + ": " + sign);
+            }
+        }
+        report(name, problems, List.of(runs.size() + " child JVMs checked"), System.nanoTime());
+    }
+
+    // ---------------------------------------------------------------- running children
+
+    /** One finished (or killed) child JVM. */
+    static final class Run {
+        final String name;
+        final Path dir;
+        final List<String> command;
+        final int exitCode;
+        final boolean timedOut;
+        final String stdout;
+        final String stderr;
+        final long pid;
+
+        Run(String name, Path dir, List<String> command, int exitCode, boolean timedOut, String stdout,
+            String stderr, long pid) {
+            this.name = name;
+            this.dir = dir;
+            this.command = command;
+            this.exitCode = exitCode;
+            this.timedOut = timedOut;
+            this.stdout = stdout;
+            this.stderr = stderr;
+            this.pid = pid;
+        }
+
+        List<String> stderrLines() {
+            return stderr.lines().collect(Collectors.toList());
+        }
+
+        List<String> agentLines() {
+            return stderr.lines().filter(l -> l.startsWith("[jsampler] ")).collect(Collectors.toList());
+        }
+
+        List<String> agentLines(String level) {
+            String prefix = "[jsampler] " + level + ": ";
+            return stderr.lines().filter(l -> l.startsWith(prefix)).collect(Collectors.toList());
+        }
+
+        /** The first agent line naming the engine: the start line. */
+        String startLine() {
+            return agentLines().stream().filter(l -> l.contains("engine=")).findFirst().orElse(null);
+        }
+
+        List<String> stderrTail(int n) {
+            List<String> lines = stderrLines();
+            return lines.subList(Math.max(0, lines.size() - n), lines.size()).stream().map(l -> "stderr| " + l)
+                    .collect(Collectors.toList());
+        }
+
+        /** hs_err files, fatal-error banners, death by signal. */
+        List<String> crashSigns() {
+            List<String> signs = new ArrayList<>();
+            try (Stream<Path> files = Files.list(dir)) {
+                files.filter(f -> f.getFileName().toString().startsWith("hs_err"))
+                        .forEach(f -> signs.add("crash log " + f));
+            } catch (IOException e) {
+                signs.add("cannot list " + dir + ": " + e);
+            }
+            Matcher m = FATAL_ERROR.matcher(stdout + "\n" + stderr);
+            if (m.find()) {
+                signs.add("fatal error in the output: '" + m.group() + "'");
+            }
+            if (!timedOut && exitCode > 128) {
+                signs.add("killed by signal " + (exitCode - 128));
+            }
+            return signs;
+        }
+    }
+
+    Path runDir(String name) {
+        return work.resolve("runs").resolve(name);
+    }
+
+    /** Run a child JVM (behind an optional wrapper command) in a fresh directory; wait at most the timeout. */
+    Run launch(String name, List<String> wrapper, String agentOptions, String mainClass, String... args) {
+        Path dir = runDir(name);
+        try {
+            if (Files.exists(dir)) {
+                try (Stream<Path> walk = Files.walk(dir)) {
+                    for (Path p : walk.sorted(Comparator.reverseOrder()).collect(Collectors.toList())) {
+                        Files.delete(p);
+                    }
+                }
+            }
+            Files.createDirectories(dir);
+            List<String> cmd = new ArrayList<>(wrapper);
+            cmd.add(java.toString());
+            cmd.add("-XX:ErrorFile=" + dir.resolve("hs_err_%p.log"));
+            cmd.add("-agentpath:" + agent + "=" + agentOptions);
+            cmd.add("-cp");
+            cmd.add(classes.toString());
+            cmd.add(mainClass);
+            cmd.addAll(Arrays.asList(args));
+            Files.writeString(dir.resolve("command.txt"), String.join(" ", cmd) + "\n");
+            Path out = dir.resolve("stdout.txt");
+            Path err = dir.resolve("stderr.txt");
+            Process proc = new ProcessBuilder(cmd).directory(dir.toFile()).redirectOutput(out.toFile())
+                    .redirectError(err.toFile()).start();
+            boolean finished = proc.waitFor(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+            if (!finished) {
+                proc.destroyForcibly();
+                proc.waitFor(10, TimeUnit.SECONDS);
+            }
+            Run r = new Run(name, dir, cmd, finished ? proc.exitValue() : -1, !finished,
+                    Files.readString(out, StandardCharsets.UTF_8), Files.readString(err, StandardCharsets.UTF_8),
+                    proc.pid());
+            runs.add(r);
+            return r;
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot run " + name + " in " + dir, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
+        }
+    }
+
+    /** Timed out, crashed or non-zero exit: the check fails with the evidence. */
+    static void requireCleanExit(Run r) throws Failure {
+        if (r.timedOut) {
+            throw new Failure("timed out after " + TIMEOUT_SECONDS + " s and was killed (" + r.dir + ")",
+                    r.stderrTail(10));
+        }
+        List<String> signs = r.crashSigns();
+        if (!signs.isEmpty()) {
+            throw new Failure("the JVM crashed: " + String.join("; ", signs) + " (" + r.dir + ")", r.stderrTail(10));
+        }
+        if (r.exitCode != 0) {
+            throw new Failure("exit code " + r.exitCode + " (" + r.dir + ")", r.stderrTail(10));
+        }
+    }
+
+    /** TRUTH burnA=0.5012 burnB=0.2998 burnC=0.1990 cpu_ms=12034 ... into CpuSplit.burnA -> 0.5012, cpu_ms. */
+    static Map<String, Double> parseTruth(Run r) throws Failure {
+        String line = r.stdout.lines().filter(l -> l.startsWith("TRUTH ")).findFirst()
+                .orElseThrow(() -> new Failure("CpuSplit printed no TRUTH line", r.stderrTail(10)));
+        Map<String, Double> truth = new LinkedHashMap<>();
+        for (String field : line.substring(6).trim().split("\\s+")) {
+            String[] kv = field.split("=", 2);
+            if (kv.length == 2 && kv[0].startsWith("burn")) {
+                truth.put("CpuSplit." + kv[0], Double.parseDouble(kv[1]));
+            } else if (kv.length == 2 && List.of("cpu_ms", "threads", "wall_ms").contains(kv[0])) {
+                truth.put(kv[0], Double.parseDouble(kv[1]));
+            }
+        }
+        List<String> required = new ArrayList<>(BURN_METHODS);
+        required.addAll(List.of("cpu_ms", "threads", "wall_ms"));
+        for (String key : required) {
+            if (!truth.containsKey(key)) {
+                throw new Failure("TRUTH line without " + key + ": " + line, List.of());
+            }
+        }
+        return truth;
+    }
+
+    // ---------------------------------------------------------------- collapsed profiles
+
+    /** One line of a collapsed profile: frames root first, and a count. */
+    static final class Stack {
+        final List<String> frames;
+        final long count;
+
+        Stack(List<String> frames, long count) {
+            this.frames = frames;
+            this.count = count;
+        }
+
+        boolean contains(String method) {
+            return frames.contains(method);
+        }
+
+        @Override
+        public String toString() {
+            return String.join(";", frames) + " " + count;
+        }
+    }
+
+    /** A parsed collapsed file. */
+    static final class Profile {
+        final List<Stack> stacks;
+
+        Profile(List<Stack> stacks) {
+            this.stacks = stacks;
+        }
+
+        static Profile read(Path file, Run r) throws Failure {
+            if (!Files.isRegularFile(file)) {
+                throw new Failure("no profile written at " + file, r.stderrTail(10));
+            }
+            List<Stack> stacks = new ArrayList<>();
+            List<String> lines;
+            try {
+                lines = Files.readAllLines(file, StandardCharsets.UTF_8);
+            } catch (IOException e) {
+                throw new Failure("cannot read " + file + ": " + e, List.of());
+            }
+            for (String line : lines) {
+                if (line.isBlank()) {
+                    continue;
+                }
+                int space = line.lastIndexOf(' ');
+                long count;
+                try {
+                    count = Long.parseLong(line.substring(space + 1));
+                } catch (NumberFormatException | IndexOutOfBoundsException e) {
+                    throw new Failure("malformed collapsed line in " + file + ": " + line, List.of());
+                }
+                if (space <= 0 || count <= 0) {
+                    throw new Failure("malformed collapsed line in " + file + ": " + line, List.of());
+                }
+                stacks.add(new Stack(List.of(line.substring(0, space).split(";", -1)), count));
+            }
+            if (stacks.isEmpty()) {
+                throw new Failure("empty profile " + file, r.stderrTail(10));
+            }
+            return new Profile(stacks);
+        }
+
+        long total() {
+            return stacks.stream().mapToLong(s -> s.count).sum();
+        }
+
+        long samplesContaining(String method) {
+            return stacks.stream().filter(s -> s.contains(method)).mapToLong(s -> s.count).sum();
+        }
+
+        /** The n heaviest stacks, for failure messages. */
+        List<String> top(int n) {
+            return stacks.stream().sorted(Comparator.comparingLong((Stack s) -> s.count).reversed()).limit(n)
+                    .map(s -> "top| " + s).collect(Collectors.toList());
+        }
+    }
+
+    // ---------------------------------------------------------------- reporting
+
+    /** A check's failure with the evidence to show under it. */
+    static final class Failure extends Exception {
+        private static final long serialVersionUID = 1L;
+        final transient List<String> evidence;
+
+        Failure(String message, List<String> evidence) {
+            super(message);
+            this.evidence = evidence;
+        }
+    }
+
+    boolean selected(String name) {
+        return only == null || only.contains(name);
+    }
+
+    void report(String name, List<String> problems, List<String> details, long t0) {
+        if (problems.isEmpty()) {
+            passed++;
+            System.out.println("PASS " + name + elapsed(t0));
+        } else {
+            failed++;
+            System.out.println("FAIL " + name + ": " + String.join("; ", problems) + elapsed(t0));
+        }
+        details.forEach(d -> System.out.println("    " + d));
+        System.out.flush();
+    }
+
+    void fail(String name, String why, List<String> evidence) {
+        failed++;
+        System.out.println("FAIL " + name + ": " + why);
+        evidence.forEach(d -> System.out.println("    " + d));
+        System.out.flush();
+    }
+
+    void skip(String name, String why) {
+        skipped++;
+        System.out.println("SKIP " + name + ": " + why);
+    }
+
+    static String elapsed(long t0) {
+        double s = (System.nanoTime() - t0) / 1e9;
+        return s < 0.05 ? "" : String.format(Locale.ROOT, " (%.1f s)", s);
+    }
+}

@@ -1,0 +1,534 @@
+/* test_args.c - the option parser (args.h): every option, every error, durations, %p/%t
+ * expansion and output-format resolution. Errors must be -1 plus one line naming the option. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "args.h"
+#include "output.h"
+
+#define UNUSED __attribute__((unused))
+#define ERRLEN 4096
+
+static js_args A;
+static char ERR[ERRLEN];
+
+/* Defaults, then parse cmd into A; the error buffer is cleared first. */
+static int parse(const char *cmd)
+{
+    js_args_defaults(&A);
+    memset(ERR, 0, sizeof ERR);
+    return js_args_parse(cmd, &A, ERR, sizeof ERR);
+}
+
+/* Parse cmd and require success (prints the error otherwise). */
+static void parse_ok(const char *cmd)
+{
+    int rc = parse(cmd);
+    if (rc != 0) print_error("'%.60s' failed: %.160s\n", cmd ? cmd : "(null)", ERR);
+    assert_int_equal(rc, 0);
+}
+
+/* Parse cmd and require -1 with exactly one non-empty line containing needle. */
+static void expect_error(const char *cmd, const char *needle)
+{
+    int rc = parse(cmd);
+    if (rc != -1) print_error("'%.80s' was accepted (rc %d)\n", cmd, rc);
+    assert_int_equal(rc, -1);
+    if (!strstr(ERR, needle)) print_error("error '%s' does not name '%s'\n", ERR, needle);
+    assert_non_null(strstr(ERR, needle));
+    assert_null(strchr(ERR, '\n'));
+}
+
+/* pre + n copies of c + post, in a static buffer (reused by the next call). */
+static const char *rep(const char *pre, char c, size_t n, const char *post)
+{
+    static char buf[8192];
+    size_t a = strlen(pre), b = strlen(post);
+    assert_true(a + n + b < sizeof buf);
+    memcpy(buf, pre, a);
+    memset(buf + a, c, n);
+    memcpy(buf + a + n, post, b + 1);
+    return buf;
+}
+
+/* Defaults are exactly: no action, cpu (not explicit), 10 ms, depth 2048, info, all else off. */
+static void test_defaults(void **state UNUSED)
+{
+    js_args_defaults(&A);
+    assert_int_equal(A.action, JS_ACTION_NONE);
+    assert_int_equal(A.event, JS_EV_CPU);
+    assert_int_equal(A.event_set, 0);
+    assert_int_equal(A.interval_ns, 10000000LL);
+    assert_int_equal(A.interval_clamped, 0);
+    assert_int_equal(A.jstackdepth, 2048);
+    assert_int_equal(A.format, JS_OUT_NONE);
+    assert_int_equal(A.flat_top, 0);
+    assert_int_equal(A.threads + A.lines + A.sig + A.reverse, 0);
+    assert_string_equal(A.file, "");
+    assert_string_equal(A.title, "");
+    assert_string_equal(A.include, "");
+    assert_string_equal(A.exclude, "");
+    assert_string_equal(A.log, "");
+    assert_int_equal(A.loglevel, JS_LOG_INFO);
+    assert_int_equal(A.loglevel_set, 0);
+}
+
+/* NULL, empty and comma-only commands succeed and leave the defaults untouched. */
+static void test_null_empty_and_commas(void **state UNUSED)
+{
+    js_args def;
+    js_args_defaults(&def);
+    const char *cmds[] = {NULL, "", ",", ",,,"};
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        parse_ok(cmds[i]);
+        assert_memory_equal(&A, &def, sizeof def);
+    }
+}
+
+/* Each command word sets its action; repeating the same one is not a conflict. */
+static void test_actions(void **state UNUSED)
+{
+    static const struct { const char *cmd; js_action act; } t[] = {
+        {"start", JS_ACTION_START},   {"stop", JS_ACTION_STOP},         {"dump", JS_ACTION_DUMP},
+        {"status", JS_ACTION_STATUS}, {"version", JS_ACTION_VERSION},   {"start,start", JS_ACTION_START}};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        parse_ok(t[i].cmd);
+        assert_int_equal(A.action, t[i].act);
+    }
+}
+
+/* event=cpu|ctimer|itimer selects the engine and marks it explicit; names round-trip. */
+static void test_events(void **state UNUSED)
+{
+    static const struct { const char *cmd; js_event ev; } t[] = {
+        {"event=cpu", JS_EV_CPU}, {"event=ctimer", JS_EV_CTIMER}, {"start,event=itimer", JS_EV_ITIMER}};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        parse_ok(t[i].cmd);
+        assert_int_equal(A.event, t[i].ev);
+        assert_int_equal(A.event_set, 1);
+        assert_string_equal(js_event_name(t[i].ev), strchr(t[i].cmd, '=') + 1);
+    }
+}
+
+/* interval= accepts ns/us/ms/s and bare ns, exactly converted and not clamped above the floor. */
+static void test_interval_units(void **state UNUSED)
+{
+    static const struct { const char *cmd; long long ns; } t[] = {
+        {"interval=10ms", 10000000LL}, {"interval=500us", 500000LL},        {"interval=1s", 1000000000LL},
+        {"interval=250000", 250000LL}, {"interval=250000ns", 250000LL},     {"interval=100us", 100000LL},
+        {"interval=3600s", 3600000000000LL}, {"interval=7ms,interval=20ms", 20000000LL}};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        parse_ok(t[i].cmd);
+        assert_int_equal(A.interval_ns, t[i].ns);
+        assert_int_equal(A.interval_clamped, 0);
+    }
+}
+
+/* Intervals under 100 us are raised to exactly 100 us and flagged; a later valid one clears the flag. */
+static void test_interval_clamp(void **state UNUSED)
+{
+    const char *low[] = {"interval=50us", "interval=99999", "interval=1ns", "interval=99us"};
+    for (size_t i = 0; i < sizeof low / sizeof low[0]; i++) {
+        parse_ok(low[i]);
+        assert_int_equal(A.interval_ns, JS_MIN_INTERVAL_NS);
+        assert_int_equal(A.interval_clamped, 1);
+    }
+    parse_ok("interval=50us,interval=2ms");
+    assert_int_equal(A.interval_ns, 2000000LL);
+    assert_int_equal(A.interval_clamped, 0);
+}
+
+/* file=, title= and log= are copied verbatim (a value may itself contain '='). */
+static void test_string_options(void **state UNUSED)
+{
+    parse_ok("file=/tmp/p-%p-%t.html,title=My App a=b,log=/var/log/js.log");
+    assert_string_equal(A.file, "/tmp/p-%p-%t.html");
+    assert_string_equal(A.title, "My App a=b");
+    assert_string_equal(A.log, "/var/log/js.log");
+    parse_ok("file=x,file=y");
+    assert_string_equal(A.file, "y");
+}
+
+/* Each format word selects its format; flat=N sets the row count; html+flamegraph agree. */
+static void test_formats(void **state UNUSED)
+{
+    static const struct { const char *cmd; js_out_format f; int top; } t[] = {
+        {"collapsed", JS_OUT_COLLAPSED, 0}, {"flat", JS_OUT_FLAT, 0},       {"flat=25", JS_OUT_FLAT, 25},
+        {"flat=1", JS_OUT_FLAT, 1},         {"flat=100000", JS_OUT_FLAT, 100000},
+        {"html", JS_OUT_HTML, 0},           {"flamegraph", JS_OUT_HTML, 0}, {"tree", JS_OUT_TREE, 0},
+        {"html,flamegraph", JS_OUT_HTML, 0}, {"flat=5,flat", JS_OUT_FLAT, 5}};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        parse_ok(t[i].cmd);
+        assert_int_equal(A.format, t[i].f);
+        assert_int_equal(A.flat_top, t[i].top);
+    }
+}
+
+/* jstackdepth= accepts exactly 1..8192. */
+static void test_jstackdepth(void **state UNUSED)
+{
+    parse_ok("jstackdepth=1");
+    assert_int_equal(A.jstackdepth, 1);
+    parse_ok("jstackdepth=8192");
+    assert_int_equal(A.jstackdepth, 8192);
+    parse_ok("jstackdepth=300");
+    assert_int_equal(A.jstackdepth, 300);
+}
+
+/* threads, lines, sig, reverse each set only their own flag. */
+static void test_boolean_flags(void **state UNUSED)
+{
+    parse_ok("threads");
+    assert_true(A.threads == 1 && A.lines == 0 && A.sig == 0 && A.reverse == 0);
+    parse_ok("lines");
+    assert_true(A.threads == 0 && A.lines == 1 && A.sig == 0 && A.reverse == 0);
+    parse_ok("sig");
+    assert_true(A.threads == 0 && A.lines == 0 && A.sig == 1 && A.reverse == 0);
+    parse_ok("reverse");
+    assert_true(A.threads == 0 && A.lines == 0 && A.sig == 0 && A.reverse == 1);
+}
+
+/* Repeated include=/exclude= are '|'-joined in order, independently. */
+static void test_include_exclude_join(void **state UNUSED)
+{
+    parse_ok("include=com.a.*,exclude=java.*,include=Foo.bar,include=x");
+    assert_string_equal(A.include, "com.a.*|Foo.bar|x");
+    assert_string_equal(A.exclude, "java.*");
+    /* two 511-byte patterns + '|' fill the 1024-byte buffer exactly */
+    char cmd[2200];
+    char half[512];
+    memcpy(half, rep("", 'p', 511, ""), 512);
+    snprintf(cmd, sizeof cmd, "exclude=%s,exclude=%s", half, half);
+    parse_ok(cmd);
+    assert_int_equal(strlen(A.exclude), 1023);
+    assert_int_equal(A.exclude[511], '|');
+}
+
+/* loglevel= accepts every level name in any case and marks it explicit. */
+static void test_loglevel(void **state UNUSED)
+{
+    static const struct { const char *cmd; js_loglevel l; } t[] = {
+        {"loglevel=debug", JS_LOG_DEBUG}, {"loglevel=DEBUG", JS_LOG_DEBUG}, {"loglevel=Info", JS_LOG_INFO},
+        {"loglevel=wArN", JS_LOG_WARN},   {"loglevel=error", JS_LOG_ERROR}, {"loglevel=ERROR", JS_LOG_ERROR},
+        {"loglevel=none", JS_LOG_NONE},   {"loglevel=NONE", JS_LOG_NONE}};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        parse_ok(t[i].cmd);
+        assert_int_equal(A.loglevel, t[i].l);
+        assert_int_equal(A.loglevel_set, 1);
+    }
+    assert_string_equal(js_loglevel_name(JS_LOG_WARN), "warn");
+    assert_string_equal(js_loglevel_name((js_loglevel)99), "?");
+}
+
+/* Empty tokens between commas are skipped; a full realistic command sets every field. */
+static void test_empty_tokens_and_full_command(void **state UNUSED)
+{
+    parse_ok("start,,event=cpu");
+    assert_int_equal(A.action, JS_ACTION_START);
+    assert_int_equal(A.event_set, 1);
+    parse_ok(",start,,event=ctimer,interval=1ms,jstackdepth=64,file=out.html,html,threads,lines,sig,"
+             "reverse,title=T,include=a,exclude=b,log=l.txt,loglevel=warn,");
+    assert_int_equal(A.action, JS_ACTION_START);
+    assert_int_equal(A.event, JS_EV_CTIMER);
+    assert_int_equal(A.interval_ns, 1000000LL);
+    assert_int_equal(A.jstackdepth, 64);
+    assert_string_equal(A.file, "out.html");
+    assert_int_equal(A.format, JS_OUT_HTML);
+    assert_int_equal(A.threads + A.lines + A.sig + A.reverse, 4);
+    assert_string_equal(A.title, "T");
+    assert_string_equal(A.include, "a");
+    assert_string_equal(A.exclude, "b");
+    assert_string_equal(A.log, "l.txt");
+    assert_int_equal(A.loglevel, JS_LOG_WARN);
+}
+
+/* Unknown options, with or without a value, are rejected by name. */
+static void test_err_unknown_option(void **state UNUSED)
+{
+    expect_error("start,bogus", "'bogus'");
+    expect_error("bogus=1", "'bogus'");
+    expect_error("Start", "'Start'");
+    expect_error("interval_ns=5", "'interval_ns'");
+}
+
+/* Unknown events are rejected naming event=VALUE; hardware counters get their own message. */
+static void test_err_events(void **state UNUSED)
+{
+    expect_error("event=wall", "'event=wall'");
+    expect_error("event=CPU", "'event=CPU'");
+    expect_error("event=", "'event='");
+    expect_error("start,event=cycles", "'event=cycles'");
+    assert_non_null(strstr(ERR, "hardware counters are not supported"));
+    expect_error("event=cache-misses", "'event=cache-misses'");
+    assert_non_null(strstr(ERR, "hardware"));
+}
+
+/* Malformed, negative, non-positive or over-an-hour intervals are rejected naming the value. */
+static void test_err_interval(void **state UNUSED)
+{
+    const char *bad[] = {"interval=abc",  "interval=10xs", "interval=-5ms", "interval=3601s",
+                         "interval=3600000001us", "interval=0", "interval=0ms", "interval=1.5ms",
+                         "interval=10MS", "interval= 10ms", "interval=",  "interval=99999999999999999999"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char needle[64];
+        snprintf(needle, sizeof needle, "'%s'", bad[i]);
+        expect_error(bad[i], needle);
+    }
+}
+
+/* Flags given a value (even an empty one) are rejected naming key=value. */
+static void test_err_flag_with_value(void **state UNUSED)
+{
+    expect_error("threads=1", "'threads=1'");
+    expect_error("start=now", "'start=now'");
+    expect_error("html=1", "'html=1'");
+    expect_error("reverse=", "'reverse='");
+    expect_error("collapsed=yes", "'collapsed=yes'");
+}
+
+/* Options that need a value fail when given none, naming the option. */
+static void test_err_missing_value(void **state UNUSED)
+{
+    const char *keys[] = {"event", "interval", "file", "jstackdepth", "title",
+                          "include", "exclude", "log", "loglevel"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        char cmd[64], needle[64];
+        snprintf(cmd, sizeof cmd, "start,%s", keys[i]);
+        snprintf(needle, sizeof needle, "'%s'", keys[i]);
+        expect_error(cmd, needle);
+    }
+    const char *empty[] = {"file=", "title=", "log=", "include=", "exclude=", "loglevel=", "jstackdepth="};
+    for (size_t i = 0; i < sizeof empty / sizeof empty[0]; i++) {
+        char needle[64];
+        snprintf(needle, sizeof needle, "'%s'", empty[i]);
+        expect_error(empty[i], needle);
+    }
+}
+
+/* A token with an empty option name is rejected showing it. */
+static void test_err_empty_name(void **state UNUSED)
+{
+    expect_error("=x", "'=x'");
+    expect_error("start,=", "'='");
+    assert_non_null(strstr(ERR, "missing option name"));
+}
+
+/* Two different commands conflict, naming the second one. */
+static void test_err_conflicting_commands(void **state UNUSED)
+{
+    expect_error("start,stop", "'stop'");
+    expect_error("dump,event=cpu,status", "'status'");
+    expect_error("version,start", "'start'");
+    assert_non_null(strstr(ERR, "conflicting commands"));
+}
+
+/* Two different output formats conflict, naming the second one. */
+static void test_err_conflicting_formats(void **state UNUSED)
+{
+    expect_error("collapsed,html", "'html'");
+    expect_error("html,flat=10", "'flat'");
+    expect_error("tree,collapsed", "'collapsed'");
+    expect_error("flamegraph,tree", "'tree'");
+    assert_non_null(strstr(ERR, "conflicting output formats"));
+}
+
+/* jstackdepth outside 1..8192 or not a plain number, and bad flat=N, are rejected by value. */
+static void test_err_numbers(void **state UNUSED)
+{
+    const char *bad[] = {"jstackdepth=0",  "jstackdepth=8193", "jstackdepth=-1", "jstackdepth=abc",
+                         "jstackdepth=10x", "jstackdepth=99999999999999999999", "flat=0", "flat=100001", "flat=x"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char needle[64];
+        snprintf(needle, sizeof needle, "'%s'", bad[i]);
+        expect_error(bad[i], needle);
+    }
+    expect_error("loglevel=verbose", "'loglevel=verbose'");
+}
+
+/* file/log take up to 1023 bytes, title 255, include/exclude 1023 in total; one more is an error. */
+static void test_err_overlong_values(void **state UNUSED)
+{
+    parse_ok(rep("file=", 'f', 1023, ""));
+    assert_int_equal(strlen(A.file), 1023);
+    expect_error(rep("file=", 'f', 1024, ""), "'file=ffff");
+    expect_error(rep("log=", 'l', 1024, ""), "'log=llll");
+    parse_ok(rep("title=", 't', 255, ""));
+    assert_int_equal(strlen(A.title), 255);
+    expect_error(rep("title=", 't', 256, ""), "'title=tttt");
+    expect_error(rep("include=", 'i', 1024, ""), "'include=iiii");
+    char cmd[2100], half[512];
+    memcpy(half, rep("", 'e', 511, ""), 512);
+    snprintf(cmd, sizeof cmd, "exclude=%s,exclude=%s,exclude=z", half, half);
+    expect_error(cmd, "'exclude=z'");
+}
+
+/* A single include pattern of 1023 bytes fits the 1024-byte buffer like file= does. */
+static void test_include_single_pattern_fills_buffer(void **state UNUSED)
+{
+    parse_ok(rep("include=", 'i', 1023, ""));
+    assert_int_equal(strlen(A.include), 1023);
+}
+
+/* A token of 2048+ bytes is rejected naming its start; a small err buffer is truncated safely. */
+static void test_err_overlong_token(void **state UNUSED)
+{
+    char needle[64];
+    memcpy(needle, rep("'title=", 'x', 34, "...'"), 46); /* the token's first 40 bytes */
+    expect_error(rep("start,title=", 'x', 2042, ""), needle); /* token = 2048 bytes */
+    assert_non_null(strstr(ERR, "longer than 2047 bytes"));
+    expect_error(rep("title=", 'x', 2041, ""), "'title=xxx"); /* 2047 bytes: reaches title's check */
+    assert_non_null(strstr(ERR, "under 256 bytes"));
+    char small[16];
+    memset(small, '#', sizeof small);
+    js_args_defaults(&A);
+    assert_int_equal(js_args_parse("start,nosuchoption", &A, small, sizeof small), -1);
+    assert_string_equal(small, "unknown option ");
+}
+
+/* js_parse_duration_ns: exact ns for valid input, -1 for anything malformed or over an hour. */
+static void test_parse_duration(void **state UNUSED)
+{
+    static const struct { const char *s; long long ns; } t[] = {
+        {"0", 0},           {"1", 1},          {"100000", 100000},     {"7ns", 7},
+        {"5us", 5000},      {"10ms", 10000000}, {"2s", 2000000000LL},  {"3600s", 3600000000000LL},
+        {"3600000ms", 3600000000000LL},        {"3600000000000", 3600000000000LL},
+        {"3601s", -1},      {"3600001ms", -1},  {"3600000000001", -1}, {"abc", -1},
+        {"10xs", -1},       {"-5ms", -1},       {"+5ms", -1},          {"", -1},
+        {"ms", -1},         {"10 ms", -1},      {"10MS", -1},          {"1h", -1},
+        {"1.5s", -1},       {"99999999999999999999", -1}, {"18446744073709551615", -1}};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        long long got = js_parse_duration_ns(t[i].s);
+        if (got != t[i].ns) print_error("duration '%s': got %lld want %lld\n", t[i].s, got, t[i].ns);
+        assert_int_equal(got, t[i].ns);
+    }
+    assert_int_equal(js_parse_duration_ns(NULL), -1);
+}
+
+/* %p becomes the pid, %% a literal percent, other % sequences are kept as-is. */
+static void test_expand_pid_and_percent(void **state UNUSED)
+{
+    char out[128];
+    assert_int_equal(js_expand_path("/tmp/p-%p.html", 4242, 0, out, sizeof out), 0);
+    assert_string_equal(out, "/tmp/p-4242.html");
+    assert_int_equal(js_expand_path("100%%-%p-%p", 7, 0, out, sizeof out), 0);
+    assert_string_equal(out, "100%-7-7");
+    assert_int_equal(js_expand_path("a%xb%", 1, 0, out, sizeof out), 0);
+    assert_string_equal(out, "a%xb%");
+    assert_int_equal(js_expand_path("%%p", 9, 0, out, sizeof out), 0);
+    assert_string_equal(out, "%p");
+    assert_int_equal(js_expand_path("", 9, 0, out, sizeof out), 0);
+    assert_string_equal(out, "");
+}
+
+/* %t is local time as YYYYMMDD-HHMMSS (exact under TZ=UTC). */
+static void test_expand_time(void **state UNUSED)
+{
+    char *old = getenv("TZ") ? strdup(getenv("TZ")) : NULL;
+    setenv("TZ", "UTC0", 1);
+    tzset();
+    char out[128];
+    assert_int_equal(js_expand_path("p-%t.jfr", 1, 1700000000LL, out, sizeof out), 0);
+    assert_string_equal(out, "p-20231114-221320.jfr");
+    assert_int_equal(js_expand_path("%t", 1, 0, out, sizeof out), 0);
+    assert_string_equal(out, "19700101-000000");
+    setenv("TZ", "EST5", 1); /* shape holds in any zone */
+    tzset();
+    assert_int_equal(js_expand_path("%t", 1, 1700000000LL, out, sizeof out), 0);
+    assert_string_equal(out, "20231114-171320");
+    if (old) setenv("TZ", old, 1); else unsetenv("TZ");
+    tzset();
+    free(old);
+    assert_int_equal(js_expand_path("%t", 1, (long long)time(NULL), out, sizeof out), 0);
+    assert_int_equal(strlen(out), 15);
+    for (int i = 0; i < 15; i++) assert_true(i == 8 ? out[i] == '-' : (out[i] >= '0' && out[i] <= '9'));
+}
+
+/* Output that would not fit (with its NUL) is -1; an exact fit succeeds. */
+static void test_expand_overflow(void **state UNUSED)
+{
+    char out[32];
+    assert_int_equal(js_expand_path("abc", 1, 0, out, 4), 0);
+    assert_string_equal(out, "abc");
+    assert_int_equal(js_expand_path("abc", 1, 0, out, 3), -1);
+    assert_int_equal(js_expand_path("p%p", 12345, 0, out, 7), 0);
+    assert_string_equal(out, "p12345");
+    assert_int_equal(js_expand_path("p%p", 12345, 0, out, 6), -1);
+    assert_int_equal(js_expand_path("%t", 1, 0, out, 15), -1);
+    assert_int_equal(js_expand_path("", 1, 0, out, 0), -1);
+    assert_int_equal(js_expand_path("x", 1, 0, out, 0), -1);
+    assert_int_equal(js_expand_path("%%", 1, 0, out, 2), 0);
+    assert_string_equal(out, "%");
+}
+
+/* An explicit format flag wins over the file extension. */
+static void test_output_format_explicit_wins(void **state UNUSED)
+{
+    parse_ok("html,file=p.collapsed");
+    assert_int_equal(js_args_output_format(&A, A.file), JS_OUT_HTML);
+    parse_ok("flat=3");
+    assert_int_equal(js_args_output_format(&A, "p.html"), JS_OUT_FLAT);
+    parse_ok("tree");
+    assert_int_equal(js_args_output_format(&A, "p.txt"), JS_OUT_TREE);
+    parse_ok("collapsed");
+    assert_int_equal(js_args_output_format(&A, NULL), JS_OUT_COLLAPSED);
+}
+
+/* Without a flag the extension decides (.html, .collapsed, .folded, .txt); else collapsed. */
+static void test_output_format_from_extension_and_default(void **state UNUSED)
+{
+    parse_ok("start");
+    assert_int_equal(js_args_output_format(&A, "/tmp/p.html"), JS_OUT_HTML);
+    assert_int_equal(js_args_output_format(&A, "/tmp/p.collapsed"), JS_OUT_COLLAPSED);
+    assert_int_equal(js_args_output_format(&A, "/tmp/p.folded"), JS_OUT_COLLAPSED);
+    assert_int_equal(js_args_output_format(&A, "/tmp/p.txt"), JS_OUT_FLAT);
+    assert_int_equal(js_args_output_format(&A, NULL), JS_OUT_COLLAPSED);
+    assert_int_equal(js_args_output_format(&A, ""), JS_OUT_COLLAPSED);
+    assert_int_equal(js_args_output_format(&A, "/tmp/profile"), JS_OUT_COLLAPSED);
+    assert_int_equal(js_args_output_format(&A, "/tmp/p.unknownext"), JS_OUT_COLLAPSED);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_null_empty_and_commas),
+        cmocka_unit_test(test_actions),
+        cmocka_unit_test(test_events),
+        cmocka_unit_test(test_interval_units),
+        cmocka_unit_test(test_interval_clamp),
+        cmocka_unit_test(test_string_options),
+        cmocka_unit_test(test_formats),
+        cmocka_unit_test(test_jstackdepth),
+        cmocka_unit_test(test_boolean_flags),
+        cmocka_unit_test(test_include_exclude_join),
+        cmocka_unit_test(test_loglevel),
+        cmocka_unit_test(test_empty_tokens_and_full_command),
+        cmocka_unit_test(test_err_unknown_option),
+        cmocka_unit_test(test_err_events),
+        cmocka_unit_test(test_err_interval),
+        cmocka_unit_test(test_err_flag_with_value),
+        cmocka_unit_test(test_err_missing_value),
+        cmocka_unit_test(test_err_empty_name),
+        cmocka_unit_test(test_err_conflicting_commands),
+        cmocka_unit_test(test_err_conflicting_formats),
+        cmocka_unit_test(test_err_numbers),
+        cmocka_unit_test(test_err_overlong_values),
+        cmocka_unit_test(test_include_single_pattern_fills_buffer),
+        cmocka_unit_test(test_err_overlong_token),
+        cmocka_unit_test(test_parse_duration),
+        cmocka_unit_test(test_expand_pid_and_percent),
+        cmocka_unit_test(test_expand_time),
+        cmocka_unit_test(test_expand_overflow),
+        cmocka_unit_test(test_output_format_explicit_wins),
+        cmocka_unit_test(test_output_format_from_extension_and_default),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,307 @@
+/* jsampler.c - the jsampler command-line tool: one function per subcommand.
+ *
+ * Exit status: 0 success, 1 input/output error (unreadable or malformed input, failed write), 2 usage error
+ * (unknown command or option, missing or bad argument), each with one line on stderr.
+ * Inputs are read by a small table of readers, chosen by magic bytes, then by extension, else the default
+ * (collapsed); a new input format is one more table row.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "args.h"
+#include "collapsed_read.h"
+#include "output.h"
+#include "profile.h"
+#include "version.h"
+
+#define EXIT_IO 1
+#define EXIT_USAGE 2
+#define ERR_MAX 1024
+#define MAGIC_MAX 16
+
+typedef int (*reader_fn)(FILE *f, const char *name, js_profile *p, char *err, size_t errlen);
+
+typedef struct {
+    const char *name;
+    const char *exts[4];   /* lowercase extensions without the dot, NULL-terminated */
+    const char *magic;     /* leading bytes that identify the format, or NULL */
+    size_t magic_len;
+    reader_fn read;
+} input_reader;
+
+/* The first row is the default when neither magic nor extension decides. */
+static const input_reader readers[] = {
+    {"collapsed", {"collapsed", "folded", NULL}, NULL, 0, js_collapsed_read},
+};
+
+typedef struct {
+    const char *input, *output;
+    js_out_format format;
+    char title[JS_TITLE_MAX];
+    int reverse;
+    char include[JS_PATTERN_MAX], exclude[JS_PATTERN_MAX];
+    int top;
+} convert_opts;
+
+/* Prints the help text to f. */
+static void usage(FILE *f)
+{
+    fputs("Usage: jsampler COMMAND [ARGS]\n"
+          "\n"
+          "Commands:\n"
+          "  convert [OPTIONS] INPUT OUTPUT  convert a profile from one format to another\n"
+          "  version                         print the version (also --version)\n"
+          "  help                            print this help (also --help, -h)\n"
+          "\n"
+          "convert reads INPUT, collapsed stacks ('frame;frame;frame weight' per line; '-' = stdin), and\n"
+          "writes OUTPUT ('-' = stdout). Options (also as --option=VALUE):\n"
+          "  --format F   output format: collapsed, flat, tree or html; default from OUTPUT's extension\n"
+          "               (.collapsed/.folded, .txt = flat, .tree, .html/.htm), else collapsed\n"
+          "  --title T    title of the flame graph and of the flat and tree headers\n"
+          "  --reverse    html: open the flame graph as an icicle (root at the top)\n"
+          "  --include P  keep only stacks with a frame matching P ('*', '?' globs; '|' separates\n"
+          "               patterns; repeatable)\n"
+          "  --exclude P  drop stacks with a frame matching P (same syntax; repeatable)\n"
+          "  --top N      flat: rows per table (default 20)\n"
+          "\n"
+          "Exit status: 0 success, 1 input or output error, 2 usage error.\n",
+          f);
+}
+
+/* Prints "jsampler: <msg>" as one line on stderr and returns code. */
+__attribute__((format(printf, 2, 3))) static int die(int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("jsampler: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return code;
+}
+
+/* Appends pattern to a '|'-joined list of at most JS_PATTERN_MAX bytes; 0 or -1 when it would not fit. */
+static int add_pattern(char *list, const char *pattern)
+{
+    size_t have = strlen(list), add = strlen(pattern);
+    if (have + (have ? 1 : 0) + add + 1 > JS_PATTERN_MAX) return -1;
+    if (have) list[have++] = '|';
+    memcpy(list + have, pattern, add + 1);
+    return 0;
+}
+
+/* Writable format named s (collapsed, flat, tree, html), or JS_OUT_NONE. */
+static js_out_format format_named(const char *s)
+{
+    static const js_out_format ok[] = {JS_OUT_COLLAPSED, JS_OUT_FLAT, JS_OUT_TREE, JS_OUT_HTML};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+        if (strcmp(s, js_out_format_name(ok[i])) == 0) return ok[i];
+    return JS_OUT_NONE;
+}
+
+/* Applies one option that takes a value; 0, or an exit code after printing the error. */
+static int convert_value_opt(convert_opts *o, const char *opt, const char *val)
+{
+    if (strcmp(opt, "--format") == 0) {
+        o->format = format_named(val);
+        if (o->format == JS_OUT_NONE)
+            return die(EXIT_USAGE, "convert: unknown output format '%s' for %s (collapsed, flat, tree, html)", val, opt);
+    } else if (strcmp(opt, "--title") == 0) {
+        if (strlen(val) >= sizeof o->title) return die(EXIT_USAGE, "convert: %s value is too long", opt);
+        snprintf(o->title, sizeof o->title, "%s", val);
+    } else if (strcmp(opt, "--include") == 0 || strcmp(opt, "--exclude") == 0) {
+        if (add_pattern(opt[2] == 'i' ? o->include : o->exclude, val) != 0)
+            return die(EXIT_USAGE, "convert: %s patterns are too long", opt);
+    } else {
+        char *end;
+        errno = 0;
+        long n = strtol(val, &end, 10);
+        if (errno || end == val || *end || n < 1 || n > 1000000)
+            return die(EXIT_USAGE, "convert: %s needs a number from 1 to 1000000, not '%s'", opt, val);
+        o->top = (int)n;
+    }
+    return 0;
+}
+
+/* Parses convert's arguments into o; 0, -1 after printing help, or an exit code after printing the error. */
+static int convert_parse(int argc, char **argv, convert_opts *o)
+{
+    static const char *const valued[] = {"--format", "--title", "--include", "--exclude", "--top"};
+    const char *pos[2];
+    int npos = 0, opts_done = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (opts_done || a[0] != '-' || strcmp(a, "-") == 0) {
+            if (npos == 2) return die(EXIT_USAGE, "convert: unexpected argument '%s'", a);
+            pos[npos++] = a;
+            continue;
+        }
+        if (strcmp(a, "--") == 0) {
+            opts_done = 1;
+            continue;
+        }
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) return -1;
+        if (strcmp(a, "--reverse") == 0) {
+            o->reverse = 1;
+            continue;
+        }
+        char opt[32];
+        const char *eq = strchr(a, '='), *val = NULL;
+        size_t olen = eq ? (size_t)(eq - a) : strlen(a);
+        snprintf(opt, sizeof opt, "%.*s", (int)olen, a);
+        size_t k = 0;
+        while (k < sizeof valued / sizeof valued[0] && (olen != strlen(valued[k]) || strcmp(opt, valued[k]) != 0)) k++;
+        if (k == sizeof valued / sizeof valued[0]) return die(EXIT_USAGE, "convert: unknown option '%s'", a);
+        if (eq) val = eq + 1;
+        else if (i + 1 < argc) val = argv[++i];
+        else return die(EXIT_USAGE, "convert: option '%s' needs an argument", a);
+        int rc = convert_value_opt(o, valued[k], val);
+        if (rc) return rc;
+    }
+    if (npos < 2) return die(EXIT_USAGE, "convert: missing %s (usage: jsampler convert [OPTIONS] INPUT OUTPUT)",
+                             npos ? "OUTPUT" : "INPUT and OUTPUT");
+    o->input = pos[0];
+    o->output = pos[1];
+    return 0;
+}
+
+/* 1 if path's extension (case-insensitive) is one of r's. */
+static int has_ext(const input_reader *r, const char *path)
+{
+    const char *base = strrchr(path, '/'), *dot;
+    base = base ? base + 1 : path;
+    dot = strrchr(base, '.');
+    if (!dot || dot == base) return 0;
+    for (size_t i = 0; i < sizeof r->exts / sizeof r->exts[0] && r->exts[i]; i++)
+        if (strcasecmp(dot + 1, r->exts[i]) == 0) return 1;
+    return 0;
+}
+
+/* The reader for an input: by magic bytes in head, then by extension, else the default. */
+static const input_reader *pick_reader(const char *path, const unsigned char *head, size_t nhead)
+{
+    size_t n = sizeof readers / sizeof readers[0];
+    for (size_t i = 0; i < n; i++)
+        if (readers[i].magic && nhead >= readers[i].magic_len && memcmp(head, readers[i].magic, readers[i].magic_len) == 0)
+            return &readers[i];
+    for (size_t i = 0; i < n; i++)
+        if (has_ext(&readers[i], path)) return &readers[i];
+    return &readers[0];
+}
+
+/* Reads the input into p with the matching reader; 0, or EXIT_IO after printing the error. */
+static int read_input(const char *path, js_profile *p)
+{
+    int is_stdin = strcmp(path, "-") == 0;
+    const char *shown = is_stdin ? "stdin" : path;
+    FILE *f = is_stdin ? stdin : fopen(path, "r");
+    if (!f) return die(EXIT_IO, "cannot read '%s': %s", path, strerror(errno));
+    unsigned char head[MAGIC_MAX];
+    size_t nhead = 0;
+    if (!is_stdin) { /* sniff the magic bytes, then start over */
+        nhead = fread(head, 1, sizeof head, f);
+        if (ferror(f) || fseek(f, 0, SEEK_SET) != 0) {
+            int e = errno;
+            fclose(f);
+            return die(EXIT_IO, "cannot read '%s': %s", path, e ? strerror(e) : "I/O error");
+        }
+    }
+    char err[ERR_MAX] = "";
+    int rc = pick_reader(path, head, nhead)->read(f, shown, p, err, sizeof err);
+    if (!is_stdin) fclose(f);
+    return rc == 0 ? 0 : die(EXIT_IO, "%s", err);
+}
+
+/* Runs the writer for fmt. */
+static int write_format(FILE *f, js_out_format fmt, const js_profile *p, const convert_opts *o, char *err,
+                        size_t errlen)
+{
+    switch (fmt) {
+    case JS_OUT_FLAT: return js_write_flat(f, p, o->top, err, errlen);
+    case JS_OUT_TREE: return js_write_tree(f, p, err, errlen);
+    case JS_OUT_HTML: return js_write_html(f, p, o->reverse, err, errlen);
+    default: return js_write_collapsed(f, p, err, errlen);
+    }
+}
+
+/* Writes p to the output path ('-' = stdout) in fmt; 0, or EXIT_IO after printing the error. */
+static int write_output(const char *path, js_out_format fmt, const js_profile *p, const convert_opts *o)
+{
+    int is_stdout = strcmp(path, "-") == 0;
+    FILE *f = is_stdout ? stdout : fopen(path, "w");
+    if (!f) return die(EXIT_IO, "cannot write '%s': %s", path, strerror(errno));
+    char err[ERR_MAX] = "";
+    int rc = write_format(f, fmt, p, o, err, sizeof err);
+    if (!is_stdout && fclose(f) != 0 && rc == 0) {
+        snprintf(err, sizeof err, "%s", strerror(errno));
+        rc = -1;
+    }
+    return rc == 0 ? 0 : die(EXIT_IO, "cannot write '%s': %s", is_stdout ? "stdout" : path, err);
+}
+
+/* jsampler convert [OPTIONS] INPUT OUTPUT */
+static int cmd_convert(int argc, char **argv)
+{
+    convert_opts o;
+    memset(&o, 0, sizeof o);
+    int rc = convert_parse(argc, argv, &o);
+    if (rc < 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (rc) return rc;
+    js_out_format fmt = o.format;
+    if (fmt == JS_OUT_NONE && strcmp(o.output, "-") != 0) fmt = js_out_format_from_path(o.output);
+    if (fmt == JS_OUT_NONE) fmt = JS_OUT_COLLAPSED;
+    if (format_named(js_out_format_name(fmt)) == JS_OUT_NONE)
+        return die(EXIT_USAGE, "convert: cannot write %s output ('%s'); use --format", js_out_format_name(fmt), o.output);
+    js_profile p;
+    js_profile_init(&p);
+    rc = read_input(o.input, &p);
+    if (rc == 0) {
+        if (o.title[0]) snprintf(p.title, sizeof p.title, "%s", o.title);
+        js_profile_filter(&p, o.include, o.exclude);
+        if (js_profile_normalize(&p) != 0) rc = die(EXIT_IO, "out of memory sorting the profile");
+    }
+    if (rc == 0) rc = write_output(o.output, fmt, &p, &o);
+    js_profile_free(&p);
+    return rc;
+}
+
+/* jsampler version */
+static int cmd_version(int argc, char **argv)
+{
+    printf("jsampler %s\n", JS_VERSION);
+    return fflush(stdout) == 0 ? 0 : EXIT_IO;
+}
+
+/* jsampler help */
+static int cmd_help(int argc, char **argv)
+{
+    usage(stdout);
+    return fflush(stdout) == 0 ? 0 : EXIT_IO;
+}
+
+static const struct {
+    const char *name;
+    int (*run)(int argc, char **argv); /* arguments after the command word */
+} commands[] = {
+    {"convert", cmd_convert}, {"version", cmd_version}, {"--version", cmd_version},
+    {"help", cmd_help},       {"--help", cmd_help},     {"-h", cmd_help},
+};
+
+/* Dispatches argv[1] to its command. */
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 2, argv + 2);
+    return die(EXIT_USAGE, "unknown command '%s' (see jsampler --help)", argv[1]);
+}
