@@ -15,7 +15,7 @@ ALL_CFLAGS = $(CFLAGS_COMMON) $(CFLAGS)
 LDLIBS   := -lpthread -ldl -lrt
 
 # Modules shared by the agent and the CLI (pure C, no JVM).
-COMMON_SRCS := src/profile.c src/out_collapsed.c src/out_flat.c src/out_tree.c src/out_html.c src/args.c
+COMMON_SRCS := src/profile.c src/collapsed_read.c src/out_collapsed.c src/out_flat.c src/out_tree.c src/out_html.c src/args.c
 # Agent-only modules.
 AGENT_SRCS  := $(filter-out $(COMMON_SRCS),$(wildcard src/*.c))
 TOOL_SRCS   := $(wildcard src/tool/*.c)
