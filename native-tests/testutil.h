@@ -51,8 +51,9 @@ TU_UNUSED static FILE *tu_input(const char *text)
     return f;
 }
 
-/* Adds the stacks of a literal collapsed text ("a;b;c 3\n...", no blank lines, no suffixes) to p, every frame
- * with type t. Asserts on malformed text: this is for writing expectations, not for testing the reader. */
+/* Adds the stacks of a literal collapsed text ("a;b;c 3\n...", no blank lines, no suffixes) to p: a first frame
+ * in brackets ("[main tid=1]") is a thread frame, every other frame has type t. Asserts on malformed text:
+ * this is for writing expectations, not for testing the reader. */
 TU_UNUSED static void tu_add_collapsed(js_profile *p, const char *text, js_frame_type t)
 {
     uint32_t ids[TU_MAX_DEPTH];
@@ -72,7 +73,8 @@ TU_UNUSED static void tu_add_collapsed(js_profile *p, const char *text, js_frame
             assert_true(n < sizeof name && depth < TU_MAX_DEPTH);
             memcpy(name, fr, n);
             name[n] = 0;
-            ids[depth] = js_profile_frame(p, name, t);
+            int thread = depth == 0 && n >= 2 && name[0] == '[' && name[n - 1] == ']';
+            ids[depth] = js_profile_frame(p, name, thread ? JS_FT_THREAD : t);
             assert_int_not_equal(ids[depth], UINT32_MAX);
             depth++;
             fr = semi + 1;
@@ -82,7 +84,7 @@ TU_UNUSED static void tu_add_collapsed(js_profile *p, const char *text, js_frame
     }
 }
 
-/* Initialises p and fills it from a literal collapsed text with JIT frames. */
+/* Initialises p and fills it from a literal collapsed text (JIT frames, bracketed roots are threads). */
 TU_UNUSED static void tu_profile(js_profile *p, const char *text)
 {
     js_profile_init(p);

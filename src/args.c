@@ -77,7 +77,7 @@ static int copy_value(char *dst, size_t cap, const char *v)
 static int append_pattern(char *dst, size_t cap, const char *v)
 {
     size_t have = strlen(dst), n = strlen(v);
-    if (n == 0 || have + n + 2 > cap) return -1;
+    if (n == 0 || have + (have ? 1 : 0) + n + 1 > cap) return -1;
     if (have) dst[have++] = '|';
     memcpy(dst + have, v, n + 1);
     return 0;

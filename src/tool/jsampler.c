@@ -109,7 +109,8 @@ static int convert_value_opt(convert_opts *o, const char *opt, const char *val)
     if (strcmp(opt, "--format") == 0) {
         o->format = format_named(val);
         if (o->format == JS_OUT_NONE)
-            return die(EXIT_USAGE, "convert: unknown output format '%s' for %s (collapsed, flat, tree, html)", val, opt);
+            return die(EXIT_USAGE, "convert: unknown output format '%s' for %s (collapsed, flat, tree, html)", val,
+                       opt);
     } else if (strcmp(opt, "--title") == 0) {
         if (strlen(val) >= sizeof o->title) return die(EXIT_USAGE, "convert: %s value is too long", opt);
         snprintf(o->title, sizeof o->title, "%s", val);
@@ -186,7 +187,8 @@ static const input_reader *pick_reader(const char *path, const unsigned char *he
 {
     size_t n = sizeof readers / sizeof readers[0];
     for (size_t i = 0; i < n; i++)
-        if (readers[i].magic && nhead >= readers[i].magic_len && memcmp(head, readers[i].magic, readers[i].magic_len) == 0)
+        if (readers[i].magic && nhead >= readers[i].magic_len &&
+            memcmp(head, readers[i].magic, readers[i].magic_len) == 0)
             return &readers[i];
     for (size_t i = 0; i < n; i++)
         if (has_ext(&readers[i], path)) return &readers[i];
@@ -202,7 +204,7 @@ static int read_input(const char *path, js_profile *p)
     if (!f) return die(EXIT_IO, "cannot read '%s': %s", path, strerror(errno));
     unsigned char head[MAGIC_MAX];
     size_t nhead = 0;
-    if (!is_stdin) { /* sniff the magic bytes, then start over */
+    if (!is_stdin) { /* sniff the magic bytes, then start over; stdin cannot rewind: default reader */
         nhead = fread(head, 1, sizeof head, f);
         if (ferror(f) || fseek(f, 0, SEEK_SET) != 0) {
             int e = errno;
@@ -258,7 +260,8 @@ static int cmd_convert(int argc, char **argv)
     if (fmt == JS_OUT_NONE && strcmp(o.output, "-") != 0) fmt = js_out_format_from_path(o.output);
     if (fmt == JS_OUT_NONE) fmt = JS_OUT_COLLAPSED;
     if (format_named(js_out_format_name(fmt)) == JS_OUT_NONE)
-        return die(EXIT_USAGE, "convert: cannot write %s output ('%s'); use --format", js_out_format_name(fmt), o.output);
+        return die(EXIT_USAGE, "convert: cannot write %s output ('%s'); use --format", js_out_format_name(fmt),
+                   o.output);
     js_profile p;
     js_profile_init(&p);
     rc = read_input(o.input, &p);
