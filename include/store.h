@@ -29,6 +29,11 @@ typedef struct {
 
 typedef struct js_store js_store;
 
+/* Hard caps on create's arguments (larger requests are refused with an error). */
+#define JS_STORE_MAX_TRACES (1u << 24)
+#define JS_STORE_MAX_PAIRS (1u << 26)
+#define JS_STORE_MAX_FRAMES (1ull << 30)
+
 /* Reserve a store for up to max_traces distinct stacks, max_frames frames in total and
  * max_pairs (trace, thread) pairs; NULL with err on failure. */
 js_store *js_store_create(uint32_t max_traces, uint64_t max_frames, uint32_t max_pairs, char *err, size_t errlen);

@@ -4,6 +4,7 @@
 #include "store.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -64,14 +65,21 @@ static uint64_t hash_frames(const js_raw_frame *f, int n)
 {
     uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n;
     for (int i = 0; i < n; i++) {
-        uint64_t k = (uint64_t)(uintptr_t)f[i].method ^ ((uint64_t)(uint32_t)f[i].bci << 3) ^ (uint64_t)f[i].kind;
-        h = mix64(h ^ k) + (uint64_t)i;
+        /* method and (bci, kind) go through separate mixing rounds so that no two fields can cancel. */
+        h = mix64(h ^ (uint64_t)(uintptr_t)f[i].method);
+        h = mix64(h ^ ((uint64_t)(uint32_t)f[i].bci | (uint64_t)(uint32_t)f[i].kind << 32)) + (uint64_t)i;
     }
     return h ? h : 1;
 }
 
 js_store *js_store_create(uint32_t max_traces, uint64_t max_frames, uint32_t max_pairs, char *err, size_t errlen)
 {
+    if (max_traces > JS_STORE_MAX_TRACES || max_pairs > JS_STORE_MAX_PAIRS || max_frames > JS_STORE_MAX_FRAMES) {
+        snprintf(err, errlen, "call-trace store too large: %u traces, %llu frames, %u pairs (limits %u, %llu, %u)",
+                 max_traces, (unsigned long long)max_frames, max_pairs, JS_STORE_MAX_TRACES,
+                 (unsigned long long)JS_STORE_MAX_FRAMES, JS_STORE_MAX_PAIRS);
+        return NULL;
+    }
     uint64_t nt = pow2_at_least(max_traces ? max_traces : 1), np = pow2_at_least(max_pairs ? max_pairs : 1);
     size_t page = 4096;
     size_t hdr = round_up(sizeof(js_store), page);
@@ -100,6 +108,18 @@ void js_store_destroy(js_store *s)
     if (s) munmap(s, s->map_bytes);
 }
 
+/* Reserve n arena frames at *off; false (nothing taken) when they do not fit. Signal-safe. */
+static bool arena_reserve(js_store *s, uint64_t n, uint64_t *off)
+{
+    uint64_t cur = atomic_load_explicit(&s->arena_used, memory_order_relaxed);
+    do {
+        if (cur + n > s->arena_cap) return false;
+    } while (!atomic_compare_exchange_weak_explicit(&s->arena_used, &cur, cur + n, memory_order_relaxed,
+                                                    memory_order_relaxed));
+    *off = cur;
+    return true;
+}
+
 /* Find or insert the trace; returns its id (slot + 1) or 0 when full. Signal-safe. */
 static uint32_t trace_id(js_store *s, const js_raw_frame *frames, int n)
 {
@@ -111,8 +131,8 @@ static uint32_t trace_id(js_store *s, const js_raw_frame *frames, int n)
         uint64_t cur = atomic_load_explicit(&t->hash, memory_order_acquire);
         if (cur == h) return i + 1;
         if (cur != 0) continue;
-        uint64_t off = atomic_fetch_add_explicit(&s->arena_used, (uint64_t)n, memory_order_relaxed);
-        if (off + (uint64_t)n > s->arena_cap) return 0;
+        uint64_t off;
+        if (!arena_reserve(s, (uint64_t)n, &off)) return 0;
         memcpy(&s->arena[off], frames, (size_t)n * sizeof *frames);
         uint64_t expected = 0;
         if (atomic_compare_exchange_strong_explicit(&t->hash, &expected, h, memory_order_acq_rel,

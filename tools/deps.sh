@@ -4,6 +4,11 @@
 set -e
 missing=""
 for p in "$@"; do
+    # Node.js may come from another packaging (its npm bundled): a working command counts as installed.
+    case "$p" in
+    nodejs) command -v node >/dev/null 2>&1 && continue ;;
+    npm) command -v npm >/dev/null 2>&1 && continue ;;
+    esac
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 done
 if [ -n "$missing" ]; then
