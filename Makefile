@@ -15,7 +15,8 @@ ALL_CFLAGS = $(CFLAGS_COMMON) $(CFLAGS)
 LDLIBS   := -lpthread -ldl -lrt
 
 # Modules shared by the agent and the CLI (pure C, no JVM).
-COMMON_SRCS := src/profile.c src/collapsed_read.c src/out_collapsed.c src/out_flat.c src/out_tree.c src/out_html.c src/args.c
+COMMON_SRCS := src/profile.c src/collapsed_read.c src/out_collapsed.c src/out_flat.c src/out_tree.c src/out_html.c src/args.c \
+               $(wildcard src/jfr_read.c src/out_json.c)
 # Agent-only modules.
 AGENT_SRCS  := $(filter-out $(COMMON_SRCS),$(wildcard src/*.c))
 TOOL_SRCS   := $(wildcard src/tool/*.c)
@@ -54,7 +55,7 @@ deps:
 
 # ---- tests ----
 NATIVE_TESTS := $(patsubst native-tests/%.c,%,$(wildcard native-tests/test_*.c))
-TEST_LIB_SRCS := $(COMMON_SRCS) src/store.c src/stats.c src/log.c src/walker.c
+TEST_LIB_SRCS := $(COMMON_SRCS) src/store.c src/stats.c src/log.c src/walker.c $(wildcard src/jfr_write.c)
 native-test: deps
 	@$(MAKE) --no-print-directory run-native-tests VARIANT=plain
 
@@ -74,8 +75,10 @@ $(BUILD)/tests-$(VARIANT)/%: native-tests/%.c $(TEST_LIB_SRCS) $(wildcard includ
 java-test: all
 	@sh java-test-harness/run.sh
 
+# Also checks the page the agent wrote in java-test, when that ran first.
 browser-test: all
-	@sh java-test-harness/browser/run.sh
+	@html=$(BUILD)/java-test/profile-jdk17.html; [ -f $$html ] || html=$(BUILD)/java-test/profile-jdk25.html; \
+	 if [ -f $$html ]; then JSAMPLER_HTML=$$html; export JSAMPLER_HTML; fi; sh java-test-harness/browser/run.sh
 
 test: deps
 	@$(MAKE) --no-print-directory all
