@@ -16,7 +16,7 @@ LDLIBS   := -lpthread -ldl -lrt
 
 # Modules shared by the agent and the CLI (pure C, no JVM).
 COMMON_SRCS := src/profile.c src/collapsed_read.c src/out_collapsed.c src/out_flat.c src/out_tree.c src/out_html.c src/args.c \
-               $(wildcard src/jfr_read.c src/out_json.c)
+               $(wildcard src/jfr_read.c src/jfr_meta_read.c src/out_json.c)
 # Agent-only modules.
 AGENT_SRCS  := $(filter-out $(COMMON_SRCS),$(wildcard src/*.c))
 TOOL_SRCS   := $(wildcard src/tool/*.c)
@@ -29,7 +29,7 @@ GEN_HDRS    := $(BUILD)/gen/flamegraph_html.h
 LIB  := $(BUILD)/libjsampler.so
 TOOL := $(BUILD)/jsampler
 
-.PHONY: all deps test demo clean native-test check-asan java-test browser-test bench bench-smoke
+.PHONY: all deps test demo clean native-test check-asan java-test jfr-test browser-test bench bench-smoke
 all: $(LIB) $(TOOL)
 
 $(BUILD)/obj/%.o: src/%.c $(wildcard include/*.h) $(GEN_HDRS)
@@ -55,7 +55,7 @@ deps:
 
 # ---- tests ----
 NATIVE_TESTS := $(patsubst native-tests/%.c,%,$(wildcard native-tests/test_*.c))
-TEST_LIB_SRCS := $(COMMON_SRCS) src/store.c src/stats.c src/log.c src/walker.c $(wildcard src/jfr_write.c)
+TEST_LIB_SRCS := $(COMMON_SRCS) src/store.c src/stats.c src/log.c src/walker.c $(wildcard src/jfr_write.c src/jfr_meta.c src/jfr_pool.c)
 native-test: deps
 	@$(MAKE) --no-print-directory run-native-tests VARIANT=plain
 
@@ -76,6 +76,12 @@ java-test: all
 	@sh java-test-harness/run.sh
 
 # Also checks the page the agent wrote in java-test, when that ran first.
+# JFR: our writer read by the JDK's jfr tool, the JDK's recordings read by our reader, the agent's round trip.
+jfr-test: all
+	@sh native-tests/jfr_tool_check.sh
+	@sh native-tests/jfr_jdk_check.sh
+	@sh java-test-harness/jfr_check.sh
+
 browser-test: all
 	@html=$(BUILD)/java-test/profile-jdk17.html; [ -f $$html ] || html=$(BUILD)/java-test/profile-jdk25.html; \
 	 if [ -f $$html ]; then JSAMPLER_HTML=$$html; export JSAMPLER_HTML; fi; sh java-test-harness/browser/run.sh
@@ -85,6 +91,7 @@ test: deps
 	@$(MAKE) --no-print-directory native-test
 	@$(MAKE) --no-print-directory check-asan
 	@$(MAKE) --no-print-directory java-test
+	@$(MAKE) --no-print-directory jfr-test
 	@$(MAKE) --no-print-directory browser-test
 
 demo: deps all
@@ -92,3 +99,31 @@ demo: deps all
 
 clean:
 	rm -rf $(BUILD)
+
+# ---- benchmarks (not part of make test; see docs/BENCHMARKS.md) ----
+# make bench: every figure, about 25 minutes; make bench-smoke: the same harness with short runs, about 2 minutes.
+# Results: build/bench/results.json, build/bench/table.txt, build/bench/throughput.svg.
+bench: all
+	/usr/bin/python3 bench/bench.py
+
+bench-smoke: all
+	/usr/bin/python3 bench/bench.py --smoke
+
+# ---- fuzzing the JFR reader (not part of make test) ----
+# make fuzz-jfr [FUZZ_TIME=seconds, default 300]: installs clang and libclang-rt-14-dev if missing, builds
+# native-tests/fuzz_jfr_read.c with libFuzzer and ASan/UBSan, seeds it with native-tests/fuzz-corpus/jfr (read
+# only) and keeps what it finds in build/fuzz/corpus.
+# A crash, leak or timeout leaves its input in build/fuzz/ (crash-*, leak-*, timeout-*): after fixing it, copy the
+# file into native-tests/fuzz-corpus/jfr-crashes/, which test_jfr_read replays in every native test run.
+FUZZ_CC   ?= clang
+FUZZ_TIME ?= 300
+FUZZ_DIR  := $(BUILD)/fuzz
+.PHONY: fuzz-jfr
+fuzz-jfr:
+	@sh tools/deps.sh clang libclang-rt-14-dev
+	@mkdir -p $(FUZZ_DIR)/corpus
+	$(FUZZ_CC) -std=gnu11 -g -O1 -D_GNU_SOURCE -Iinclude -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	    -o $(FUZZ_DIR)/fuzz_jfr_read native-tests/fuzz_jfr_read.c src/jfr_read.c src/jfr_meta_read.c src/profile.c \
+	    src/out_json.c src/out_collapsed.c
+	cd $(FUZZ_DIR) && ./fuzz_jfr_read -max_total_time=$(FUZZ_TIME) -max_len=131072 -timeout=10 -rss_limit_mb=2048 \
+	    -print_final_stats=1 corpus $(CURDIR)/native-tests/fuzz-corpus/jfr

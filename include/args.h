@@ -50,6 +50,10 @@ typedef struct {
     char title[JS_TITLE_MAX];
     char include[JS_PATTERN_MAX]; /* '|'-joined patterns */
     char exclude[JS_PATTERN_MAX];
+    char jfrfile[JS_PATH_MAX];   /* JFR recording written beside file= (jfrfile=) */
+    uint64_t chunk_size;         /* JFR chunk size in bytes (chunksize=), 0 = writer default */
+    long long chunk_time_ns;     /* JFR chunk duration (chunktime=), 0 = none */
+    uint64_t jfr_max_size;       /* cap on the JFR file (jfrmaxsize=), 0 = none */
     char log[JS_PATH_MAX];
     js_loglevel loglevel;
     int loglevel_set;
@@ -61,6 +65,11 @@ void js_args_defaults(js_args *a);
 int js_args_parse(const char *cmd, js_args *a, char *err, size_t errlen);
 /* Parse "10ms", "500us", "1s", "100000" (ns) into ns; -1 if malformed. */
 long long js_parse_duration_ns(const char *s);
+/* Parse "512", "64k", "10m", "1g" (bytes; k/m/g are KiB/MiB/GiB) into bytes; 0 if malformed. */
+uint64_t js_parse_size(const char *s);
+/* Path the JFR recording goes to after %p/%t expansion, or "" if none: file= when its format is
+ * JFR, else jfrfile=. -1 if too long. */
+int js_args_jfr_path(const js_args *a, int pid, long long epoch_sec, char *out, size_t outlen);
 /* Expand %p (pid) and %t (YYYYMMDD-HHMMSS) and %% in pattern; -1 if out would overflow. */
 int js_expand_path(const char *pattern, int pid, long long epoch_sec, char *out, size_t outlen);
 /* Output format: explicit flag, else from the extension, else collapsed. */

@@ -18,7 +18,7 @@ typedef struct {
     uint32_t thread; /* thread serial */
     uint32_t weight; /* periods this sample stands for */
     uint32_t state;  /* thread state key */
-} js_event;
+} js_ring_event;
 
 typedef struct js_evring js_evring;
 
@@ -26,9 +26,9 @@ typedef struct js_evring js_evring;
 js_evring *js_evring_create(unsigned stripes, unsigned per_stripe, char *err, size_t errlen);
 void js_evring_destroy(js_evring *r);
 /* Signal-safe append; 0, or -1 if dropped (counted). */
-int js_evring_put(js_evring *r, int hint, const js_event *e);
+int js_evring_put(js_evring *r, int hint, const js_ring_event *e);
 /* Hand every buffered event to fn (in per-stripe order); returns how many were drained. */
-size_t js_evring_drain(js_evring *r, void (*fn)(const js_event *e, void *ctx), void *ctx);
+size_t js_evring_drain(js_evring *r, void (*fn)(const js_ring_event *e, void *ctx), void *ctx);
 /* Events dropped because every stripe was busy or full. */
 uint64_t js_evring_dropped(const js_evring *r);
 

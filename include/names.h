@@ -24,6 +24,19 @@ void js_names_refresh(const js_store *s);
 void js_names_compiled(jmethodID root, const jmethodID *inlined, int n);
 /* Name frames[i] (leaf first, n frames) into buf; returns its kind. */
 js_frame_type js_names_frame(const js_raw_frame *frames, int i, int n, int lines, int sig, char *buf, size_t len);
+/* A Java method split the way JFR records it. */
+typedef struct {
+    char cls[512];  /* declaring class, internal form "java/util/HashMap$Node" */
+    char name[256]; /* method name */
+    char sig[512];  /* JVM descriptor "(I)V" */
+    int modifiers;
+} js_method_parts;
+/* Parts of method (a jmethodID); 0, or -1 if it cannot be named. */
+int js_names_method_parts(const void *method, js_method_parts *out);
+/* Source line of bci in method, or -1 if unknown. */
+int js_names_line(const void *method, int bci);
+/* Kind of frames[i] (leaf first, n frames) without naming it. */
+js_frame_type js_names_kind(const js_raw_frame *frames, int i, int n);
 /* Forget cached names and compile records (VM death). */
 void js_names_clear(void);
 

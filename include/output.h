@@ -33,6 +33,11 @@ int js_write_flat(FILE *f, const js_profile *p, int top_n, char *err, size_t err
 int js_write_tree(FILE *f, const js_profile *p, char *err, size_t errlen);
 /* Self-contained interactive HTML flame graph; reverse=1 starts as an icicle. */
 int js_write_html(FILE *f, const js_profile *p, int reverse, char *err, size_t errlen);
+/* SkyWalking OAP analysis tree as JSON: {"trees":[{"type":T,"unit":U,"elements":[{"id":"0","parentId":"-1",
+ * "codeSignature":"all","total":W,"self":W}, ...]}]}, ids in preorder (see out_json.c). type is the OAP event type
+ * ("EXECUTION_SAMPLE", "LOCK", ...; NULL = "EXECUTION_SAMPLE"); "OBJECT_ALLOCATION" writes the two trees
+ * OBJECT_ALLOCATION_IN_NEW_TLAB and OBJECT_ALLOCATION_OUTSIDE_TLAB (leaf frame of kind kernel). */
+int js_write_json_tree(FILE *f, const js_profile *p, const char *type, char *err, size_t errlen);
 /* Write s with HTML/JS-string escaping (&, <, >, ", ', \, control chars). */
 void js_html_escape(FILE *f, const char *s);
 

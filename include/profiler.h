@@ -12,6 +12,7 @@
 #include <jni.h>
 #include <jvmti.h>
 #include <stddef.h>
+#include <stdint.h>
 #include "args.h"
 
 /* Hand the core the VM (needed to attach its housekeeping thread and resolve names). */
@@ -26,8 +27,8 @@ int js_profiler_dump(const js_args *a, char *out, size_t outlen);
 int js_profiler_status(char *out, size_t outlen);
 /* 1 while a session runs. */
 int js_profiler_running(void);
-/* VM layer hooks: a Java thread started (env = its JNIEnv) / ended. */
-void js_profiler_thread_start(int tid, void *env, const char *name);
+/* VM layer hooks: a Java thread started (env = its JNIEnv, java_tid its Thread id) / ended. */
+void js_profiler_thread_start(int tid, void *env, const char *name, int64_t java_tid);
 void js_profiler_thread_end(int tid);
 /* VM death: stop a running session, writing its output; releases everything. */
 void js_profiler_shutdown(void);

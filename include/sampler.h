@@ -9,14 +9,17 @@
 
 #include <stddef.h>
 #include "engine.h"
+#include "evring.h"
 #include "store.h"
 #include "walker.h"
 
 /* Pick a free profiling signal (SIGPROF unless a foreign handler owns it; itimer needs SIGPROF)
  * and install the handler. Returns the signal, or -1 with err. Idempotent. */
 int js_sampler_install(int want_sigprof_only, char *err, size_t errlen);
-/* Begin accepting samples for engine/walker into store, walking up to depth frames. */
-int js_sampler_arm(const js_engine *e, const js_walker *w, js_store *s, int depth, char *err, size_t errlen);
+/* Begin accepting samples for engine/walker into store, walking up to depth frames; each stored
+ * sample is also appended to ring when it is not NULL (streamed outputs). */
+int js_sampler_arm(const js_engine *e, const js_walker *w, js_store *s, js_evring *ring, int depth, char *err,
+                   size_t errlen);
 /* Stop accepting samples and wait (bounded) until no handler is inside; returns handlers still
  * inside after the wait (0 normally). */
 int js_sampler_disarm(void);

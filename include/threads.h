@@ -39,6 +39,10 @@ void js_threads_foreach(void (*fn)(js_thread *t, void *ctx), void *ctx);
 void js_threads_set_name(uint32_t serial, int tid, const char *name);
 /* Name of serial into buf as "[name tid=N]"; "[tid=N]" or "[unknown thread]" if none. */
 void js_threads_label(uint32_t serial, char *buf, size_t len);
+/* Record the java.lang.Thread id of serial (after its name was set). */
+void js_threads_set_java_id(uint32_t serial, int64_t java_tid);
+/* Name, OS tid and Java thread id (0 if not Java) of serial; -1 if nothing was recorded. */
+int js_threads_info(uint32_t serial, char *name, size_t len, int *tid, int64_t *java_tid);
 /* Drop all recorded names. */
 void js_threads_clear_names(void);
 /* Read /proc/self/task/TID/comm into buf; -1 if the thread is gone. */

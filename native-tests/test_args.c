@@ -495,6 +495,41 @@ static void test_output_format_from_extension_and_default(void **state UNUSED)
     assert_int_equal(js_args_output_format(&A, "/tmp/p.unknownext"), JS_OUT_COLLAPSED);
 }
 
+/* JFR options: sizes with units, chunk time, jfrfile, and which path the recording goes to. */
+static void test_jfr_options(void **state UNUSED)
+{
+    assert_int_equal(js_parse_size("512"), 512);
+    assert_int_equal(js_parse_size("64k"), 65536);
+    assert_int_equal(js_parse_size("10m"), 10u << 20);
+    assert_int_equal(js_parse_size("1G"), 1u << 30);
+    assert_int_equal(js_parse_size("30MB"), 30u << 20);
+    assert_int_equal(js_parse_size("x"), 0);
+    assert_int_equal(js_parse_size("10q"), 0);
+    assert_int_equal(js_parse_size(""), 0);
+    parse_ok("start,chunksize=1m,chunktime=60s,jfrmaxsize=30m,jfrfile=/tmp/r-%p.jfr,file=/tmp/p.collapsed");
+    assert_int_equal(A.chunk_size, 1u << 20);
+    assert_int_equal(A.chunk_time_ns, 60000000000LL);
+    assert_int_equal(A.jfr_max_size, 30u << 20);
+    char path[256];
+    assert_int_equal(js_args_jfr_path(&A, 42, 0, path, sizeof path), 0);
+    assert_string_equal(path, "/tmp/r-42.jfr");
+    parse_ok("start,file=/tmp/rec.jfr");
+    assert_int_equal(js_args_jfr_path(&A, 42, 0, path, sizeof path), 0);
+    assert_string_equal(path, "/tmp/rec.jfr");
+    parse_ok("start,jfr,file=/tmp/rec.bin");
+    assert_int_equal(js_args_jfr_path(&A, 42, 0, path, sizeof path), 0);
+    assert_string_equal(path, "/tmp/rec.bin");
+    parse_ok("start,file=/tmp/p.html");
+    assert_int_equal(js_args_jfr_path(&A, 42, 0, path, sizeof path), 0);
+    assert_string_equal(path, "");
+    expect_error("start,chunksize=1k", "chunksize=1k");
+    expect_error("start,chunksize=lots", "chunksize=lots");
+    expect_error("start,chunktime=10ms", "chunktime=10ms");
+    expect_error("start,jfrmaxsize=0", "jfrmaxsize=0");
+    expect_error("start,jfrfile=", "jfrfile=");
+    expect_error("start,jfr=1", "'jfr' takes no value");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -529,6 +564,7 @@ int main(void)
         cmocka_unit_test(test_expand_overflow),
         cmocka_unit_test(test_output_format_explicit_wins),
         cmocka_unit_test(test_output_format_from_extension_and_default),
+        cmocka_unit_test(test_jfr_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -72,6 +72,25 @@ static void thread_name(jvmtiEnv *env, JNIEnv *jni, jthread thread, char *buf, s
     if (info.context_class_loader) (*jni)->DeleteLocalRef(jni, info.context_class_loader);
 }
 
+/* java.lang.Thread's private "tid" field (JDK 17 and 25), looked up once at VM init; a field ID
+ * is a process-wide constant, hence the global. NULL if the field is not there. */
+static jfieldID thread_tid_field;
+
+/* Look up Thread.tid; clears the exception if the field does not exist. */
+static void find_thread_tid_field(JNIEnv *jni)
+{
+    jclass c = (*jni)->FindClass(jni, "java/lang/Thread");
+    if (c) thread_tid_field = (*jni)->GetFieldID(jni, c, "tid", "J");
+    if ((*jni)->ExceptionCheck(jni)) (*jni)->ExceptionClear(jni);
+    if (c) (*jni)->DeleteLocalRef(jni, c);
+}
+
+/* The java.lang.Thread id of thread, or 0 if unknown. */
+static int64_t java_thread_id(JNIEnv *jni, jthread thread)
+{
+    return thread_tid_field && thread ? (int64_t)(*jni)->GetLongField(jni, thread, thread_tid_field) : 0;
+}
+
 /* Run a command through the dispatcher and log its reply. */
 static js_status run_command(const char *cmd)
 {
@@ -84,9 +103,10 @@ static js_status run_command(const char *cmd)
 static void JNICALL on_vm_init(jvmtiEnv *env, JNIEnv *jni, jthread thread)
 {
     create_all_method_ids(env, jni);
+    find_thread_tid_field(jni);
     char name[64];
     thread_name(env, jni, thread, name, sizeof name);
-    js_profiler_thread_start(current_tid(), jni, name);
+    js_profiler_thread_start(current_tid(), jni, name, java_thread_id(jni, thread));
     if (startup_cmd) {
         js_args a;
         char err[256];
@@ -116,7 +136,7 @@ static void JNICALL on_thread_start(jvmtiEnv *env, JNIEnv *jni, jthread thread)
     if (atomic_load(&vm_dead)) return;
     char name[64];
     thread_name(env, jni, thread, name, sizeof name);
-    js_profiler_thread_start(current_tid(), jni, name);
+    js_profiler_thread_start(current_tid(), jni, name, java_thread_id(jni, thread));
 }
 
 static void JNICALL on_thread_end(jvmtiEnv *env, JNIEnv *jni, jthread thread)

@@ -52,6 +52,22 @@ long long js_parse_duration_ns(const char *s)
     return (long long)(v * mul);
 }
 
+uint64_t js_parse_size(const char *s)
+{
+    if (!s || !isdigit((unsigned char)*s)) return 0;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno) return 0;
+    unsigned shift = 0;
+    if (*end == 'k' || *end == 'K') shift = 10, end++;
+    else if (*end == 'm' || *end == 'M') shift = 20, end++;
+    else if (*end == 'g' || *end == 'G') shift = 30, end++;
+    if (*end == 'b' || *end == 'B') end++;
+    if (*end || v > (1ULL << 50) >> shift) return 0;
+    return (uint64_t)v << shift;
+}
+
 /* Parse a positive decimal int within [lo, hi]; -1 if malformed. */
 static int parse_int(const char *s, int lo, int hi, int *out)
 {
@@ -146,7 +162,8 @@ static int parse_flag(js_args *a, const char *key, const char *val, char *err, s
         {"start", JS_ACTION_START}, {"stop", JS_ACTION_STOP},       {"dump", JS_ACTION_DUMP},
         {"status", JS_ACTION_STATUS}, {"version", JS_ACTION_VERSION}};
     static const struct { const char *name; js_out_format f; } formats[] = {
-        {"collapsed", JS_OUT_COLLAPSED}, {"html", JS_OUT_HTML}, {"flamegraph", JS_OUT_HTML}, {"tree", JS_OUT_TREE}};
+        {"collapsed", JS_OUT_COLLAPSED}, {"html", JS_OUT_HTML}, {"flamegraph", JS_OUT_HTML}, {"tree", JS_OUT_TREE},
+        {"jfr", JS_OUT_JFR}};
     int *flag = NULL;
     if (strcmp(key, "threads") == 0) flag = &a->threads;
     else if (strcmp(key, "lines") == 0) flag = &a->lines;
@@ -195,6 +212,17 @@ static int parse_keyval(js_args *a, const char *key, const char *v, char *err, s
         if (append_pattern(a->include, sizeof a->include, v)) why = "expected a pattern; all under 1024 bytes";
     } else if (strcmp(key, "exclude") == 0) {
         if (append_pattern(a->exclude, sizeof a->exclude, v)) why = "expected a pattern; all under 1024 bytes";
+    } else if (strcmp(key, "jfrfile") == 0) {
+        if (copy_value(a->jfrfile, sizeof a->jfrfile, v)) why = "expected a non-empty path under 1024 bytes";
+    } else if (strcmp(key, "chunksize") == 0) {
+        a->chunk_size = js_parse_size(v);
+        if (a->chunk_size < 65536) why = "expected a size of at least 64k, like 10m or 1048576";
+    } else if (strcmp(key, "chunktime") == 0) {
+        a->chunk_time_ns = js_parse_duration_ns(v);
+        if (a->chunk_time_ns < 1000000000LL) why = "expected a duration of at least 1s and at most 1h, like 60s";
+    } else if (strcmp(key, "jfrmaxsize") == 0) {
+        a->jfr_max_size = js_parse_size(v);
+        if (a->jfr_max_size < 65536) why = "expected a size of at least 64k, like 30m";
     } else if (strcmp(key, "log") == 0) {
         if (copy_value(a->log, sizeof a->log, v)) why = "expected a non-empty path under 1024 bytes";
     } else if (strcmp(key, "loglevel") == 0) {
@@ -270,6 +298,14 @@ int js_expand_path(const char *pattern, int pid, long long epoch_sec, char *out,
     if (outlen == 0) return -1;
     out[o] = 0;
     return 0;
+}
+
+int js_args_jfr_path(const js_args *a, int pid, long long epoch_sec, char *out, size_t outlen)
+{
+    const char *pattern = "";
+    if (a->file[0] && js_args_output_format(a, a->file) == JS_OUT_JFR) pattern = a->file;
+    else if (a->jfrfile[0]) pattern = a->jfrfile;
+    return js_expand_path(pattern, pid, epoch_sec, out, outlen);
 }
 
 js_out_format js_args_output_format(const js_args *a, const char *path)

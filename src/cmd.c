@@ -25,9 +25,17 @@ const char *js_strerror(js_status st)
 static js_status check_request(const js_args *a, char *out, size_t outlen)
 {
     js_out_format f = js_args_output_format(a, a->file);
-    if (f == JS_OUT_JFR || f == JS_OUT_JSON_TREE) {
-        snprintf(out, outlen, "option 'file=%s': %s output is not supported by the agent", a->file,
-                 js_out_format_name(f));
+    if (f == JS_OUT_JSON_TREE) {
+        snprintf(out, outlen, "option 'file=%s': the json tree is made by 'jsampler convert', not by the agent",
+                 a->file);
+        return JS_ERR_ARGS;
+    }
+    if (f == JS_OUT_JFR && !a->file[0] && a->action == JS_ACTION_START) {
+        snprintf(out, outlen, "option 'jfr': a JFR recording needs file=PATH");
+        return JS_ERR_ARGS;
+    }
+    if (f == JS_OUT_JFR && a->jfrfile[0]) {
+        snprintf(out, outlen, "option 'jfrfile=%s': file= is already a JFR recording", a->jfrfile);
         return JS_ERR_ARGS;
     }
     return JS_OK;

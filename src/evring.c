@@ -19,13 +19,13 @@ struct js_evring {
     unsigned nstripes, per_stripe;
     _Atomic uint64_t dropped;
     stripe *stripes;
-    js_event *events;
+    js_ring_event *events;
 };
 
 js_evring *js_evring_create(unsigned stripes, unsigned per_stripe, char *err, size_t errlen)
 {
     size_t bytes = sizeof(js_evring) + 64 + (size_t)stripes * sizeof(stripe) +
-                   (size_t)stripes * per_stripe * sizeof(js_event);
+                   (size_t)stripes * per_stripe * sizeof(js_ring_event);
     void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (m == MAP_FAILED) {
         snprintf(err, errlen, "cannot reserve %zu bytes of event buffers: %s", bytes, strerror(errno));
@@ -37,7 +37,7 @@ js_evring *js_evring_create(unsigned stripes, unsigned per_stripe, char *err, si
     r->per_stripe = per_stripe;
     uintptr_t s = ((uintptr_t)(r + 1) + 63) & ~(uintptr_t)63;
     r->stripes = (stripe *)s;
-    r->events = (js_event *)(r->stripes + stripes);
+    r->events = (js_ring_event *)(r->stripes + stripes);
     return r;
 }
 
@@ -46,7 +46,7 @@ void js_evring_destroy(js_evring *r)
     if (r) munmap(r, r->map_bytes);
 }
 
-int js_evring_put(js_evring *r, int hint, const js_event *e)
+int js_evring_put(js_evring *r, int hint, const js_ring_event *e)
 {
     for (unsigned i = 0; i < r->nstripes; i++) {
         unsigned k = ((unsigned)hint + i) % r->nstripes;
@@ -64,7 +64,7 @@ int js_evring_put(js_evring *r, int hint, const js_event *e)
     return -1;
 }
 
-size_t js_evring_drain(js_evring *r, void (*fn)(const js_event *e, void *ctx), void *ctx)
+size_t js_evring_drain(js_evring *r, void (*fn)(const js_ring_event *e, void *ctx), void *ctx)
 {
     size_t total = 0;
     for (unsigned k = 0; k < r->nstripes; k++) {
@@ -75,7 +75,7 @@ size_t js_evring_drain(js_evring *r, void (*fn)(const js_event *e, void *ctx), v
             expected = 0;
             sched_yield();
         }
-        const js_event *ev = &r->events[(size_t)k * r->per_stripe];
+        const js_ring_event *ev = &r->events[(size_t)k * r->per_stripe];
         for (uint32_t i = 0; i < s->count; i++) fn(&ev[i], ctx);
         total += s->count;
         s->count = 0;

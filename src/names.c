@@ -14,6 +14,9 @@ typedef struct {
     jmethodID id;
     char *name; /* "pkg.Class.method", NULL if unresolvable */
     char *sig;
+    char *cls;   /* declaring class, internal form "pkg/Class" */
+    char *mname; /* method name alone */
+    jint modifiers;
     jvmtiLineNumberEntry *lines;
     jint nlines;
     int compiled;
@@ -122,6 +125,19 @@ static void class_name(const char *sig, char *out, size_t len)
     out[o] = 0;
 }
 
+/* "Ljava/lang/String;" -> "java/lang/String" (JFR's internal form); hidden-class suffix dropped. */
+static void internal_name(const char *sig, char *out, size_t len)
+{
+    const char *s = sig;
+    if (*s == 'L') s++;
+    size_t o = 0;
+    for (; *s && *s != ';' && o + 1 < len; s++) {
+        if (s[0] == '/' && s[1] == '0' && s[2] == 'x') break;
+        out[o++] = *s;
+    }
+    out[o] = 0;
+}
+
 /* Fill e through JVMTI. Caller holds lock. */
 static void resolve(method_entry *e)
 {
@@ -137,6 +153,10 @@ static void resolve(method_entry *e)
         e->name = malloc(n);
         if (e->name) snprintf(e->name, n, "%s.%s", cname, mname);
         e->sig = strdup(msig);
+        e->mname = strdup(mname);
+        internal_name(csig, cname, sizeof cname);
+        e->cls = strdup(cname);
+        if ((*jv)->GetMethodModifiers(jv, e->id, &e->modifiers) != JVMTI_ERROR_NONE) e->modifiers = 0;
         jvmtiLineNumberEntry *tab = NULL;
         jint cnt = 0;
         if ((*jv)->GetLineNumberTable(jv, e->id, &cnt, &tab) == JVMTI_ERROR_NONE && cnt > 0) {
@@ -214,6 +234,44 @@ static js_frame_type java_kind(const js_raw_frame *f, int i, int n, const method
     return e && e->compiled ? JS_FT_JIT : JS_FT_INTERPRETED;
 }
 
+int js_names_method_parts(const void *method, js_method_parts *out)
+{
+    pthread_mutex_lock(&lock);
+    method_entry *e = entry((jmethodID)method);
+    if (e) resolve(e);
+    int ok = e && e->name && e->cls && e->mname;
+    if (ok) {
+        snprintf(out->cls, sizeof out->cls, "%s", e->cls);
+        snprintf(out->name, sizeof out->name, "%s", e->mname);
+        snprintf(out->sig, sizeof out->sig, "%s", e->sig ? e->sig : "");
+        out->modifiers = (int)e->modifiers;
+    }
+    pthread_mutex_unlock(&lock);
+    return ok ? 0 : -1;
+}
+
+int js_names_line(const void *method, int bci)
+{
+    if (bci < 0) return -1;
+    pthread_mutex_lock(&lock);
+    method_entry *e = entry((jmethodID)method);
+    if (e) resolve(e);
+    int line = e && e->nlines ? line_of(e, bci) : 0;
+    pthread_mutex_unlock(&lock);
+    return line > 0 ? line : -1;
+}
+
+js_frame_type js_names_kind(const js_raw_frame *f, int i, int n)
+{
+    if (f[i].kind == JS_RF_NATIVE) return JS_FT_NATIVE;
+    if (f[i].kind != JS_RF_JAVA) return JS_FT_ERROR;
+    pthread_mutex_lock(&lock);
+    method_entry *e = entry((jmethodID)f[i].method);
+    js_frame_type k = java_kind(f, i, n, e);
+    pthread_mutex_unlock(&lock);
+    return k;
+}
+
 js_frame_type js_names_frame(const js_raw_frame *f, int i, int n, int lines, int sig, char *buf, size_t len)
 {
     const js_raw_frame *fr = &f[i];
@@ -249,6 +307,8 @@ void js_names_clear(void)
     for (size_t i = 0; i < cap_methods; i++) {
         free(methods[i].name);
         free(methods[i].sig);
+        free(methods[i].cls);
+        free(methods[i].mname);
         free(methods[i].lines);
     }
     free(methods);

@@ -14,6 +14,7 @@
 
 #include "dump.h"
 #include "engine.h"
+#include "jfr_stream.h"
 #include "log.h"
 #include "names.h"
 #include "sampler.h"
@@ -149,7 +150,7 @@ static int try_engine(const js_engine *e, const js_args *a, char *err, size_t er
 {
     int signo = js_sampler_install(e == &js_engine_itimer, err, errlen);
     if (signo < 0) return -1;
-    if (js_sampler_arm(e, &js_walker_agct, P.store, a->jstackdepth, err, errlen) != 0) return -1;
+    if (js_sampler_arm(e, &js_walker_agct, P.store, js_jfr_stream_ring(), a->jstackdepth, err, errlen) != 0) return -1;
     if (e->start(a->interval_ns, signo, err, errlen) != 0) {
         js_sampler_disarm();
         return -1;
@@ -208,6 +209,18 @@ static void arm_cb(js_thread *t, void *ctx)
     arm_thread(t);
 }
 
+/* Open the JFR recording if the request asks for one (file=*.jfr, jfr, jfrfile=). */
+static int start_jfr(const js_args *a, char *err, size_t errlen)
+{
+    char path[JS_PATH_MAX];
+    if (js_args_jfr_path(a, (int)getpid(), (long long)time(NULL), path, sizeof path) != 0) {
+        snprintf(err, errlen, "JFR output path is too long after expansion");
+        return -1;
+    }
+    if (!path[0]) return 0;
+    return js_jfr_stream_start(P.vm, path, a, P.store, err, errlen);
+}
+
 int js_profiler_start(const js_args *a, char *out, size_t outlen)
 {
     pthread_mutex_lock(&lock);
@@ -229,9 +242,11 @@ int js_profiler_start(const js_args *a, char *out, size_t outlen)
     js_stats_reset();
     P.args = *a;
     P.attach_failures = 0;
-    if (choose_engine(a, err, sizeof err) != 0) {
+    if (start_jfr(a, err, sizeof err) != 0 || choose_engine(a, err, sizeof err) != 0) {
         snprintf(out, outlen, "%s", err);
         js_error("%s", err);
+        char ignored[256];
+        if (js_jfr_stream_ring()) js_jfr_stream_stop(ignored, sizeof ignored);
         goto done;
     }
     P.running = 1;
@@ -312,10 +327,19 @@ int js_profiler_stop(const js_args *a, char *out, size_t outlen)
     }
     halt_locked();
     log_summary();
+    rc = 0;
+    if (js_jfr_stream_ring()) {
+        rc = js_jfr_stream_stop(out, outlen);
+        if (rc != 0) js_error("%s", out);
+        else js_info("%s", out);
+    }
     js_args o = output_args(a);
-    rc = js_dump_write(P.store, &o, out, outlen);
-    if (rc != 0) js_error("%s", out);
-    else js_info("%s", out);
+    if (js_args_output_format(&o, o.file) != JS_OUT_JFR) {
+        int drc = js_dump_write(P.store, &o, out, outlen);
+        if (drc != 0) js_error("%s", out);
+        else js_info("%s", out);
+        rc = rc ? rc : drc;
+    }
 done:
     pthread_mutex_unlock(&lock);
     return rc;
@@ -353,7 +377,7 @@ int js_profiler_status(char *out, size_t outlen)
     return 0;
 }
 
-void js_profiler_thread_start(int tid, void *env, const char *name)
+void js_profiler_thread_start(int tid, void *env, const char *name, int64_t java_tid)
 {
     pthread_mutex_lock(&lock);
     int created;
@@ -361,6 +385,7 @@ void js_profiler_thread_start(int tid, void *env, const char *name)
     if (t) {
         atomic_store(&t->env, env);
         js_threads_set_name(atomic_load(&t->serial), tid, name);
+        js_threads_set_java_id(atomic_load(&t->serial), java_tid);
         arm_thread(t);
     }
     pthread_mutex_unlock(&lock);

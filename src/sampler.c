@@ -23,6 +23,7 @@ static struct {
     const js_engine *engine;
     const js_walker *walker;
     js_store *store;
+    js_evring *ring; /* streamed events (JFR), or NULL */
     int depth;
     int signo;
     struct sigaction old;
@@ -84,9 +85,17 @@ static void handler(int signo, siginfo_t *si, void *uc)
     js_raw_frame *buf = S.buffers + (size_t)k * (size_t)S.depth;
     int n = walk(uc, t, buf);
     uint32_t serial = t ? atomic_load_explicit(&t->serial, memory_order_relaxed) : 0;
-    if (js_store_add(S.store, buf, n, serial, w)) js_stats_sample(w);
-    else js_stats_dropped(w);
+    uint32_t id = js_store_add(S.store, buf, n, serial, w);
     atomic_store_explicit(&S.busy[k], 0, memory_order_release);
+    if (id) {
+        js_stats_sample(w);
+        if (S.ring) {
+            js_ring_event ev = {t0, id, serial, (uint32_t)(w > UINT32_MAX ? UINT32_MAX : w), 0};
+            js_evring_put(S.ring, k, &ev);
+        }
+    } else {
+        js_stats_dropped(w);
+    }
     js_stats_handler_ns(now_ns() - t0);
 out:
     atomic_fetch_sub_explicit(&S.inside, 1, memory_order_acq_rel);
@@ -135,7 +144,8 @@ int js_sampler_install(int want_sigprof_only, char *err, size_t errlen)
     return chosen;
 }
 
-int js_sampler_arm(const js_engine *e, const js_walker *w, js_store *s, int depth, char *err, size_t errlen)
+int js_sampler_arm(const js_engine *e, const js_walker *w, js_store *s, js_evring *ring, int depth, char *err,
+                   size_t errlen)
 {
     size_t need = (size_t)STRIPES * (size_t)depth * sizeof(js_raw_frame);
     if (need > S.buffers_bytes) {
@@ -152,6 +162,7 @@ int js_sampler_arm(const js_engine *e, const js_walker *w, js_store *s, int dept
     S.engine = e;
     S.walker = w;
     S.store = s;
+    S.ring = ring;
     S.depth = depth;
     atomic_store_explicit(&S.armed, 1, memory_order_release);
     return 0;

@@ -17,6 +17,7 @@ static _Atomic uint32_t next_serial = 1;
 typedef struct {
     uint32_t serial;
     int tid;
+    int64_t java_tid; /* 0 = not a Java thread (or not known) */
     char name[JS_THREAD_NAME_MAX];
 } name_entry;
 
@@ -117,13 +118,45 @@ void js_threads_set_name(uint32_t serial, int tid, const char *name)
         name_entry *n = realloc(names, cap * sizeof *n);
         if (n) names = n, cap_names = cap;
     }
-    if (!e && nnames < cap_names) e = &names[nnames++];
+    if (!e && nnames < cap_names) {
+        e = &names[nnames++];
+        memset(e, 0, sizeof *e);
+    }
     if (e) {
         e->serial = serial;
         e->tid = tid;
         snprintf(e->name, sizeof e->name, "%s", name ? name : "");
     }
     pthread_mutex_unlock(&names_lock);
+}
+
+/* Entry of serial, newest first, or NULL. Caller holds names_lock. */
+static name_entry *find_name(uint32_t serial)
+{
+    for (size_t i = nnames; i-- > 0;)
+        if (names[i].serial == serial) return &names[i];
+    return NULL;
+}
+
+void js_threads_set_java_id(uint32_t serial, int64_t java_tid)
+{
+    pthread_mutex_lock(&names_lock);
+    name_entry *e = find_name(serial);
+    if (e) e->java_tid = java_tid;
+    pthread_mutex_unlock(&names_lock);
+}
+
+int js_threads_info(uint32_t serial, char *name, size_t len, int *tid, int64_t *java_tid)
+{
+    pthread_mutex_lock(&names_lock);
+    const name_entry *e = find_name(serial);
+    if (e) {
+        snprintf(name, len, "%s", e->name);
+        *tid = e->tid;
+        *java_tid = e->java_tid;
+    }
+    pthread_mutex_unlock(&names_lock);
+    return e ? 0 : -1;
 }
 
 void js_threads_label(uint32_t serial, char *buf, size_t len)

@@ -3,7 +3,9 @@
  * Exit status: 0 success, 1 input/output error (unreadable or malformed input, failed write), 2 usage error
  * (unknown command or option, missing or bad argument), each with one line on stderr.
  * Inputs are read by a small table of readers, chosen by magic bytes, then by extension, else the default
- * (collapsed); a new input format is one more table row.
+ * (collapsed; stdin is sniffed only when it is a regular file); a new input format is one more table row.
+ * Options that only a JFR input can honour (--event, --thread, --from, --to, --lines, --threads) are a usage
+ * error with any other input.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -11,9 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "args.h"
 #include "collapsed_read.h"
+#include "jfr_read.h"
 #include "output.h"
 #include "profile.h"
 #include "version.h"
@@ -23,21 +27,6 @@
 #define ERR_MAX 1024
 #define MAGIC_MAX 16
 
-typedef int (*reader_fn)(FILE *f, const char *name, js_profile *p, char *err, size_t errlen);
-
-typedef struct {
-    const char *name;
-    const char *exts[4];   /* lowercase extensions without the dot, NULL-terminated */
-    const char *magic;     /* leading bytes that identify the format, or NULL */
-    size_t magic_len;
-    reader_fn read;
-} input_reader;
-
-/* The first row is the default when neither magic nor extension decides. */
-static const input_reader readers[] = {
-    {"collapsed", {"collapsed", "folded", NULL}, NULL, 0, js_collapsed_read},
-};
-
 typedef struct {
     const char *input, *output;
     js_out_format format;
@@ -45,7 +34,38 @@ typedef struct {
     int reverse;
     char include[JS_PATTERN_MAX], exclude[JS_PATTERN_MAX];
     int top;
+    js_jfr_read_opts jfr; /* --event, --thread, --from, --to, --lines, --threads */
+    const char *jfr_opt;  /* the first JFR-only option given, for the error with another input */
 } convert_opts;
+
+typedef int (*reader_fn)(FILE *f, const char *name, const convert_opts *o, js_profile *p, char *err, size_t errlen);
+
+typedef struct {
+    const char *name;
+    const char *exts[4];   /* lowercase extensions without the dot, NULL-terminated */
+    const char *magic;     /* leading bytes that identify the format, or NULL */
+    size_t magic_len;
+    reader_fn read;
+    int jfr_options; /* honours the JFR-only options */
+} input_reader;
+
+/* Collapsed stacks reader (options other than the common ones do not apply). */
+static int read_collapsed(FILE *f, const char *name, const convert_opts *o, js_profile *p, char *err, size_t errlen)
+{
+    return js_collapsed_read(f, name, p, err, errlen);
+}
+
+/* JFR reader: needs a seekable regular file (read by offset, chunk by chunk). */
+static int read_jfr(FILE *f, const char *name, const convert_opts *o, js_profile *p, char *err, size_t errlen)
+{
+    return js_jfr_read_fd(fileno(f), name, &o->jfr, p, NULL, err, errlen);
+}
+
+/* The first row is the default when neither magic nor extension decides. */
+static const input_reader readers[] = {
+    {"collapsed", {"collapsed", "folded", NULL}, NULL, 0, read_collapsed, 0},
+    {"jfr", {"jfr", NULL}, "FLR\0", 4, read_jfr, 1},
+};
 
 /* Prints the help text to f. */
 static void usage(FILE *f)
@@ -57,16 +77,36 @@ static void usage(FILE *f)
           "  version                         print the version (also --version)\n"
           "  help                            print this help (also --help, -h)\n"
           "\n"
-          "convert reads INPUT, collapsed stacks ('frame;frame;frame weight' per line; '-' = stdin), and\n"
-          "writes OUTPUT ('-' = stdout). Options (also as --option=VALUE):\n"
-          "  --format F   output format: collapsed, flat, tree or html; default from OUTPUT's extension\n"
-          "               (.collapsed/.folded, .txt = flat, .tree, .html/.htm), else collapsed\n"
+          "convert reads INPUT and writes OUTPUT ('-' = stdout). INPUT is a JFR recording (recognised by its\n"
+          "magic bytes, or a .jfr name; must be a regular file) or collapsed stacks ('frame;frame;frame weight'\n"
+          "per line; '-' = stdin, JFR too when stdin is a file). Options (also as --option=VALUE):\n"
+          "  --format F   output format: collapsed, flat, tree, html or json; default from OUTPUT's extension\n"
+          "               (.collapsed/.folded, .txt = flat, .tree, .html/.htm, .json), else collapsed\n"
           "  --title T    title of the flame graph and of the flat and tree headers\n"
           "  --reverse    html: open the flame graph as an icicle (root at the top)\n"
           "  --include P  keep only stacks with a frame matching P ('*', '?' globs; '|' separates\n"
           "               patterns; repeatable)\n"
           "  --exclude P  drop stacks with a frame matching P (same syntax; repeatable)\n"
           "  --top N      flat: rows per table (default 20)\n"
+          "\n"
+          "JFR input only:\n"
+          "  --event E    cpu (default: jdk.ExecutionSample, jdk.NativeMethodSample; 1 per sample), wall\n"
+          "               (profiler.WallClockSample; its samples field), alloc (jdk.ObjectAllocationInNewTLAB,\n"
+          "               ...OutsideTLAB, jdk.ObjectAllocationSample; bytes; the allocated class is the leaf\n"
+          "               frame, 'java.lang.String_[i]' in a new TLAB, '_[k]' outside or sampled), lock\n"
+          "               (jdk.JavaMonitorEnter, jdk.ThreadPark; ns blocked; the lock class is the leaf '_[i]')\n"
+          "  --thread P   only threads whose name matches P: a glob if P has '*' or '?', else a substring\n"
+          "  --from T     only events at or after T; --to T: only events before T. T is a time since the\n"
+          "  --to T       recording start in seconds or with a unit (90, 1.5s, 200ms, 2m, 1h; ns, us too),\n"
+          "               or @MS, an absolute time in milliseconds since the epoch\n"
+          "  --lines      append ':LINE' to Java frames\n"
+          "  --threads    one root frame per thread, '[name tid=N]'\n"
+          "\n"
+          "json output is the SkyWalking OAP's analysis tree: {\"trees\":[{\"type\":T,\"unit\":U,\"elements\":\n"
+          "[{\"id\":\"0\",\"parentId\":\"-1\",\"codeSignature\":\"all\",\"total\":W,\"self\":W}, ...]}]}: ids are\n"
+          "strings numbered in preorder, element 0 is the root 'all', total and self are weights. T is\n"
+          "EXECUTION_SAMPLE (cpu, wall, collapsed input), LOCK (lock), or two trees for alloc:\n"
+          "OBJECT_ALLOCATION_IN_NEW_TLAB and OBJECT_ALLOCATION_OUTSIDE_TLAB.\n"
           "\n"
           "Exit status: 0 success, 1 input or output error, 2 usage error.\n",
           f);
@@ -94,13 +134,36 @@ static int add_pattern(char *list, const char *pattern)
     return 0;
 }
 
-/* Writable format named s (collapsed, flat, tree, html), or JS_OUT_NONE. */
+/* Writable format named s (collapsed, flat, tree, html, json), or JS_OUT_NONE. */
 static js_out_format format_named(const char *s)
 {
-    static const js_out_format ok[] = {JS_OUT_COLLAPSED, JS_OUT_FLAT, JS_OUT_TREE, JS_OUT_HTML};
+    static const js_out_format ok[] = {JS_OUT_COLLAPSED, JS_OUT_FLAT, JS_OUT_TREE, JS_OUT_HTML, JS_OUT_JSON_TREE};
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
         if (strcmp(s, js_out_format_name(ok[i])) == 0) return ok[i];
     return JS_OUT_NONE;
+}
+
+/* Applies one JFR-only option that takes a value; 0, or an exit code after printing the error. */
+static int convert_jfr_opt(convert_opts *o, const char *opt, const char *val)
+{
+    if (!o->jfr_opt) o->jfr_opt = opt;
+    if (strcmp(opt, "--event") == 0) {
+        if (js_jfr_read_kind_parse(val, &o->jfr.kind) != 0)
+            return die(EXIT_USAGE, "convert: unknown event '%s' for --event (cpu, wall, alloc, lock)", val);
+    } else if (strcmp(opt, "--thread") == 0) {
+        if (!*val) return die(EXIT_USAGE, "convert: --thread needs a non-empty pattern");
+        o->jfr.thread = val;
+    } else {
+        int from = strcmp(opt, "--from") == 0, abs;
+        int64_t ns;
+        if (js_jfr_read_parse_time(val, &abs, &ns) != 0)
+            return die(EXIT_USAGE, "convert: %s needs a time since the recording start (90, 1.5s, 200ms, 2m) or "
+                       "@EPOCH_MS, not '%s'", opt, val);
+        *(from ? &o->jfr.has_from : &o->jfr.has_to) = 1;
+        *(from ? &o->jfr.from_abs : &o->jfr.to_abs) = abs;
+        *(from ? &o->jfr.from_ns : &o->jfr.to_ns) = ns;
+    }
+    return 0;
 }
 
 /* Applies one option that takes a value; 0, or an exit code after printing the error. */
@@ -109,11 +172,14 @@ static int convert_value_opt(convert_opts *o, const char *opt, const char *val)
     if (strcmp(opt, "--format") == 0) {
         o->format = format_named(val);
         if (o->format == JS_OUT_NONE)
-            return die(EXIT_USAGE, "convert: unknown output format '%s' for %s (collapsed, flat, tree, html)", val,
-                       opt);
+            return die(EXIT_USAGE, "convert: unknown output format '%s' for %s (collapsed, flat, tree, html, json)",
+                       val, opt);
     } else if (strcmp(opt, "--title") == 0) {
         if (strlen(val) >= sizeof o->title) return die(EXIT_USAGE, "convert: %s value is too long", opt);
         snprintf(o->title, sizeof o->title, "%s", val);
+    } else if (strcmp(opt, "--event") == 0 || strcmp(opt, "--thread") == 0 || strcmp(opt, "--from") == 0 ||
+               strcmp(opt, "--to") == 0) {
+        return convert_jfr_opt(o, opt, val);
     } else if (strcmp(opt, "--include") == 0 || strcmp(opt, "--exclude") == 0) {
         if (add_pattern(opt[2] == 'i' ? o->include : o->exclude, val) != 0)
             return die(EXIT_USAGE, "convert: %s patterns are too long", opt);
@@ -131,7 +197,8 @@ static int convert_value_opt(convert_opts *o, const char *opt, const char *val)
 /* Parses convert's arguments into o; 0, -1 after printing help, or an exit code after printing the error. */
 static int convert_parse(int argc, char **argv, convert_opts *o)
 {
-    static const char *const valued[] = {"--format", "--title", "--include", "--exclude", "--top"};
+    static const char *const valued[] = {"--format", "--title", "--include", "--exclude", "--top",
+                                         "--event",  "--thread", "--from",   "--to"};
     const char *pos[2];
     int npos = 0, opts_done = 0;
     for (int i = 0; i < argc; i++) {
@@ -148,6 +215,11 @@ static int convert_parse(int argc, char **argv, convert_opts *o)
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) return -1;
         if (strcmp(a, "--reverse") == 0) {
             o->reverse = 1;
+            continue;
+        }
+        if (strcmp(a, "--lines") == 0 || strcmp(a, "--threads") == 0) {
+            *(a[2] == 'l' ? &o->jfr.lines : &o->jfr.threads) = 1;
+            if (!o->jfr_opt) o->jfr_opt = a;
             continue;
         }
         char opt[32];
@@ -167,6 +239,8 @@ static int convert_parse(int argc, char **argv, convert_opts *o)
                              npos ? "OUTPUT" : "INPUT and OUTPUT");
     o->input = pos[0];
     o->output = pos[1];
+    if (o->jfr.has_from && o->jfr.has_to && o->jfr.from_abs == o->jfr.to_abs && o->jfr.from_ns >= o->jfr.to_ns)
+        return die(EXIT_USAGE, "convert: --from must be before --to");
     return 0;
 }
 
@@ -195,8 +269,8 @@ static const input_reader *pick_reader(const char *path, const unsigned char *he
     return &readers[0];
 }
 
-/* Reads the input into p with the matching reader; 0, or EXIT_IO after printing the error. */
-static int read_input(const char *path, js_profile *p)
+/* Reads the input into p with the matching reader; 0, or EXIT_IO / EXIT_USAGE after printing the error. */
+static int read_input(const char *path, const convert_opts *o, js_profile *p)
 {
     int is_stdin = strcmp(path, "-") == 0;
     const char *shown = is_stdin ? "stdin" : path;
@@ -204,18 +278,36 @@ static int read_input(const char *path, js_profile *p)
     if (!f) return die(EXIT_IO, "cannot read '%s': %s", path, strerror(errno));
     unsigned char head[MAGIC_MAX];
     size_t nhead = 0;
-    if (!is_stdin) { /* sniff the magic bytes, then start over; stdin cannot rewind: default reader */
+    struct stat sb;
+    /* sniff the magic bytes, then start over; stdin only when it is a regular file (a pipe cannot rewind) */
+    if (!is_stdin || (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && ftell(f) == 0)) {
         nhead = fread(head, 1, sizeof head, f);
         if (ferror(f) || fseek(f, 0, SEEK_SET) != 0) {
             int e = errno;
-            fclose(f);
-            return die(EXIT_IO, "cannot read '%s': %s", path, e ? strerror(e) : "I/O error");
+            if (!is_stdin) fclose(f);
+            return die(EXIT_IO, "cannot read '%s': %s", shown, e ? strerror(e) : "I/O error");
         }
     }
     char err[ERR_MAX] = "";
-    int rc = pick_reader(path, head, nhead)->read(f, shown, p, err, sizeof err);
+    const input_reader *r = pick_reader(path, head, nhead);
+    if (o->jfr_opt && !r->jfr_options) {
+        if (!is_stdin) fclose(f);
+        return die(EXIT_USAGE, "convert: %s applies to JFR input only ('%s' is read as %s)", o->jfr_opt, shown,
+                   r->name);
+    }
+    int rc = r->read(f, shown, o, p, err, sizeof err);
     if (!is_stdin) fclose(f);
     return rc == 0 ? 0 : die(EXIT_IO, "%s", err);
+}
+
+/* SkyWalking event type of the json output for the selected JFR event kind. */
+static const char *json_type(const convert_opts *o)
+{
+    switch (o->jfr.kind) {
+    case JS_JFR_READ_ALLOC: return "OBJECT_ALLOCATION";
+    case JS_JFR_READ_LOCK: return "LOCK";
+    default: return "EXECUTION_SAMPLE";
+    }
 }
 
 /* Runs the writer for fmt. */
@@ -226,6 +318,7 @@ static int write_format(FILE *f, js_out_format fmt, const js_profile *p, const c
     case JS_OUT_FLAT: return js_write_flat(f, p, o->top, err, errlen);
     case JS_OUT_TREE: return js_write_tree(f, p, err, errlen);
     case JS_OUT_HTML: return js_write_html(f, p, o->reverse, err, errlen);
+    case JS_OUT_JSON_TREE: return js_write_json_tree(f, p, json_type(o), err, errlen);
     default: return js_write_collapsed(f, p, err, errlen);
     }
 }
@@ -264,7 +357,7 @@ static int cmd_convert(int argc, char **argv)
                    o.output);
     js_profile p;
     js_profile_init(&p);
-    rc = read_input(o.input, &p);
+    rc = read_input(o.input, &o, &p);
     if (rc == 0) {
         if (o.title[0]) snprintf(p.title, sizeof p.title, "%s", o.title);
         js_profile_filter(&p, o.include, o.exclude);

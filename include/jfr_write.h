@@ -1,0 +1,97 @@
+/* jfr_write.h - JFR recording writer: chunks, metadata, constant pools, sample events.
+ *
+ * One writer thread owns a js_jfr_writer (not thread-safe, never from a signal handler).
+ * Events are encoded as they arrive and written through a bounded buffer; each chunk ends with
+ * one checkpoint holding every pool entry its events referenced, then its header is patched, so
+ * every finished chunk is complete on disk before the next one starts. Names are pulled at chunk
+ * end through a js_jfr_source (a table of function pointers the producer fills: the agent from
+ * its store and name cache, tests from fixtures). Keys stay stable across chunks (same key =
+ * same content). Memory: per-chunk sets of referenced ids plus maps sized by distinct methods,
+ * classes and threads; nothing grows with the number of events. Errors: -1 and one line in err.
+ */
+#ifndef JS_JFR_WRITE_H
+#define JS_JFR_WRITE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Thread states written in the ThreadState pool (HotSpot's JVMTI-bit keys). */
+#define JS_JFR_STATE_RUNNABLE 5
+#define JS_JFR_STATE_SLEEPING 225
+#define JS_JFR_STATE_PARKED 657
+
+typedef struct {
+    uint64_t method; /* caller's method key, non-zero; equal keys = same method */
+    int32_t line;    /* -1 unknown */
+    int32_t bci;     /* -1 unknown */
+    uint8_t type;    /* js_frame_type 0..6 (Interpreted, JIT compiled, Inlined, Native, C++, Kernel, C1) */
+} js_jfr_frame;
+
+typedef struct {
+    const char *class_name; /* internal form: "java/util/HashMap$Node"; "" for pseudo frames */
+    const char *name;       /* method name */
+    const char *descriptor; /* JVM signature "(I)V", or "" (written as "()L;", like async-profiler) */
+    int32_t modifiers;
+    int hidden;
+} js_jfr_method;
+
+typedef struct {
+    const char *os_name;
+    uint64_t os_tid;
+    const char *java_name; /* NULL for a thread the JVM does not know */
+    uint64_t java_tid;     /* 0 if unknown */
+} js_jfr_thread;
+
+/* What the writer asks the producer at chunk end. Strings returned must stay valid until the
+ * next call on the same source. Each returns 0, or -1 if the id is unknown (the writer then
+ * writes a placeholder entry such as "[unknown]" so no event is left dangling). */
+typedef struct {
+    void *ctx;
+    /* Frames of stack trace `id`, leaf first, into out[0..max); *truncated = 1 if cut at max.
+     * Returns the frame count (>= 1) or -1. */
+    int (*trace)(void *ctx, uint32_t id, js_jfr_frame *out, int max, int *truncated);
+    int (*method)(void *ctx, uint64_t key, js_jfr_method *out);
+    int (*thread)(void *ctx, uint32_t id, js_jfr_thread *out);
+} js_jfr_source;
+
+typedef struct {
+    const char *name, *value;
+} js_jfr_setting;
+
+typedef struct {
+    uint64_t chunk_size;    /* start a new chunk past this many bytes; 0 = 64 MiB */
+    uint64_t chunk_time_ns; /* start a new chunk after this long; 0 = never */
+    uint64_t max_size;      /* stop writing events once the file would pass this; 0 = no cap. From the
+                             * first event that would not fit (pool entries included), events are
+                             * counted in dropped_by_cap and no chunk is started; the file stays
+                             * complete. A cap below one empty chunk (about 3 KB) still writes it. */
+    int max_depth;          /* frames asked of source->trace; 0 = 2048 */
+    const char *recording_name;              /* jdk.ActiveRecording name */
+    const js_jfr_setting *settings; int nsettings; /* written as jdk.ActiveSetting in every chunk */
+} js_jfr_options;
+
+typedef struct {
+    uint64_t events, dropped_by_cap, chunks, bytes;
+} js_jfr_stats;
+
+typedef struct js_jfr_writer js_jfr_writer;
+
+/* Create (truncate) path and start the first chunk. start_ticks is the CLOCK_MONOTONIC ns the
+ * recording starts at; all event ticks use that clock (ticksPerSecond = 1e9). */
+js_jfr_writer *js_jfr_open(const char *path, const js_jfr_options *o, const js_jfr_source *src, uint64_t start_ticks,
+                           char *err, size_t errlen);
+/* Append `weight` jdk.ExecutionSample events (capped at 1000) for thread id, trace id, state key.
+ * Thread and trace ids must be in 1..2^31-1 (else -1, "invalid JFR sample"). Events over max_size are
+ * dropped and counted, still returning 0; -1 means a write error ("cannot write JFR 'PATH': why"),
+ * after which every call fails the same way and only js_jfr_close remains to be called. */
+int js_jfr_execution_sample(js_jfr_writer *w, uint64_t ticks, uint32_t thread, uint32_t trace, uint32_t state,
+                            uint32_t weight, char *err, size_t errlen);
+/* Finish the current chunk and start a new one if chunk_size or chunk_time is reached (only when
+ * the chunk holds an event, and never once max_size was reached). */
+int js_jfr_maybe_rotate(js_jfr_writer *w, uint64_t now_ticks, char *err, size_t errlen);
+/* Finish the last chunk, close the file, free w (also on error; NULL is a no-op). */
+int js_jfr_close(js_jfr_writer *w, uint64_t end_ticks, char *err, size_t errlen);
+/* Counters so far. */
+void js_jfr_get_stats(const js_jfr_writer *w, js_jfr_stats *st);
+
+#endif

@@ -1,0 +1,137 @@
+#!/bin/sh
+# JFR round trip with the agent (part of make test): for JDK 17 and JDK 25, profile CpuSplit writing a
+# collapsed profile and a JFR recording in one run, then check that
+#   - the JDK's own `jfr` tool (summary, print --json) reads every recording with no warning,
+#   - every stack and count in `jfr print --json` equals the agent's collapsed output,
+#   - `jsampler convert` reads the recording back to the same collapsed stacks and the same flame graph,
+#   - a multi-chunk recording (chunksize=64k) and one cut short by SIGTERM mid-run are complete,
+#   - jfrmaxsize caps the file.
+# JDK17_HOME / JDK25_HOME override the JDK locations; a missing JDK is skipped with a message.
+set -eu
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+AGENT=${JSAMPLER_AGENT:-$ROOT/build/libjsampler.so}
+CLI=$ROOT/build/jsampler
+OUT=$ROOT/build/jfr-test
+PY=/usr/bin/python3
+JDK17_HOME=${JDK17_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
+JDK25_HOME=${JDK25_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
+fails=0
+found=0
+
+fail() { echo "FAIL $*"; fails=$((fails + 1)); }
+pass() { echo "PASS $*"; }
+
+# jfr_stacks JAVA_HOME FILE OUT: the recording's ExecutionSample stacks as collapsed lines, via the JDK's tool.
+jfr_stacks() {
+    "$1/bin/jfr" print --json --stack-depth 4096 --events jdk.ExecutionSample "$2" >"$3.json" 2>"$3.err" || return 1
+    [ ! -s "$3.err" ] || { cat "$3.err"; return 1; }
+    "$PY" "$ROOT/java-test-harness/jfr_stacks.py" "$3.json" >"$3"
+}
+
+# same_stacks A B: collapsed files with the same stacks and weights (order ignored).
+same_stacks() {
+    sort "$1" >"$1.sorted"
+    sort "$2" >"$2.sorted"
+    cmp -s "$1.sorted" "$2.sorted"
+}
+
+check_jdk() {
+    n=$1
+    home=$2
+    if [ ! -x "$home/bin/java" ] || [ ! -x "$home/bin/jfr" ]; then
+        echo "SKIP: JDK $n not found at $home"
+        return 0
+    fi
+    found=$((found + 1))
+    w=$OUT/jdk$n
+    rm -rf "$w"
+    mkdir -p "$w/classes"
+    "$home/bin/javac" --release 17 -d "$w/classes" "$ROOT/java-test-harness/CpuSplit.java"
+    echo "== JDK $n ($("$home/bin/java" -version 2>&1 | head -n 1))"
+
+    # 1. One run, two outputs: collapsed and JFR.
+    "$home/bin/java" "-agentpath:$AGENT=start,event=cpu,interval=1ms,file=$w/run.collapsed,jfrfile=$w/run.jfr" \
+        -cp "$w/classes" CpuSplit 3 2 >"$w/run.out" 2>"$w/run.err" || { fail "jdk$n run exited non-zero"; cat "$w/run.err"; return 0; }
+    grep -q "wrote JFR recording" "$w/run.err" || { fail "jdk$n: no JFR line in the log"; cat "$w/run.err"; return 0; }
+    if "$home/bin/jfr" summary "$w/run.jfr" >"$w/summary.txt" 2>"$w/summary.err" && [ ! -s "$w/summary.err" ]; then
+        pass "jdk$n jfr summary reads the recording ($(grep -E 'jdk.ExecutionSample' "$w/summary.txt" | awk '{print $2}') samples)"
+    else
+        fail "jdk$n jfr summary"; cat "$w/summary.err"
+    fi
+    if jfr_stacks "$home" "$w/run.jfr" "$w/jdk.collapsed" && same_stacks "$w/jdk.collapsed" "$w/run.collapsed"; then
+        pass "jdk$n jfr print --json: every stack and count equals the collapsed output ($(wc -l <"$w/run.collapsed") stacks)"
+    else
+        fail "jdk$n jfr print --json differs from the collapsed output"
+        diff "$w/jdk.collapsed.sorted" "$w/run.collapsed.sorted" | head -n 10
+    fi
+    if "$CLI" convert "$w/run.jfr" "$w/ours.collapsed" 2>"$w/convert.err" && same_stacks "$w/ours.collapsed" "$w/run.collapsed"; then
+        pass "jdk$n jsampler convert reads the recording back to the same stacks"
+    else
+        fail "jdk$n jsampler convert of the recording differs"; cat "$w/convert.err"
+        [ -f "$w/ours.collapsed.sorted" ] && diff "$w/ours.collapsed.sorted" "$w/run.collapsed.sorted" | head -n 10
+    fi
+    # The agent's own flame graph and one made from its JFR recording, in one run: the same page.
+    "$home/bin/java" "-agentpath:$AGENT=start,event=cpu,interval=1ms,title=T,file=$w/agent.html,jfrfile=$w/html.jfr" \
+        -cp "$w/classes" CpuSplit 2 2 >/dev/null 2>"$w/html.err" || true
+    "$CLI" convert --title T "$w/html.jfr" "$w/from-jfr.html" 2>/dev/null || true
+    if [ -s "$w/from-jfr.html" ] && cmp -s "$w/from-jfr.html" "$w/agent.html"; then
+        pass "jdk$n flame graph converted from JFR equals the agent's own flame graph"
+    else
+        fail "jdk$n flame graph from JFR differs from the agent's own"
+    fi
+
+    # 2. Small chunks: many chunks, both readers agree with the collapsed output.
+    "$home/bin/java" "-agentpath:$AGENT=start,event=cpu,interval=1ms,chunksize=64k,file=$w/chunks.collapsed,jfrfile=$w/chunks.jfr" \
+        -cp "$w/classes" CpuSplit 3 2 >/dev/null 2>"$w/chunks.err" || true
+    chunks=$("$home/bin/jfr" summary "$w/chunks.jfr" 2>/dev/null | awk '/^ *Chunks:/ {print $2}')
+    if [ "${chunks:-0}" -ge 2 ] && jfr_stacks "$home" "$w/chunks.jfr" "$w/chunks.jdk" &&
+        same_stacks "$w/chunks.jdk" "$w/chunks.collapsed" && "$CLI" convert "$w/chunks.jfr" "$w/chunks.ours" 2>/dev/null &&
+        same_stacks "$w/chunks.ours" "$w/chunks.collapsed"; then
+        pass "jdk$n multi-chunk recording ($chunks chunks) read by both tools, same stacks"
+    else
+        fail "jdk$n multi-chunk recording (chunks=${chunks:-?})"; tail -n 3 "$w/chunks.err"
+    fi
+
+    # 3. Stopped mid-run by SIGTERM: the recording is complete.
+    "$home/bin/java" "-agentpath:$AGENT=start,event=cpu,interval=1ms,file=$w/term.jfr" \
+        -cp "$w/classes" CpuSplit 20 2 >/dev/null 2>"$w/term.err" &
+    pid=$!
+    sleep 3
+    kill -TERM "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    if "$home/bin/jfr" print --events jdk.ExecutionSample "$w/term.jfr" >/dev/null 2>"$w/term.print.err" &&
+        [ ! -s "$w/term.print.err" ] && "$CLI" convert "$w/term.jfr" "$w/term.collapsed" 2>/dev/null &&
+        [ -s "$w/term.collapsed" ]; then
+        pass "jdk$n recording stopped by SIGTERM mid-run is complete ($(awk '{s += $NF} END {print s}' "$w/term.collapsed") samples)"
+    else
+        fail "jdk$n recording stopped by SIGTERM"; cat "$w/term.print.err"; tail -n 3 "$w/term.err"
+    fi
+
+    # 4. jfrmaxsize caps the file; the capped file still reads.
+    "$home/bin/java" "-agentpath:$AGENT=start,event=cpu,interval=1ms,jfrmaxsize=64k,file=$w/cap.jfr" \
+        -cp "$w/classes" CpuSplit 3 2 >/dev/null 2>"$w/cap.err" || true
+    size=$(stat -c %s "$w/cap.jfr" 2>/dev/null || echo 0)
+    if [ "$size" -gt 0 ] && [ "$size" -le 65536 ] && "$home/bin/jfr" summary "$w/cap.jfr" >/dev/null 2>&1; then
+        pass "jdk$n jfrmaxsize=64k: $size bytes, readable; $(grep -o '[0-9]* events over jfrmaxsize' "$w/cap.err")"
+    else
+        fail "jdk$n jfrmaxsize=64k gave $size bytes"; tail -n 3 "$w/cap.err"
+    fi
+}
+
+mkdir -p "$OUT"
+if [ ! -f "$AGENT" ] || [ ! -x "$CLI" ]; then
+    echo "jfr-test: build first (make)" >&2
+    exit 1
+fi
+check_jdk 17 "$JDK17_HOME"
+check_jdk 25 "$JDK25_HOME"
+if [ "$found" -eq 0 ]; then
+    echo "jfr-test: FAILED: no JDK with a jfr tool found"
+    exit 1
+fi
+if [ "$fails" -ne 0 ]; then
+    echo "jfr-test: FAILED ($fails checks)"
+    exit 1
+fi
+echo "jfr-test: passed"

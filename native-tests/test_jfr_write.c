@@ -1,0 +1,850 @@
+/* test_jfr_write.c - the JFR writer (jfr_write.h): chunk headers, record sizes, metadata, the
+ * checkpoint's pools and references, weights, multi-chunk key stability, the max_size cap and
+ * write errors. Files are checked with a small parser written here from the format notes
+ * (jfr-format.md), independent of the writer's code; the JDK's own `jfr` tool is exercised by
+ * native-tests/jfr_tool_check.sh. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <ftw.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "jfr_meta.h"
+#include "jfr_write.h"
+
+#define UNUSED __attribute__((unused))
+#define T0 1000000000000ULL /* start ticks of every recording (ns) */
+#define MS 1000000ULL
+#define LONG_REPEAT 5000
+#define DEEP 100
+#define NTRACES 6
+
+static char tmpdir[64];
+static char long_name[2 + 2 * LONG_REPEAT + 1]; /* "Lx" + "é" x 5000 = 10002 bytes */
+
+/* ---- fixture source ---- */
+
+typedef struct {
+    uint64_t key;
+    const char *cls, *name, *sig;
+} fx_meth;
+
+static const fx_meth methods[] = {
+    {11, "java/lang/Thread", "run", "()V"},
+    {12, "com/example/App", "main", "([Ljava/lang/String;)V"},
+    {13, "com/example/\xc3\x9cn\xc3\xaf", "m\xc3\xa9" "thode_\xce\xbb", "()V"},
+    {14, "com/example/Long", long_name, "()V"},
+    {15, "", "[unknown_Java]", ""},
+    {16, "Default", "run", "()V"},
+};
+#define NMETHODS (sizeof methods / sizeof methods[0])
+
+/* Traces 1..5 leaf first as {method, type}; trace 5 is DEEP frames; trace 6 is unknown. */
+static const uint64_t trace_methods[NTRACES][4] = {{12, 11}, {13, 12, 11}, {15, 11}, {14, 16}, {0}, {0}};
+static const uint8_t trace_types[NTRACES][4] = {{0, 2}, {6, 0, 1}, {4, 1}, {1, 0}, {0}, {0}};
+
+typedef struct {
+    int unknown_all; /* every lookup fails */
+    int calls;
+} fx_ctx;
+
+static int fx_trace(void *ctx, uint32_t id, js_jfr_frame *out, int max, int *truncated)
+{
+    fx_ctx *c = ctx;
+    c->calls++;
+    if (c->unknown_all || id < 1 || id > 5) return -1;
+    int n = 0;
+    if (id == 5) n = DEEP;
+    else while (n < 4 && trace_methods[id - 1][n]) n++;
+    *truncated = n > max;
+    if (n > max) n = max;
+    for (int i = 0; i < n; i++) {
+        uint64_t m = id == 5 ? 11 + (uint64_t)(i % 2) : trace_methods[id - 1][i];
+        out[i] = (js_jfr_frame){m, i == 0 ? -1 : 10 + i, i == 0 ? -1 : i, id == 5 ? 0 : trace_types[id - 1][i]};
+    }
+    return n;
+}
+
+static int fx_method(void *ctx, uint64_t key, js_jfr_method *out)
+{
+    fx_ctx *c = ctx;
+    c->calls++;
+    for (size_t i = 0; i < NMETHODS && !c->unknown_all; i++)
+        if (methods[i].key == key) {
+            *out = (js_jfr_method){methods[i].cls, methods[i].name, methods[i].sig, 1, 0};
+            return 0;
+        }
+    return -1;
+}
+
+static int fx_thread(void *ctx, uint32_t id, js_jfr_thread *out)
+{
+    fx_ctx *c = ctx;
+    c->calls++;
+    if (c->unknown_all || id < 1 || id > 2) return -1;
+    *out = id == 1 ? (js_jfr_thread){"main", 100, "main", 1} : (js_jfr_thread){"GC Thread#0", 101, NULL, 0};
+    return 0;
+}
+
+static fx_ctx ctx_known, ctx_unknown = {1, 0};
+static const js_jfr_source src_known = {&ctx_known, fx_trace, fx_method, fx_thread};
+static const js_jfr_source src_unknown = {&ctx_unknown, fx_trace, fx_method, fx_thread};
+static const js_jfr_setting settings[] = {{"event", "cpu"}, {"interval", "10ms"}};
+
+/* ---- a minimal JFR reader ---- */
+
+typedef struct {
+    const uint8_t *p;
+    size_t end, pos;
+} rd;
+
+/* JFR varint: 7 bits per byte for 8 bytes, then a full 9th byte. */
+static uint64_t rd_var(rd *r)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 9; i++) {
+        assert_true(r->pos < r->end);
+        uint8_t b = r->p[r->pos++];
+        if (i == 8) return v | (uint64_t)b << 56;
+        v |= (uint64_t)(b & 0x7f) << (7 * i);
+        if (!(b & 0x80)) return v;
+    }
+    return v;
+}
+
+static uint8_t rd_u8(rd *r)
+{
+    assert_true(r->pos < r->end);
+    return r->p[r->pos++];
+}
+
+/* A string field: encoding 0 (NULL, *len = 0) or 3 (UTF-8; pointer into the file). */
+static const char *rd_str(rd *r, size_t *len)
+{
+    uint8_t enc = rd_u8(r);
+    *len = 0;
+    if (enc == 0) return NULL;
+    assert_int_equal(enc, 3);
+    *len = (size_t)rd_var(r);
+    assert_true(r->pos + *len <= r->end);
+    const char *s = (const char *)r->p + r->pos;
+    r->pos += *len;
+    return s;
+}
+
+static uint64_t be64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++) v = v << 8 | p[i];
+    return v;
+}
+
+enum { P_THREAD, P_STATE, P_TRACE, P_FTYPE, P_METHOD, P_CLASS, P_PACKAGE, P_SYMBOL, P_COUNT };
+
+typedef struct {
+    uint64_t key, a, b, c; /* per pool, in wire order: method (class, name, descriptor), class (loader,
+                            * name, package), package (name), trace (truncated, depth), thread (osTid,
+                            * javaName is null, javaTid) */
+    const char *s;
+    size_t slen;
+} entry;
+
+#define PMAX 4096
+typedef struct {
+    entry e[P_COUNT][PMAX];
+    size_t n[P_COUNT];
+    entry frames[PMAX * 4]; /* key = trace, a = method, b = type */
+    size_t nframes;
+    /* totals over the file */
+    int chunks;
+    uint64_t samples, settings, recordings, truncated;
+    size_t max_symbol, max_depth;
+    int null_java_names, long_name_ok, non_ascii_ok, pseudo_ok, unknown_method, unknown_thread;
+    uint64_t first_method_name[64]; /* method key -> hash of its name in the first chunk seen */
+    uint64_t prev_symbols[PMAX];    /* previous chunk's symbol keys */
+    size_t nprev;
+} jfr;
+
+static entry *find(jfr *j, int pool, uint64_t key)
+{
+    for (size_t i = 0; i < j->n[pool]; i++)
+        if (j->e[pool][i].key == key) return &j->e[pool][i];
+    return NULL;
+}
+
+static int pool_of(uint64_t type)
+{
+    switch (type) {
+    case JS_JFR_T_THREAD: return P_THREAD;
+    case JS_JFR_T_THREAD_STATE: return P_STATE;
+    case JS_JFR_T_STACK_TRACE: return P_TRACE;
+    case JS_JFR_T_FRAME_TYPE: return P_FTYPE;
+    case JS_JFR_T_METHOD: return P_METHOD;
+    case JS_JFR_T_CLASS: return P_CLASS;
+    case JS_JFR_T_PACKAGE: return P_PACKAGE;
+    case JS_JFR_T_SYMBOL: return P_SYMBOL;
+    default: fail_msg("unexpected pool type %llu", (unsigned long long)type); return -1;
+    }
+}
+
+/* One pool entry laid out as jfr-format.md §6 (and our metadata) says. */
+static void parse_entry(jfr *j, rd *r, int pool)
+{
+    assert_true(j->n[pool] < PMAX);
+    entry *e = &j->e[pool][j->n[pool]++];
+    memset(e, 0, sizeof *e);
+    e->key = rd_var(r);
+    if (pool != P_STATE && pool != P_FTYPE && pool != P_PACKAGE) {
+        assert_true(e->key != 0 && e->key < 0x80000000ULL); /* async-profiler's reader */
+    }
+    size_t len;
+    switch (pool) {
+    case P_THREAD:
+        e->s = rd_str(r, &e->slen);
+        e->a = rd_var(r);
+        e->b = rd_str(r, &len) == NULL;
+        e->c = rd_var(r);
+        j->null_java_names += (int)e->b;
+        break;
+    case P_STATE: case P_FTYPE: case P_SYMBOL:
+        e->s = rd_str(r, &e->slen);
+        assert_non_null(e->s);
+        break;
+    case P_TRACE:
+        e->a = rd_u8(r);
+        e->b = rd_var(r);
+        assert_true(e->b >= 1);
+        j->truncated += e->a;
+        if (e->b > j->max_depth) j->max_depth = (size_t)e->b;
+        for (uint64_t i = 0; i < e->b; i++) {
+            assert_true(j->nframes < PMAX * 4);
+            entry *f = &j->frames[j->nframes++];
+            f->key = e->key;
+            f->a = rd_var(r);
+            rd_var(r), rd_var(r); /* line, bci */
+            f->b = rd_u8(r);      /* one raw byte for async-profiler */
+            assert_true(f->b < 7);
+        }
+        break;
+    case P_METHOD: case P_CLASS:
+        e->a = rd_var(r), e->b = rd_var(r), e->c = rd_var(r);
+        rd_var(r);
+        assert_true(rd_u8(r) <= 1);
+        break;
+    case P_PACKAGE:
+        e->a = rd_var(r);
+        break;
+    }
+}
+
+/* The checkpoint record at r (after size and type): delta 0, no empty pool, exact size. */
+static void parse_checkpoint(jfr *j, rd *r)
+{
+    memset(j->n, 0, sizeof j->n);
+    j->nframes = 0;
+    rd_var(r), rd_var(r);               /* startTime, duration */
+    assert_int_equal(rd_var(r), 0);     /* delta: the only checkpoint */
+    assert_true(rd_u8(r) <= 1);         /* type */
+    uint64_t npools = rd_var(r);
+    for (uint64_t i = 0; i < npools; i++) {
+        int pool = pool_of(rd_var(r));
+        assert_int_equal(j->n[pool], 0); /* each pool once */
+        uint64_t count = rd_var(r);
+        assert_true(count >= 1);         /* jfr print rejects empty pools */
+        for (uint64_t k = 0; k < count; k++) parse_entry(j, r, pool);
+    }
+    assert_int_equal(r->pos, r->end);
+}
+
+static uint64_t hash_str(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++) h = (h ^ (uint8_t)s[i]) * 1099511628211ULL;
+    return h;
+}
+
+/* Symbol `key`'s string, which must exist. */
+static const entry *symbol(jfr *j, uint64_t key)
+{
+    const entry *s = find(j, P_SYMBOL, key);
+    if (!s) fail_msg("missing symbol %llu", (unsigned long long)key);
+    return s;
+}
+
+/* Every reference in the pools resolves; records what the fixture strings became. */
+static void check_pool_refs(jfr *j)
+{
+    for (size_t i = 0; i < j->nframes; i++) {
+        assert_non_null(find(j, P_METHOD, j->frames[i].a));
+        assert_non_null(find(j, P_FTYPE, j->frames[i].b));
+    }
+    for (size_t i = 0; i < j->n[P_METHOD]; i++) {
+        const entry *m = &j->e[P_METHOD][i];
+        const entry *c = find(j, P_CLASS, m->a), *name = symbol(j, m->b), *desc = symbol(j, m->c);
+        assert_non_null(c);
+        assert_true(desc->slen >= 2 && desc->s[0] == '(');
+        const entry *cname = symbol(j, c->b);
+        if (name->slen == 8190 && memcmp(name->s, "Lx\xc3\xa9", 4) == 0) j->long_name_ok = 1;
+        if (name->slen == 11 && memcmp(name->s, "m\xc3\xa9thode_\xce\xbb", 11) == 0) j->non_ascii_ok = 1;
+        if (cname->slen == 0 && name->slen == 14 && memcmp(name->s, "[unknown_Java]", 14) == 0) j->pseudo_ok = 1;
+        if (cname->slen == 0 && name->slen == 9 && memcmp(name->s, "[unknown]", 9) == 0) j->unknown_method = 1;
+        if (m->key < 64) {
+            uint64_t h = hash_str(name->s, name->slen);
+            if (!j->first_method_name[m->key]) j->first_method_name[m->key] = h;
+            assert_true(j->first_method_name[m->key] == h); /* same key, same content in every chunk */
+        }
+    }
+    for (size_t i = 0; i < j->n[P_CLASS]; i++) {
+        const entry *c = &j->e[P_CLASS][i];
+        assert_int_equal(c->a, 0); /* classLoader: null */
+        symbol(j, c->b);
+        if (c->c) assert_non_null(find(j, P_PACKAGE, c->c));
+    }
+    for (size_t i = 0; i < j->n[P_PACKAGE]; i++) symbol(j, j->e[P_PACKAGE][i].a);
+    for (size_t i = 0; i < j->n[P_SYMBOL]; i++) {
+        if (j->e[P_SYMBOL][i].slen > j->max_symbol) j->max_symbol = j->e[P_SYMBOL][i].slen;
+        for (size_t k = 0; k < j->nprev; k++) assert_true(j->prev_symbols[k] != j->e[P_SYMBOL][i].key);
+    }
+    for (size_t i = 0; i < j->n[P_THREAD]; i++)
+        if (j->e[P_THREAD][i].slen == 9 && memcmp(j->e[P_THREAD][i].s, "[unknown]", 9) == 0) j->unknown_thread = 1;
+    j->nprev = j->n[P_SYMBOL];
+    for (size_t i = 0; i < j->nprev; i++) j->prev_symbols[i] = j->e[P_SYMBOL][i].key;
+}
+
+/* One event record: exactly the declared fields; sample references resolve. */
+static void parse_event(jfr *j, rd *r, uint64_t type)
+{
+    if (type == JS_JFR_T_EXECUTION_SAMPLE) {
+        rd_var(r); /* startTime */
+        assert_non_null(find(j, P_THREAD, rd_var(r)));
+        assert_non_null(find(j, P_TRACE, rd_var(r)));
+        assert_non_null(find(j, P_STATE, rd_var(r)));
+        assert_int_equal(r->pos, r->end); /* async-profiler reads exactly these 4 fields */
+        j->samples++;
+    } else if (type == JS_JFR_T_ACTIVE_SETTING) {
+        j->settings++;
+    } else if (type == JS_JFR_T_ACTIVE_RECORDING) {
+        j->recordings++;
+    } else {
+        fail_msg("unexpected record type %llu", (unsigned long long)type);
+    }
+}
+
+/* One chunk at file offset `start`; returns its size. */
+static uint64_t parse_chunk(jfr *j, const uint8_t *f, size_t fsize, size_t start)
+{
+    const uint8_t *h = f + start;
+    assert_true(fsize - start >= 68);
+    assert_memory_equal(h, "FLR\0", 4);
+    assert_int_equal(h[4] << 8 | h[5], 2); /* major */
+    assert_int_equal(h[64], 0);            /* finished */
+    uint64_t size = be64(h + 8), cp = be64(h + 16), meta = be64(h + 24);
+    assert_true(size <= fsize - start && size > 68);
+    assert_int_equal(meta, 68);
+    assert_true(cp > meta && cp < size);
+    assert_int_equal(be64(h + 56), 1000000000ULL);
+    rd c = {f + start, size, cp};
+    uint64_t cpsize = rd_var(&c);
+    assert_int_equal(rd_var(&c), 1);
+    assert_int_equal(cp + cpsize, size); /* the checkpoint ends the chunk */
+    c.end = cp + cpsize;
+    parse_checkpoint(j, &c);
+    check_pool_refs(j);
+    for (uint64_t off = 68; off < size;) { /* every record, back to back, exactly filling the chunk */
+        rd r = {f + start, size, off};
+        uint64_t rsize = rd_var(&r), type = rd_var(&r);
+        assert_true(rsize > 0 && off + rsize <= size);
+        r.end = off + rsize;
+        if (type == 0) assert_int_equal(off, 68);
+        else if (type == 1) assert_int_equal(off, cp);
+        else parse_event(j, &r, type);
+        off += rsize;
+    }
+    j->chunks++;
+    return size;
+}
+
+/* Parse a whole file (heap jfr, caller frees). */
+static jfr *parse_file(const char *path)
+{
+    FILE *fp = fopen(path, "rb");
+    assert_non_null(fp);
+    struct stat sb;
+    assert_int_equal(fstat(fileno(fp), &sb), 0);
+    uint8_t *f = malloc((size_t)sb.st_size + 1);
+    assert_non_null(f);
+    assert_int_equal(fread(f, 1, (size_t)sb.st_size, fp), (size_t)sb.st_size);
+    fclose(fp);
+    jfr *j = calloc(1, sizeof *j);
+    assert_non_null(j);
+    for (size_t off = 0; off < (size_t)sb.st_size;) off += (size_t)parse_chunk(j, f, (size_t)sb.st_size, off);
+    free(f);
+    return j;
+}
+
+/* ---- helpers ---- */
+
+static const char *tmp(const char *name)
+{
+    static char path[256];
+    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+    return path;
+}
+
+static long long file_size(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 ? (long long)sb.st_size : -1;
+}
+
+static js_jfr_writer *open_ok(const char *path, const js_jfr_options *o, const js_jfr_source *src)
+{
+    char err[512] = "";
+    js_jfr_writer *w = js_jfr_open(path, o, src, T0, err, sizeof err);
+    if (!w) print_error("js_jfr_open: %s\n", err);
+    assert_non_null(w);
+    return w;
+}
+
+static void sample_ok(js_jfr_writer *w, uint64_t ticks, uint32_t thread, uint32_t trace, uint32_t weight)
+{
+    char err[512] = "";
+    int rc = js_jfr_execution_sample(w, ticks, thread, trace, JS_JFR_STATE_RUNNABLE, weight, err, sizeof err);
+    if (rc) print_error("sample: %s\n", err);
+    assert_int_equal(rc, 0);
+}
+
+static void close_ok(js_jfr_writer *w, uint64_t ticks)
+{
+    char err[512] = "";
+    int rc = js_jfr_close(w, ticks, err, sizeof err);
+    if (rc) print_error("close: %s\n", err);
+    assert_int_equal(rc, 0);
+}
+
+/* Writes n samples cycling over threads 1..3 and traces 1..6 (weights 1..3); returns the weight sum. */
+static uint64_t write_mix(js_jfr_writer *w, int n, int rotate)
+{
+    uint64_t sum = 0;
+    char err[512];
+    for (int i = 0; i < n; i++) {
+        uint32_t weight = 1 + (uint32_t)i % 3;
+        sample_ok(w, T0 + (uint64_t)i * MS, 1 + (uint32_t)i % 3, 1 + (uint32_t)(i / 3) % NTRACES, weight);
+        sum += weight;
+        if (rotate) assert_int_equal(js_jfr_maybe_rotate(w, T0 + (uint64_t)i * MS, err, sizeof err), 0);
+    }
+    return sum;
+}
+
+/* ---- tests ---- */
+
+/* Header fields, record sizes, pools and references of a one-chunk recording of the fixture. */
+static void test_single_chunk(void **state UNUSED)
+{
+    js_jfr_options o = {.settings = settings, .nsettings = 2, .recording_name = "test"};
+    js_jfr_writer *w = open_ok(tmp("single.jfr"), &o, &src_known);
+    uint64_t sum = write_mix(w, 90, 0);
+    js_jfr_stats st;
+    js_jfr_get_stats(w, &st);
+    assert_int_equal(st.events, sum);
+    assert_int_equal(st.chunks, 1);
+    assert_int_equal(st.dropped_by_cap, 0);
+    close_ok(w, T0 + 100 * MS);
+    jfr *j = parse_file(tmp("single.jfr"));
+    assert_int_equal(j->chunks, 1);
+    assert_int_equal(j->samples, sum);
+    assert_int_equal(j->settings, 2);
+    assert_int_equal(j->recordings, 1);
+    assert_int_equal(j->max_depth, DEEP);
+    assert_int_equal(j->truncated, 0);
+    assert_int_equal(j->n[P_TRACE], NTRACES);
+    assert_int_equal(j->n[P_THREAD], 3);
+    assert_int_equal(j->null_java_names, 2); /* "GC Thread#0" and the unknown thread */
+    assert_true(j->long_name_ok);            /* cut to 8190 bytes: 8191 would split an "é" */
+    assert_true(j->non_ascii_ok);
+    assert_true(j->pseudo_ok);
+    assert_true(j->unknown_method); /* the placeholder frame of unknown trace 6 */
+    assert_true(j->unknown_thread);
+    assert_true(j->max_symbol <= JS_JFR_STR_MAX);
+    free(j);
+}
+
+/* The header's size, offsets and times for a single chunk. */
+static void test_header_fields(void **state UNUSED)
+{
+    js_jfr_writer *w = open_ok(tmp("header.jfr"), NULL, &src_known);
+    sample_ok(w, T0 + 5 * MS, 1, 1, 1);
+    close_ok(w, T0 + 250 * MS);
+    FILE *fp = fopen(tmp("header.jfr"), "rb");
+    uint8_t h[68];
+    assert_int_equal(fread(h, 1, 68, fp), 68);
+    fclose(fp);
+    assert_int_equal(be64(h + 8), file_size(tmp("header.jfr")));
+    assert_int_equal(be64(h + 40), 250 * MS); /* duration */
+    assert_int_equal(be64(h + 48), T0);       /* startTicks */
+    uint64_t start_ns = be64(h + 32);         /* wall clock at T0 on the monotonic clock */
+    struct timespec rt, mt;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    clock_gettime(CLOCK_MONOTONIC, &mt);
+    int64_t expect = (int64_t)rt.tv_sec * 1000000000LL + rt.tv_nsec - (mt.tv_sec * 1000000000LL + mt.tv_nsec) + (int64_t)T0;
+    assert_true(llabs((long long)((int64_t)start_ns - expect)) < 1000000000LL);
+    assert_int_equal(h[67] & 2, 2); /* the last chunk is flagged final */
+    assert_int_equal(h[64], 0);
+}
+
+/* A sample of weight w is w identical events, capped at 1000; weight 0 writes nothing. */
+static void test_weights(void **state UNUSED)
+{
+    js_jfr_writer *w = open_ok(tmp("weights.jfr"), NULL, &src_known);
+    sample_ok(w, T0, 1, 1, 7);
+    sample_ok(w, T0 + MS, 2, 2, 5000);
+    sample_ok(w, T0 + 2 * MS, 2, 3, 0);
+    js_jfr_stats st;
+    js_jfr_get_stats(w, &st);
+    assert_int_equal(st.events, 1007);
+    close_ok(w, T0 + 3 * MS);
+    jfr *j = parse_file(tmp("weights.jfr"));
+    assert_int_equal(j->samples, 1007);
+    assert_int_equal(j->n[P_TRACE], 2); /* trace 3 had no event */
+    free(j);
+}
+
+/* Small chunks: every chunk complete with its own metadata, settings and pools; method content
+ * stable per key, symbol keys disjoint from the previous chunk's. */
+static void test_multi_chunk(void **state UNUSED)
+{
+    js_jfr_options o = {.chunk_size = 8192, .settings = settings, .nsettings = 2};
+    js_jfr_writer *w = open_ok(tmp("multi.jfr"), &o, &src_known);
+    uint64_t sum = write_mix(w, 3000, 1);
+    js_jfr_stats st;
+    js_jfr_get_stats(w, &st);
+    assert_true(st.chunks > 3);
+    close_ok(w, T0 + 4000 * MS);
+    jfr *j = parse_file(tmp("multi.jfr"));
+    assert_int_equal(j->chunks, st.chunks);
+    assert_int_equal(j->samples, sum);
+    assert_int_equal(j->settings, 2 * st.chunks);
+    assert_int_equal(j->recordings, st.chunks);
+    free(j);
+}
+
+/* chunk_time rotates on the tick clock; an idle chunk is not rotated. */
+static void test_chunk_time(void **state UNUSED)
+{
+    js_jfr_options o = {.chunk_time_ns = 100 * MS};
+    char err[512];
+    js_jfr_writer *w = open_ok(tmp("time.jfr"), &o, &src_known);
+    for (int i = 0; i < 10; i++) {
+        sample_ok(w, T0 + (uint64_t)i * 50 * MS, 1, 1, 1);
+        assert_int_equal(js_jfr_maybe_rotate(w, T0 + (uint64_t)i * 50 * MS, err, sizeof err), 0);
+    }
+    js_jfr_stats st;
+    js_jfr_get_stats(w, &st);
+    assert_int_equal(st.chunks, 5); /* rotated at 100, 200, 300, 400 ms */
+    assert_int_equal(js_jfr_maybe_rotate(w, T0 + 2000 * MS, err, sizeof err), 0);
+    assert_int_equal(js_jfr_maybe_rotate(w, T0 + 4000 * MS, err, sizeof err), 0); /* idle: no new chunk */
+    js_jfr_get_stats(w, &st);
+    assert_int_equal(st.chunks, 6);
+    close_ok(w, T0 + 5000 * MS);
+    jfr *j = parse_file(tmp("time.jfr"));
+    assert_int_equal(j->chunks, 6);
+    assert_int_equal(j->samples, 10);
+    free(j);
+}
+
+/* max_size: the file stays within the cap, dropped events are counted, the file is complete. */
+static void test_max_size(void **state UNUSED)
+{
+    uint64_t caps[] = {20000, 30000, 60000};
+    for (size_t c = 0; c < 3; c++) {
+        js_jfr_options o = {.max_size = caps[c], .chunk_size = 16384};
+        js_jfr_writer *w = open_ok(tmp("capped.jfr"), &o, &src_known);
+        uint64_t sum = write_mix(w, 4000, 1);
+        js_jfr_stats st;
+        js_jfr_get_stats(w, &st);
+        assert_true(st.dropped_by_cap > 0);
+        assert_int_equal(st.events + st.dropped_by_cap, sum);
+        close_ok(w, T0 + 5000 * MS);
+        long long size = file_size(tmp("capped.jfr"));
+        assert_true(size <= (long long)caps[c]);
+        assert_true(size > (long long)caps[c] * 3 / 4); /* the estimate is not absurdly generous */
+        jfr *j = parse_file(tmp("capped.jfr"));
+        assert_int_equal(j->samples, st.events);
+        free(j);
+    }
+}
+
+/* A cap below the size of an empty recording: no event is written, the file is still valid. */
+static void test_max_size_tiny(void **state UNUSED)
+{
+    js_jfr_options o = {.max_size = 100};
+    js_jfr_writer *w = open_ok(tmp("tiny.jfr"), &o, &src_known);
+    sample_ok(w, T0, 1, 1, 3);
+    js_jfr_stats st;
+    js_jfr_get_stats(w, &st);
+    assert_int_equal(st.events, 0);
+    assert_int_equal(st.dropped_by_cap, 3);
+    close_ok(w, T0 + MS);
+    jfr *j = parse_file(tmp("tiny.jfr"));
+    assert_int_equal(j->samples, 0);
+    assert_int_equal(j->chunks, 1);
+    free(j);
+}
+
+/* Frames beyond max_depth are cut and the trace is marked truncated. */
+static void test_truncated(void **state UNUSED)
+{
+    js_jfr_options o = {.max_depth = 10};
+    js_jfr_writer *w = open_ok(tmp("trunc.jfr"), &o, &src_known);
+    sample_ok(w, T0, 1, 5, 1);
+    close_ok(w, T0 + MS);
+    jfr *j = parse_file(tmp("trunc.jfr"));
+    assert_int_equal(j->max_depth, 10);
+    assert_int_equal(j->truncated, 1);
+    free(j);
+}
+
+/* A source that knows nothing: placeholders keep every reference resolvable. */
+static void test_unknown_source(void **state UNUSED)
+{
+    js_jfr_writer *w = open_ok(tmp("unknown.jfr"), NULL, &src_unknown);
+    write_mix(w, 30, 0);
+    close_ok(w, T0 + 40 * MS);
+    jfr *j = parse_file(tmp("unknown.jfr"));
+    assert_true(j->unknown_method && j->unknown_thread);
+    assert_int_equal(j->n[P_METHOD], 1);
+    free(j);
+}
+
+/* Ids the format cannot carry are refused with a message. */
+static void test_invalid_ids(void **state UNUSED)
+{
+    char err[512] = "";
+    js_jfr_writer *w = open_ok(tmp("invalid.jfr"), NULL, &src_known);
+    assert_int_equal(js_jfr_execution_sample(w, T0, 0, 1, 5, 1, err, sizeof err), -1);
+    assert_non_null(strstr(err, "invalid"));
+    assert_int_equal(js_jfr_execution_sample(w, T0, 1, 0x80000000u, 5, 1, err, sizeof err), -1);
+    close_ok(w, T0);
+}
+
+/* Opening /dev/full: the first write fails with ENOSPC, reported as one line. */
+static void test_dev_full(void **state UNUSED)
+{
+    char err[512] = "";
+    js_jfr_writer *w = js_jfr_open("/dev/full", NULL, &src_known, T0, err, sizeof err);
+    assert_null(w);
+    assert_string_equal(err, "cannot write JFR '/dev/full': No space left on device");
+}
+
+/* A path in a missing directory. */
+static void test_unwritable_path(void **state UNUSED)
+{
+    char err[512] = "";
+    js_jfr_writer *w = js_jfr_open("/nonexistent-dir/x.jfr", NULL, &src_known, T0, err, sizeof err);
+    assert_null(w);
+    assert_string_equal(err, "cannot write JFR '/nonexistent-dir/x.jfr': No such file or directory");
+}
+
+static struct rlimit saved_fsize;
+static void (*saved_xfsz)(int);
+
+/* Restores the file size limit and SIGXFSZ even if the test failed half-way. */
+static int restore_fsize(void **state UNUSED)
+{
+    setrlimit(RLIMIT_FSIZE, &saved_fsize);
+    signal(SIGXFSZ, saved_xfsz);
+    return 0;
+}
+
+/* A write failing mid-recording (file size limit): sample and close return the error, no crash. */
+static void test_write_error_midway(void **state UNUSED)
+{
+    struct rlimit lim;
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &saved_fsize), 0);
+    saved_xfsz = signal(SIGXFSZ, SIG_IGN);
+    lim = saved_fsize;
+    lim.rlim_cur = 100000;
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    char err[512] = "";
+    js_jfr_writer *w = open_ok(tmp("fsize.jfr"), NULL, &src_known);
+    int rc = 0, i;
+    for (i = 0; i < 200000 && rc == 0; i++)
+        rc = js_jfr_execution_sample(w, T0 + (uint64_t)i, 1, 1, 5, 1, err, sizeof err);
+    assert_int_equal(rc, -1);
+    assert_non_null(strstr(err, "cannot write JFR '"));
+    assert_non_null(strstr(err, "File too large"));
+    err[0] = 0;
+    assert_int_equal(js_jfr_close(w, T0 + (uint64_t)i, err, sizeof err), -1);
+    assert_non_null(strstr(err, "File too large"));
+}
+
+/* ---- metadata ---- */
+
+typedef struct {
+    char *str[512];
+    uint64_t nstr;
+    long ids[64], field_types[256];
+    int nids, nfields, bad_flag, has_region, has_metadata;
+    char sample_fields[256];
+} meta;
+
+/* One element and its children; `cls` is the enclosing class's name. */
+static void parse_element(rd *r, meta *m, const char *cls)
+{
+    uint64_t ni = rd_var(r);
+    assert_true(ni < m->nstr);
+    const char *name = m->str[ni], *attr_name = NULL, *attr_id = NULL, *attr_class = NULL;
+    uint64_t nattrs = rd_var(r);
+    for (uint64_t i = 0; i < nattrs; i++) {
+        uint64_t k = rd_var(r), v = rd_var(r);
+        assert_true(k < m->nstr && v < m->nstr);
+        const char *key = m->str[k], *val = m->str[v];
+        if (!strcmp(key, "simpleType") || !strcmp(key, "constantPool")) m->bad_flag |= strcmp(val, "true") != 0;
+        if (!strcmp(key, "name")) attr_name = val;
+        if (!strcmp(key, "id")) attr_id = val;
+        if (!strcmp(key, "class")) attr_class = val;
+    }
+    if (!strcmp(name, "region")) m->has_region = 1;
+    if (!strcmp(name, "metadata")) m->has_metadata = 1;
+    if (!strcmp(name, "class")) {
+        assert_non_null(attr_id);
+        assert_true(m->nids < 64);
+        m->ids[m->nids++] = strtol(attr_id, NULL, 10);
+        cls = attr_name;
+    }
+    if (!strcmp(name, "field") || !strcmp(name, "annotation")) {
+        assert_non_null(attr_class);
+        assert_true(m->nfields < 256);
+        m->field_types[m->nfields++] = strtol(attr_class, NULL, 10);
+    }
+    if (!strcmp(name, "field") && cls && !strcmp(cls, "jdk.ExecutionSample")) {
+        strcat(m->sample_fields, attr_name);
+        strcat(m->sample_fields, " ");
+    }
+    uint64_t nchildren = rd_var(r);
+    for (uint64_t i = 0; i < nchildren; i++) parse_element(r, m, cls);
+}
+
+/* The metadata event declares every type it uses, root has metadata and region, flags are "true",
+ * ExecutionSample has exactly async-profiler's 4 fields, and the id is the same for every chunk. */
+static void test_metadata(void **state UNUSED)
+{
+    js_jfr_writer *w = open_ok(tmp("meta.jfr"), NULL, &src_known);
+    close_ok(w, T0);
+    FILE *fp = fopen(tmp("meta.jfr"), "rb");
+    static uint8_t f[65536];
+    size_t n = fread(f, 1, sizeof f, fp);
+    fclose(fp);
+    rd r = {f, n, 68};
+    uint64_t size = rd_var(&r);
+    r.end = 68 + size;
+    assert_int_equal(rd_var(&r), 0); /* metadata type */
+    rd_var(&r), rd_var(&r);          /* startTicks, duration */
+    uint64_t id = rd_var(&r);
+    assert_true(id >= 0x40000000 && id < 0x7fffffff);
+    meta *m = calloc(1, sizeof *m);
+    m->nstr = rd_var(&r);
+    assert_true(m->nstr < 512);
+    for (uint64_t i = 0; i < m->nstr; i++) {
+        size_t len;
+        const char *s = rd_str(&r, &len);
+        assert_non_null(s);
+        m->str[i] = strndup(s, len);
+    }
+    parse_element(&r, m, NULL);
+    assert_int_equal(r.pos, r.end);
+    assert_true(m->has_region && m->has_metadata);
+    assert_false(m->bad_flag);
+    assert_string_equal(m->sample_fields, "startTime sampledThread stackTrace state ");
+    for (int i = 0; i < m->nfields; i++) {
+        int declared = 0;
+        for (int k = 0; k < m->nids; k++) declared |= m->ids[k] == m->field_types[i];
+        if (!declared) fail_msg("type %ld used but not declared", m->field_types[i]);
+    }
+    for (uint64_t i = 0; i < m->nstr; i++) free(m->str[i]);
+    free(m);
+}
+
+/* ---- encodings ---- */
+
+/* Varints round-trip through the 9-byte form; the padded form decodes to the same value. */
+static void test_varint(void **state UNUSED)
+{
+    uint64_t vals[] = {0, 1, 127, 128, 300, 0xFFFFFFFFu, 1ULL << 56, UINT64_MAX};
+    for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++) {
+        uint8_t b[9];
+        size_t n = js_jfr_varint(b, vals[i]);
+        rd r = {b, n, 0};
+        assert_true(rd_var(&r) == vals[i]);
+        assert_int_equal(r.pos, n);
+    }
+    uint8_t b[9];
+    assert_int_equal(js_jfr_varint(b, UINT64_MAX), 9);
+    assert_int_equal(js_jfr_varint(b, 0xFFFFFFFFu), 5); /* an int -1 */
+    js_jfr_varint5(b, 5);
+    assert_memory_equal(b, "\x85\x80\x80\x80\x00", 5);
+}
+
+/* Cutting at a cap never splits a UTF-8 sequence. */
+static void test_utf8_cut(void **state UNUSED)
+{
+    assert_int_equal(js_jfr_utf8_cut("abc", 3, 8191), 3);
+    assert_int_equal(js_jfr_utf8_cut("abcdef", 6, 4), 4);
+    assert_int_equal(js_jfr_utf8_cut("a\xc3\xa9z", 4, 2), 1);         /* would split é */
+    assert_int_equal(js_jfr_utf8_cut("a\xc3\xa9z", 4, 3), 3);
+    assert_int_equal(js_jfr_utf8_cut("\xf0\x9f\x98\x80!", 5, 3), 0); /* 4-byte emoji */
+}
+
+/* ---- setup ---- */
+
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    return remove(path);
+}
+
+static int setup(void **state UNUSED)
+{
+    memcpy(long_name, "Lx", 2);
+    for (int i = 0; i < LONG_REPEAT; i++) memcpy(long_name + 2 + 2 * i, "\xc3\xa9", 2);
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/test_jfr_write.XXXXXX");
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state UNUSED)
+{
+    return nftw(tmpdir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_varint),
+        cmocka_unit_test(test_utf8_cut),
+        cmocka_unit_test(test_single_chunk),
+        cmocka_unit_test(test_header_fields),
+        cmocka_unit_test(test_weights),
+        cmocka_unit_test(test_multi_chunk),
+        cmocka_unit_test(test_chunk_time),
+        cmocka_unit_test(test_max_size),
+        cmocka_unit_test(test_max_size_tiny),
+        cmocka_unit_test(test_truncated),
+        cmocka_unit_test(test_unknown_source),
+        cmocka_unit_test(test_invalid_ids),
+        cmocka_unit_test(test_dev_full),
+        cmocka_unit_test(test_unwritable_path),
+        cmocka_unit_test_teardown(test_write_error_midway, restore_fsize),
+        cmocka_unit_test(test_metadata),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
