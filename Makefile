@@ -127,3 +127,8 @@ fuzz-jfr:
 	    src/out_json.c src/out_collapsed.c
 	cd $(FUZZ_DIR) && ./fuzz_jfr_read -max_total_time=$(FUZZ_TIME) -max_len=131072 -timeout=10 -rss_limit_mb=2048 \
 	    -print_final_stats=1 corpus $(CURDIR)/native-tests/fuzz-corpus/jfr
+
+# ---- memory soak (not part of make test): 10 minutes at 1 kHz with JFR streaming; see bench/soak.sh ----
+.PHONY: soak
+soak: all
+	@sh bench/soak.sh
