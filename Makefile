@@ -102,12 +102,12 @@ clean:
 
 # ---- benchmarks (not part of make test; see docs/BENCHMARKS.md) ----
 # make bench: every figure, about 25 minutes; make bench-smoke: the same harness with short runs, about 2 minutes.
-# Results: build/bench/results.json, build/bench/table.txt, build/bench/throughput.svg.
+# Results: build/bench/results.json, table.txt, throughput.svg (bench-smoke: results-smoke.json, ...).
 bench: all
-	/usr/bin/python3 bench/bench.py
+	BENCH_MAKE_TARGET=$@ /usr/bin/python3 bench/bench.py
 
 bench-smoke: all
-	/usr/bin/python3 bench/bench.py --smoke
+	BENCH_MAKE_TARGET=$@ /usr/bin/python3 bench/bench.py --smoke
 
 # ---- fuzzing the JFR reader (not part of make test) ----
 # make fuzz-jfr [FUZZ_TIME=seconds, default 300]: installs clang and libclang-rt-14-dev if missing, builds

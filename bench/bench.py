@@ -6,7 +6,7 @@
 Figures: throughput (1), churn (1b), cost (2), accuracy (3), memory (4), output (5), startup (6); see
 docs/BENCHMARKS.md for what each measures. Prints a table to stdout (progress to stderr) and writes
 build/bench/results.json (every single run, machine, JDKs, date, command line), build/bench/table.txt and
-build/bench/throughput.svg. JDK17_HOME / JDK25_HOME, JSAMPLER_AGENT / JSAMPLER_CLI override the defaults.
+build/bench/throughput.svg (with --smoke: results-smoke.json, table-smoke.txt, throughput-smoke.svg). JDK17_HOME / JDK25_HOME, JSAMPLER_AGENT / JSAMPLER_CLI override the defaults.
 """
 import argparse
 import datetime
@@ -82,7 +82,7 @@ def main():
         "smoke": cfg.smoke,
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "command": " ".join(shlex.quote(a) for a in [sys.executable] + sys.argv),
-        "make_target": os.environ.get("MAKECMDGOALS") or None,
+        "make_target": os.environ.get("BENCH_MAKE_TARGET") or None,
         "cwd_relative": os.path.relpath(os.getcwd(), ROOT),
         "env_overrides": {k: os.environ[k] for k in ("JDK17_HOME", "JDK25_HOME", "JSAMPLER_AGENT", "JSAMPLER_CLI")
                           if k in os.environ},
@@ -130,16 +130,18 @@ def main():
 
     text = report.render(results)
     print(text)
-    (OUT / "table.txt").write_text(text + "\n")
-    with open(OUT / "results.json", "w") as f:
+    sfx = "-smoke" if cfg.smoke else ""  # a smoke run does not overwrite the full run's results
+    (OUT / f"table{sfx}.txt").write_text(text + "\n")
+    with open(OUT / f"results{sfx}.json", "w") as f:
         json.dump(results, f, indent=1, default=str)
     if "throughput" in figs:
         series = svgplot.series_from_rows(figs["throughput"]["rows"])
-        svgplot.plot(series, OUT / "throughput.svg", "Throughput with profiler / without (BenchOps, 2 threads)",
+        svgplot.plot(series, OUT / f"throughput{sfx}.svg", "Throughput with profiler / without (BenchOps, 2 threads)",
                      f"{meta['machine']['cpu_model']}, {meta['machine']['cpus']} CPUs; {meta['date']}; "
                      f"median of {cfg.rounds} interleaved rounds, bars = min..max",
                      goals=[(10.0, 0.995, "goal 10ms: -0.5%"), (1.0, 0.98, "goal 1ms: -2%")])
-    log(f"wrote {OUT.relative_to(ROOT)}/results.json, table.txt, throughput.svg ({elapsed / 60:.1f} min)")
+    log(f"wrote {OUT.relative_to(ROOT)}/results{sfx}.json, table{sfx}.txt, throughput{sfx}.svg "
+        f"({elapsed / 60:.1f} min)")
 
 
 def _git_state():

@@ -81,8 +81,8 @@ check_jdk() {
         fail "jdk$n flame graph from JFR differs from the agent's own"
     fi
 
-    # 2. Small chunks: many chunks, both readers agree with the collapsed output.
-    "$home/bin/java" "-agentpath:$AGENT=start,event=cpu,interval=1ms,chunksize=64k,file=$w/chunks.collapsed,jfrfile=$w/chunks.jfr" \
+    # 2. Small chunks (64k or 1 s, whichever comes first): many chunks, both readers agree with the collapsed output.
+    "$home/bin/java" "-agentpath:$AGENT=start,event=cpu,interval=1ms,chunksize=64k,chunktime=1s,file=$w/chunks.collapsed,jfrfile=$w/chunks.jfr" \
         -cp "$w/classes" CpuSplit 3 2 >/dev/null 2>"$w/chunks.err" || true
     chunks=$("$home/bin/jfr" summary "$w/chunks.jfr" 2>/dev/null | awk '/^ *Chunks:/ {print $2}')
     if [ "${chunks:-0}" -ge 2 ] && jfr_stacks "$home" "$w/chunks.jfr" "$w/chunks.jdk" &&

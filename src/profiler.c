@@ -131,8 +131,11 @@ static void *housekeeper(void *arg)
     JavaVMAttachArgs aa = {JNI_VERSION_1_6, "jsampler housekeeper", NULL};
     int attached = P.vm && (*P.vm)->AttachCurrentThreadAsDaemon(P.vm, (void **)&env, &aa) == JNI_OK;
     while (!atomic_load(&P.hk_stop)) {
-        struct timespec ts = {0, HOUSEKEEPING_MS * 1000000L};
-        nanosleep(&ts, NULL);
+        /* Short naps so that stop (and VM exit) never waits a whole period for this thread. */
+        for (int i = 0; i < HOUSEKEEPING_MS / 10 && !atomic_load(&P.hk_stop); i++) {
+            struct timespec ts = {0, 10 * 1000000L};
+            nanosleep(&ts, NULL);
+        }
         if (atomic_load(&P.hk_stop)) break;
         pthread_mutex_lock(&lock);
         if (P.running) {
