@@ -15,8 +15,12 @@ ALL_CFLAGS = $(CFLAGS_COMMON) $(CFLAGS)
 LDLIBS   := -lpthread -ldl -lrt
 
 # Modules shared by the agent and the CLI (pure C, no JVM).
-COMMON_SRCS := src/profile.c src/collapsed_read.c src/out_collapsed.c src/out_flat.c src/out_tree.c src/out_html.c src/args.c \
-               $(wildcard src/jfr_read.c src/jfr_meta_read.c src/out_json.c)
+# A module split over several files keeps its prefix (jfr_read*.c), so these lists need no edit when it grows.
+TREE_SRCS      := $(wildcard src/calltree.c) src/out_tree.c src/out_json.c
+JFR_READ_SRCS  := $(wildcard src/jfr_read*.c src/jfr_meta_read*.c)
+JFR_WRITE_SRCS := $(wildcard src/jfr_write*.c) src/jfr_meta.c src/jfr_pool.c
+COMMON_SRCS := src/profile.c src/collapsed_read.c src/out_collapsed.c src/out_flat.c src/out_html.c src/args.c \
+               $(TREE_SRCS) $(JFR_READ_SRCS) $(JFR_WRITE_SRCS)
 # Agent-only modules.
 AGENT_SRCS  := $(filter-out $(COMMON_SRCS),$(wildcard src/*.c))
 TOOL_SRCS   := $(wildcard src/tool/*.c)
@@ -55,7 +59,7 @@ deps:
 
 # ---- tests ----
 NATIVE_TESTS := $(patsubst native-tests/%.c,%,$(wildcard native-tests/test_*.c))
-TEST_LIB_SRCS := $(COMMON_SRCS) src/store.c src/stats.c src/log.c src/walker.c $(wildcard src/jfr_write.c src/jfr_meta.c src/jfr_pool.c)
+TEST_LIB_SRCS := $(COMMON_SRCS) src/store.c src/stats.c src/log.c src/walker.c
 native-test: deps
 	@$(MAKE) --no-print-directory run-native-tests VARIANT=plain
 
@@ -123,8 +127,8 @@ fuzz-jfr:
 	@sh tools/deps.sh clang libclang-rt-14-dev
 	@mkdir -p $(FUZZ_DIR)/corpus
 	$(FUZZ_CC) -std=gnu11 -g -O1 -D_GNU_SOURCE -Iinclude -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	    -o $(FUZZ_DIR)/fuzz_jfr_read native-tests/fuzz_jfr_read.c src/jfr_read.c src/jfr_meta_read.c src/profile.c \
-	    src/out_json.c src/out_collapsed.c
+	    -o $(FUZZ_DIR)/fuzz_jfr_read native-tests/fuzz_jfr_read.c $(JFR_READ_SRCS) src/profile.c \
+	    $(TREE_SRCS) src/out_collapsed.c
 	cd $(FUZZ_DIR) && ./fuzz_jfr_read -max_total_time=$(FUZZ_TIME) -max_len=131072 -timeout=10 -rss_limit_mb=2048 \
 	    -print_final_stats=1 corpus $(CURDIR)/native-tests/fuzz-corpus/jfr
 
