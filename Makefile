@@ -20,7 +20,7 @@ TREE_SRCS      := $(wildcard src/calltree.c) src/out_tree.c src/out_json.c
 JFR_READ_SRCS  := $(wildcard src/jfr_read*.c src/jfr_meta_read*.c)
 JFR_WRITE_SRCS := $(wildcard src/jfr_write*.c) src/jfr_meta.c src/jfr_pool.c
 COMMON_SRCS := src/profile.c src/collapsed_read.c src/out_collapsed.c src/out_flat.c src/out_html.c src/args.c \
-               $(TREE_SRCS) $(JFR_READ_SRCS) $(JFR_WRITE_SRCS)
+               $(TREE_SRCS) $(JFR_READ_SRCS) $(JFR_WRITE_SRCS) src/jfr_export.c
 # Agent-only modules.
 AGENT_SRCS  := $(filter-out $(COMMON_SRCS),$(wildcard src/*.c))
 TOOL_SRCS   := $(wildcard src/tool/*.c)

@@ -117,6 +117,24 @@ check_jdk() {
     else
         fail "jdk$n jfrmaxsize=64k gave $size bytes"; tail -n 3 "$w/cap.err"
     fi
+
+    # 5. jsampler convert writes JFR: the agent's collapsed output as a recording the JDK's tool reads to the
+    #    same stacks and counts; threads and lines survive collapsed -> JFR -> collapsed.
+    if "$CLI" convert "$w/run.collapsed" "$w/export.jfr" 2>"$w/export.err" &&
+        "$home/bin/jfr" summary "$w/export.jfr" >/dev/null 2>"$w/export.summary.err" && [ ! -s "$w/export.summary.err" ] &&
+        jfr_stacks "$home" "$w/export.jfr" "$w/export.jdk.collapsed" && same_stacks "$w/export.jdk.collapsed" "$w/run.collapsed"; then
+        pass "jdk$n collapsed -> JFR by jsampler convert: jfr print --json gives every stack and count back"
+    else
+        fail "jdk$n collapsed -> JFR by jsampler convert"; cat "$w/export.err" "$w/export.summary.err" 2>/dev/null
+    fi
+    "$CLI" convert --threads --lines "$w/run.jfr" "$w/tl.collapsed" 2>/dev/null &&
+        "$CLI" convert "$w/tl.collapsed" "$w/tl.jfr" 2>/dev/null &&
+        "$CLI" convert --threads --lines "$w/tl.jfr" "$w/tl.back.collapsed" 2>/dev/null || true
+    if [ -s "$w/tl.collapsed" ] && cmp -s "$w/tl.collapsed" "$w/tl.back.collapsed"; then
+        pass "jdk$n threads and lines survive collapsed -> JFR -> collapsed ($(wc -l <"$w/tl.collapsed") stacks)"
+    else
+        fail "jdk$n threads/lines round trip through JFR output"
+    fi
 }
 
 mkdir -p "$OUT"

@@ -17,6 +17,7 @@
 
 #include "args.h"
 #include "collapsed_read.h"
+#include "jfr_export.h"
 #include "jfr_read.h"
 #include "output.h"
 #include "profile.h"
@@ -80,8 +81,9 @@ static void usage(FILE *f)
           "convert reads INPUT and writes OUTPUT ('-' = stdout). INPUT is a JFR recording (recognised by its\n"
           "magic bytes, or a .jfr name; must be a regular file) or collapsed stacks ('frame;frame;frame weight'\n"
           "per line; '-' = stdin, JFR too when stdin is a file). Options (also as --option=VALUE):\n"
-          "  --format F   output format: collapsed, flat, tree, html or json; default from OUTPUT's extension\n"
-          "               (.collapsed/.folded, .txt = flat, .tree, .html/.htm, .json), else collapsed\n"
+          "  --format F   output format: collapsed, flat, tree, html, json or jfr; default from OUTPUT's\n"
+          "               extension (.collapsed/.folded, .txt = flat, .tree, .html/.htm, .json, .jfr), else\n"
+          "               collapsed\n"
           "  --title T    title of the flame graph and of the flat and tree headers\n"
           "  --reverse    html: open the flame graph as an icicle (root at the top)\n"
           "  --include P  keep only stacks with a frame matching P ('*', '?' globs; '|' separates\n"
@@ -107,6 +109,10 @@ static void usage(FILE *f)
           "strings numbered in preorder, element 0 is the root 'all', total and self are weights. T is\n"
           "EXECUTION_SAMPLE (cpu, wall, collapsed input), LOCK (lock), or two trees for alloc:\n"
           "OBJECT_ALLOCATION_IN_NEW_TLAB and OBJECT_ALLOCATION_OUTSIDE_TLAB.\n"
+          "\n"
+          "jfr output (a file, not stdout) holds one jdk.ExecutionSample per unit of weight, so only sample\n"
+          "profiles can be written; '[name tid=N]' roots become the events' threads and ':LINE' suffixes\n"
+          "line numbers. The JDK's jfr tool, JDK Mission Control and the SkyWalking OAP read it.\n"
           "\n"
           "Exit status: 0 success, 1 input or output error, 2 usage error.\n",
           f);
@@ -134,10 +140,11 @@ static int add_pattern(char *list, const char *pattern)
     return 0;
 }
 
-/* Writable format named s (collapsed, flat, tree, html, json), or JS_OUT_NONE. */
+/* Writable format named s (collapsed, flat, tree, html, json, jfr), or JS_OUT_NONE. */
 static js_out_format format_named(const char *s)
 {
-    static const js_out_format ok[] = {JS_OUT_COLLAPSED, JS_OUT_FLAT, JS_OUT_TREE, JS_OUT_HTML, JS_OUT_JSON_TREE};
+    static const js_out_format ok[] = {JS_OUT_COLLAPSED, JS_OUT_FLAT, JS_OUT_TREE, JS_OUT_HTML, JS_OUT_JSON_TREE,
+                                       JS_OUT_JFR};
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
         if (strcmp(s, js_out_format_name(ok[i])) == 0) return ok[i];
     return JS_OUT_NONE;
@@ -172,7 +179,7 @@ static int convert_value_opt(convert_opts *o, const char *opt, const char *val)
     if (strcmp(opt, "--format") == 0) {
         o->format = format_named(val);
         if (o->format == JS_OUT_NONE)
-            return die(EXIT_USAGE, "convert: unknown output format '%s' for %s (collapsed, flat, tree, html, json)",
+            return die(EXIT_USAGE, "convert: unknown output format '%s' for %s (collapsed, flat, tree, html, json, jfr)",
                        val, opt);
     } else if (strcmp(opt, "--title") == 0) {
         if (strlen(val) >= sizeof o->title) return die(EXIT_USAGE, "convert: %s value is too long", opt);
@@ -326,6 +333,11 @@ static int write_format(FILE *f, js_out_format fmt, const js_profile *p, const c
 /* Writes p to the output path ('-' = stdout) in fmt; 0, or EXIT_IO after printing the error. */
 static int write_output(const char *path, js_out_format fmt, const js_profile *p, const convert_opts *o)
 {
+    if (fmt == JS_OUT_JFR) {
+        char err[ERR_MAX] = "";
+        if (strcmp(path, "-") == 0) return die(EXIT_USAGE, "convert: jfr output needs a file name, not stdout");
+        return js_jfr_export(path, p, o->input, NULL, err, sizeof err) == 0 ? 0 : die(EXIT_IO, "%s", err);
+    }
     int is_stdout = strcmp(path, "-") == 0;
     FILE *f = is_stdout ? stdout : fopen(path, "w");
     if (!f) return die(EXIT_IO, "cannot write '%s': %s", path, strerror(errno));
