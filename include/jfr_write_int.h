@@ -28,6 +28,7 @@
 #define CP_BASE 1024                /* checkpoint bytes besides entries: headers, frame types, slack */
 #define VAR_MAX 5                   /* bytes of a varint below 2^35, i.e. any key, int or size here */
 #define LONG_MAX_BYTES 9
+#define TICK_SLACK 1000000000ULL /* 1 s: samples stamped just before the open still get ticks > 0 */
 #define FRAME_COST (3 * VAR_MAX + 1)
 #define STATE_COST (VAR_MAX + 1 + VAR_MAX + 32)
 #define UNKNOWN_METHOD_COST 128
@@ -40,6 +41,7 @@ struct js_jfr_writer {
     js_jfr_options o;   /* copy with defaults applied; strings point into `strings` */
     char *strings;      /* owned copies of the recording name and settings */
     int64_t clock_offset; /* CLOCK_REALTIME - CLOCK_MONOTONIC, ns, measured once */
+    uint64_t tick_base;   /* written ticks = CLOCK_MONOTONIC ns - tick_base (see js_jfrw_tick) */
     uint64_t start_ms;    /* recording start, ms since the epoch */
     js_jfr_bytes meta;    /* metadata event body after startTicks and duration */
     uint8_t *buf;         /* output buffer, BUF_CAP bytes */
@@ -63,6 +65,14 @@ struct js_jfr_writer {
 
 #define CHUNK_SETS(w) {&(w)->threads, &(w)->traces, &(w)->states, &(w)->methods, &(w)->classes, \
                        &(w)->packages, &(w)->est_methods, &(w)->est_classes}
+
+/* Ticks as written: ns since TICK_SLACK before the recording started, so a sample's time takes 5 varint
+ * bytes for the first 33 s and 6 for the next 73 minutes (not 7 to 8 for CLOCK_MONOTONIC since boot); the chunk
+ * header's startTicks uses the same base, so readers get the same times. Earlier ticks are written as 0. */
+static inline uint64_t js_jfrw_tick(const js_jfr_writer *w, uint64_t t)
+{
+    return t > w->tick_base ? t - w->tick_base : 0;
+}
 
 /* ---- output (jfr_write_out.c) ---- */
 

@@ -29,7 +29,7 @@
 static void write_recording(js_jfr_writer *w, uint64_t ticks)
 {
     uint64_t at = js_jfrw_record_begin(w, JS_JFR_T_ACTIVE_RECORDING);
-    js_jfrw_put_var(w, ticks);
+    js_jfrw_put_var(w, js_jfrw_tick(w, ticks));
     js_jfrw_put_var(w, 1); /* recording id */
     js_jfrw_put_str(w, w->o.recording_name);
     js_jfrw_put_str(w, w->path);
@@ -40,7 +40,7 @@ static void write_recording(js_jfr_writer *w, uint64_t ticks)
     js_jfrw_record_end(w, at);
     for (int i = 0; i < w->o.nsettings; i++) {
         at = js_jfrw_record_begin(w, JS_JFR_T_ACTIVE_SETTING);
-        js_jfrw_put_var(w, ticks);
+        js_jfrw_put_var(w, js_jfrw_tick(w, ticks));
         js_jfrw_put_var(w, JS_JFR_T_ACTIVE_RECORDING); /* recording-wide setting */
         js_jfrw_put_str(w, w->o.settings[i].name);
         js_jfrw_put_str(w, w->o.settings[i].value);
@@ -68,10 +68,10 @@ static void start_chunk(js_jfr_writer *w, uint64_t ticks)
     w->reserve = CP_BASE;
     clear_chunk_sets(w);
     uint8_t h[JS_JFR_HEADER_SIZE];
-    js_jfr_header(h, 0, 0, ticks + (uint64_t)w->clock_offset, 0, ticks, 0);
+    js_jfr_header(h, 0, 0, ticks + (uint64_t)w->clock_offset, 0, js_jfrw_tick(w, ticks), 0);
     js_jfrw_put(w, h, JS_JFR_HEADER_SIZE);
     uint64_t at = js_jfrw_record_begin(w, 0);
-    js_jfrw_put_var(w, ticks);
+    js_jfrw_put_var(w, js_jfrw_tick(w, ticks));
     js_jfrw_put_var(w, 0); /* duration */
     js_jfrw_put(w, w->meta.p, w->meta.len);
     js_jfrw_record_end(w, at);
@@ -88,7 +88,7 @@ static void finish_chunk(js_jfr_writer *w, uint64_t end_ticks, int final)
     if (js_jfrw_flush(w) != 0) return;
     uint8_t h[JS_JFR_HEADER_SIZE];
     uint64_t duration = end_ticks > w->chunk_ticks ? end_ticks - w->chunk_ticks : 0;
-    js_jfr_header(h, size, cp - w->chunk_start, w->chunk_ticks + (uint64_t)w->clock_offset, duration, w->chunk_ticks,
+    js_jfr_header(h, size, cp - w->chunk_start, w->chunk_ticks + (uint64_t)w->clock_offset, duration, js_jfrw_tick(w, w->chunk_ticks),
                   final);
     int e = js_jfrw_write_all(w->fd, h + 8, JS_JFR_HEADER_SIZE - 8, (int64_t)(w->chunk_start + 8));
     if (e) js_jfrw_set_error(w, e);
@@ -174,6 +174,7 @@ js_jfr_writer *js_jfr_open(const char *path, const js_jfr_options *o, const js_j
     int64_t real = clock_ns(CLOCK_REALTIME);
     w->clock_offset = real - clock_ns(CLOCK_MONOTONIC);
     w->start_ms = (uint64_t)(((int64_t)start_ticks + w->clock_offset) / 1000000);
+    w->tick_base = start_ticks > TICK_SLACK ? start_ticks - TICK_SLACK : 0;
     if (!w->err_no) start_chunk(w, start_ticks);
     if (w->err_no || js_jfrw_flush(w) != 0) { /* report an unwritable file now, not at the first chunk end */
         js_jfrw_fail(w, err, errlen);
@@ -197,7 +198,7 @@ int js_jfr_execution_sample(js_jfr_writer *w, uint64_t ticks, uint32_t thread, u
     uint8_t ev[2 + 3 * VAR_MAX + LONG_MAX_BYTES];
     size_t n = 1;
     n += js_jfr_varint(ev + n, JS_JFR_T_EXECUTION_SAMPLE);
-    n += js_jfr_varint(ev + n, ticks);
+    n += js_jfr_varint(ev + n, js_jfrw_tick(w, ticks));
     n += js_jfr_varint(ev + n, thread);
     n += js_jfr_varint(ev + n, trace);
     n += js_jfr_varint(ev + n, state);

@@ -296,7 +296,7 @@ static int pool_symbols(js_jfr_writer *w)
 void js_jfrw_write_checkpoint(js_jfr_writer *w, uint64_t ticks)
 {
     uint64_t at = js_jfrw_record_begin(w, 1);
-    js_jfrw_put_var(w, ticks);
+    js_jfrw_put_var(w, js_jfrw_tick(w, ticks));
     js_jfrw_put_var(w, 0);  /* duration */
     js_jfrw_put_var(w, 0);  /* delta: no earlier checkpoint */
     js_jfrw_put_u8(w, 1);   /* type: flush */
