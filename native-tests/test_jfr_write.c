@@ -585,6 +585,55 @@ static void test_max_size(void **state UNUSED)
     }
 }
 
+/* Many distinct traces (id 1..): 3..40 frames over 300 methods, lines and bcis from -1 to 2^31-1. */
+static int sweep_trace(void *ctx, uint32_t id, js_jfr_frame *out, int max, int *truncated)
+{
+    int n = 3 + (int)(id * 7 % 38);
+    *truncated = n > max;
+    if (n > max) n = max;
+    static const int32_t vals[] = {-1, 0, 1, 127, 128, 16384, 2097152, 0x7fffffff};
+    for (int i = 0; i < n; i++)
+        out[i] = (js_jfr_frame){1 + (id * 31 + (uint32_t)i * 17) % 300, vals[(id + (uint32_t)i) % 8],
+                                vals[(id * 3 + (uint32_t)i) % 8], (uint8_t)(i % 7)};
+    return n;
+}
+
+static int sweep_method(void *ctx, uint64_t key, js_jfr_method *out)
+{
+    static char names[300][48];
+    snprintf(names[key % 300], sizeof names[0], "method_%llu_with_a_longer_name", (unsigned long long)key);
+    *out = (js_jfr_method){key % 3 ? "com/example/pkg/SomeClass" : "Top", names[key % 300], "(I)V", 1, 0};
+    return 0;
+}
+
+/* max_size holds for any cap: a sweep of caps over many distinct deep traces, each file within its cap, complete,
+ * and filled to at least 60% (the estimate of the checkpoint is exact for frames, bounded for names). */
+static void test_max_size_sweep(void **state UNUSED)
+{
+    static const js_jfr_source src = {&ctx_known, sweep_trace, sweep_method, fx_thread};
+    for (uint64_t cap = 20000; cap <= 160000; cap = cap * 3 / 2) { /* the parser here holds PMAX*4 frames */
+        js_jfr_options o = {.max_size = cap, .chunk_size = cap / 3};
+        js_jfr_writer *w = open_ok(tmp("sweep.jfr"), &o, &src);
+        char err[256];
+        for (uint32_t i = 0; i < 30000; i++)
+            assert_int_equal(js_jfr_execution_sample(w, T0 + i * MS / 10, 1 + i % 2, 1 + i % 5000, 5, 1, err, sizeof err),
+                             0);
+        if (cap < 100000) assert_int_equal(js_jfr_maybe_rotate(w, T0 + 2000 * MS, err, sizeof err), 0);
+        js_jfr_stats st;
+        js_jfr_get_stats(w, &st);
+        assert_true(st.dropped_by_cap > 0);
+        close_ok(w, T0 + 3000 * MS);
+        long long size = file_size(tmp("sweep.jfr"));
+        if (getenv("JFR_SWEEP_VERBOSE") || size > (long long)cap || size < (long long)cap * 6 / 10)
+            print_error("cap %llu: file %lld bytes\n", (unsigned long long)cap, size);
+        assert_true(size <= (long long)cap);
+        assert_true(size >= (long long)cap * 6 / 10);
+        jfr *j = parse_file(tmp("sweep.jfr"));
+        assert_int_equal(j->samples, st.events);
+        free(j);
+    }
+}
+
 /* A cap below the size of an empty recording: no event is written, the file is still valid. */
 static void test_max_size_tiny(void **state UNUSED)
 {
@@ -838,6 +887,7 @@ int main(void)
         cmocka_unit_test(test_chunk_time),
         cmocka_unit_test(test_max_size),
         cmocka_unit_test(test_max_size_tiny),
+        cmocka_unit_test(test_max_size_sweep),
         cmocka_unit_test(test_truncated),
         cmocka_unit_test(test_unknown_source),
         cmocka_unit_test(test_invalid_ids),

@@ -83,6 +83,14 @@ static int resolve_trace(js_jfr_writer *w, uint32_t id, int *truncated)
 
 /* ---- checkpoint size estimates (only with max_size) ---- */
 
+/* Bytes of v as a varint. */
+static uint64_t var_len(uint64_t v)
+{
+    uint64_t n = 1;
+    for (; v >= 0x80 && n < LONG_MAX_BYTES; v >>= 7) n++;
+    return n;
+}
+
 /* Upper bound of an encoding-3 string's bytes. */
 static uint64_t str_cost(const char *s)
 {
@@ -108,9 +116,11 @@ static uint64_t trace_cost(js_jfr_writer *w, uint32_t id)
     int truncated;
     int n = resolve_trace(w, id, &truncated);
     if (n < 0) return 2 * VAR_MAX + 1 + FRAME_COST + UNKNOWN_METHOD_COST;
-    uint64_t cost = 2 * VAR_MAX + 1 + (uint64_t)n * FRAME_COST;
-    for (int i = 0; i < n; i++) {
-        uint32_t m = method_key(w, w->frames[i].method);
+    uint64_t cost = var_len(id) + 1 + var_len((uint64_t)n);
+    for (int i = 0; i < n; i++) { /* exact, as write_trace will encode it: key, line, bci, type */
+        const js_jfr_frame *f = &w->frames[i];
+        uint32_t m = method_key(w, f->method);
+        cost += var_len(m) + var_len((uint32_t)f->line) + var_len((uint32_t)f->bci) + 1;
         if (js_jfrw_ref(w, &w->est_methods, m)) cost += method_cost(w, m);
     }
     return cost;
