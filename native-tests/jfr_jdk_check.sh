@@ -44,7 +44,7 @@ fail() {
 }
 pass() { echo "PASS: $*"; }
 
-# The reader's naming rules, for the Python checks below (must match src/jfr_read.c).
+# The reader's naming rules, for the Python checks below (must match src/jfr_read_resolve.c).
 NAMES_PY='
 import collections, json, re, sys
 PRIMS = dict(B="byte", C="char", D="double", F="float", I="int", J="long", S="short", Z="boolean")

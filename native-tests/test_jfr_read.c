@@ -1,4 +1,4 @@
-/* test_jfr_read.c - the JFR reader (src/jfr_read.c, src/jfr_meta_read.c) and the JSON tree writer.
+/* test_jfr_read.c - the JFR reader (src/jfr_read*.c, src/jfr_meta_read*.c) and the JSON tree writer.
  *
  * The recordings are built here byte by byte by a tiny encoder (independent of the project's JFR writer):
  * one chunk = header, metadata (class ids offset by a per-chunk base, so nothing can rely on fixed ids),
