@@ -290,7 +290,22 @@ public final class IntegrationTest {
         if (!errors.isEmpty()) {
             problems.add("ERROR on a normal run: " + errors.get(0));
         }
-        report("log-lines", problems, List.of(), System.nanoTime());
+        // The cpu engine names the cheaper engine on a virtualised CPU, and only there.
+        boolean virtualised;
+        try {
+            virtualised = Files.readAllLines(Path.of("/proc/cpuinfo")).stream()
+                    .anyMatch(l -> l.startsWith("flags") && l.contains(" hypervisor"));
+        } catch (IOException e) {
+            virtualised = false;
+        }
+        long hints = r.agentLines().stream().filter(l -> l.contains("virtualised CPU") && l.contains("event=ctimer"))
+                .count();
+        if (hints != (virtualised ? 1 : 0)) {
+            problems.add(hints + " virtualised-CPU hint line(s) on a CPU " + (virtualised ? "" : "not ")
+                    + "flagged 'hypervisor' (expected " + (virtualised ? 1 : 0) + ")");
+        }
+        report("log-lines", problems, List.of(virtualised ? "virtualised CPU: hint logged" : "bare metal: no hint"),
+                System.nanoTime());
     }
 
     /** With `threads`, each named worker is a root frame and its own method sits under it (and nowhere else). */

@@ -188,6 +188,19 @@ static int choose_engine(const js_args *a, char *err, size_t errlen)
     return -1;
 }
 
+/* 1 if /proc/cpuinfo flags the CPU as virtualised ("hypervisor"); read at start, never in a handler. */
+static int on_hypervisor(void)
+{
+    FILE *f = fopen("/proc/cpuinfo", "re");
+    if (!f) return 0;
+    char line[4096];
+    int found = 0;
+    while (!found && fgets(line, sizeof line, f))
+        if (strncmp(line, "flags", 5) == 0) found = strstr(line, " hypervisor") != NULL;
+    fclose(f);
+    return found;
+}
+
 /* "SIGPROF" etc. for logs. */
 static const char *signal_name(int signo)
 {
@@ -268,6 +281,10 @@ int js_profiler_start(const js_args *a, char *out, size_t outlen)
              P.why[0] ? "; " : "", P.why);
     if (P.why[0]) js_warn("%s", out);
     else js_info("%s", out);
+    if (P.engine == &js_engine_perf && a->interval_ns < 20000000LL && on_hypervisor())
+        js_info("virtualised CPU: each cpu sample is one more timer interrupt, which costs tens of microseconds under a "
+                "hypervisor; event=ctimer samples on the scheduler tick instead (cheaper, coarser), see "
+                "docs/BENCHMARKS.md");
     if (P.attach_failures)
         js_warn("engine %s could not attach to %d thread(s); first error: %s", P.engine->name, P.attach_failures,
                 P.first_failure);
