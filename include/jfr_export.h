@@ -3,7 +3,8 @@
  * Used by `jsampler convert ... out.jfr`: the profile's stacks become stack traces, its frame names become
  * methods and classes again, and each unit of a stack's weight becomes one event, so the JDK's `jfr` tool, JDK
  * Mission Control and the SkyWalking OAP read a converted profile like a recording the agent made. Only sample
- * profiles (unit "samples") can be written: bytes or nanoseconds have no ExecutionSample equivalent.
+ * profiles (unit "samples") can be written: bytes or nanoseconds have no ExecutionSample equivalent; and at most
+ * JS_JFR_EXPORT_MAX_EVENTS samples (checked before anything is written).
  *
  * Names are split back the way jfr_read.h joins them, so JFR -> collapsed -> JFR -> collapsed is stable:
  *   - a Java frame (interpreted, JIT, inlined, C1) "pkg.Class.method" is class "pkg/Class", method "method";
@@ -20,6 +21,9 @@
 
 #include <stddef.h>
 #include "profile.h"
+
+/* Most samples written (one event each, ~12 bytes: about 12 GB); larger profiles are refused. */
+#define JS_JFR_EXPORT_MAX_EVENTS 1000000000ULL
 
 /* Write p to path as JFR (truncating it); source names the input in jdk.ActiveSetting (may be NULL). The
  * number of events written goes to *events if non-NULL. 0, or -1 with one line in err. */

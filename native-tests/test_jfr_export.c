@@ -167,6 +167,11 @@ static void test_refusals(void **state)
     assert_int_equal(access("/tmp/never-written.jfr", F_OK), -1);
 
     snprintf(p.unit, sizeof p.unit, "samples");
+    p.total = JS_JFR_EXPORT_MAX_EVENTS + 1; /* e.g. "a;b 1000000000001": refused before any file is made */
+    assert_int_equal(js_jfr_export("/tmp/never-written.jfr", &p, NULL, NULL, err, sizeof err), -1);
+    assert_non_null(strstr(err, "over the limit of 1000000000"));
+    assert_int_equal(access("/tmp/never-written.jfr", F_OK), -1);
+    p.total = 2506;
     err[0] = 0;
     assert_int_equal(js_jfr_export("/nonexistent-dir/x.jfr", &p, NULL, NULL, err, sizeof err), -1);
     assert_non_null(strstr(err, "/nonexistent-dir/x.jfr"));

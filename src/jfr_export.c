@@ -197,6 +197,11 @@ int js_jfr_export(const char *path, const js_profile *p, const char *source, uin
         snprintf(err, errlen, "JFR output holds execution samples; this profile is weighted in %s", p->unit);
         return -1;
     }
+    if (p->total > JS_JFR_EXPORT_MAX_EVENTS) {
+        snprintf(err, errlen, "JFR output: %llu samples, one event of ~12 bytes each, are over the limit of %llu",
+                 (unsigned long long)p->total, (unsigned long long)JS_JFR_EXPORT_MAX_EVENTS);
+        return -1;
+    }
     if (p->nstacks >= 0x7FFFFFFFu) {
         snprintf(err, errlen, "JFR output: too many stacks (%zu)", p->nstacks);
         return -1;
