@@ -118,6 +118,26 @@ check_jdk() {
         fail "jdk$n jfrmaxsize=64k gave $size bytes"; tail -n 3 "$w/cap.err"
     fi
 
+    # 4b. The JVM killed (SIGKILL) while a chunk is half written: the chunks before it are complete on disk and
+    #     jsampler convert reads them, warning once about the unfinished one. (The JDK's jfr tool waits for such
+    #     a chunk to be finished, as for a live recording, so it is not asked here.) 1 MB chunks at 100 us: the
+    #     writer flushes every 256 KB, so once the file passes 1.4 MB a second chunk is partly on disk.
+    "$home/bin/java" "-agentpath:$AGENT=start,event=cpu,interval=100us,chunksize=1m,file=$w/killed.jfr" \
+        -cp "$w/classes" CpuSplit 60 2 >/dev/null 2>"$w/killed.err" &
+    kpid=$!
+    waited=0
+    while [ "$(stat -c %s "$w/killed.jfr" 2>/dev/null || echo 0)" -lt 1468006 ] && [ $waited -lt 400 ]; do
+        sleep 0.1; waited=$((waited + 1))
+    done
+    kill -9 $kpid 2>/dev/null; wait $kpid 2>/dev/null || true
+    if "$CLI" convert "$w/killed.jfr" "$w/killed.collapsed" 2>"$w/killed.convert.err" &&
+        grep -q "the last chunk was never finished" "$w/killed.convert.err" && grep -q "CpuSplit.burn" "$w/killed.collapsed"; then
+        pass "jdk$n JVM killed mid-chunk: the complete chunks read ($(awk '{s += $NF} END {print s}' "$w/killed.collapsed") samples), one warning"
+    else
+        fail "jdk$n JVM killed mid-chunk (file $(stat -c %s "$w/killed.jfr" 2>/dev/null) bytes after ${waited}00 ms)"
+        cat "$w/killed.convert.err"
+    fi
+
     # 5. jsampler convert writes JFR: the agent's collapsed output as a recording the JDK's tool reads to the
     #    same stacks and counts; threads and lines survive collapsed -> JFR -> collapsed.
     if "$CLI" convert "$w/run.collapsed" "$w/export.jfr" 2>"$w/export.err" &&

@@ -812,6 +812,43 @@ static void test_multi_chunk(void **state)
     tb_free(&both);
 }
 
+/* A recording cut while its writer was in a chunk (the process killed): that chunk's header still says size 0.
+ * After complete chunks it is left out and the rest reads; as the first chunk it is an error. A truncated
+ * copy (the size says more than is there) stays an error. */
+static void test_unfinished_chunk(void **state)
+{
+    tspec s1 = {100, F_NONE}, s2 = {5000, F_NONE};
+    tchunk a, b;
+    build_chunk(&a, &s1);
+    build_chunk(&b, &s2);
+    tb cut = {0};
+    tb_put(&cut, a.b.p, a.b.n);
+    tb_put(&cut, b.b.p, b.b.n);
+    memset(cut.p + a.b.n + 8, 0, 24); /* the second chunk in progress: size, checkpoint and metadata offsets 0 */
+    maybe_seed(&cut, "valid-unfinished-last-chunk.jfr");
+    expect_stacks(&cut, NULL, " 1\n" STACK2 " 2\n" STACK1 " 4\n", 7); /* the first chunk alone */
+    js_profile p;
+    js_jfr_read_stats st;
+    char err[512];
+    assert_int_equal(read_buf(&cut, NULL, &p, &st, err, sizeof err), 0);
+    assert_int_equal(st.chunks, 1);
+    assert_int_equal(st.unfinished_at, a.b.n);
+    js_profile_free(&p);
+
+    tb first = {0};
+    tb_put(&first, b.b.p, b.b.n);
+    memset(first.p + 8, 0, 24);
+    expect_error(&first, 8, "smaller than the chunk header");
+
+    cut.n -= 10; /* second chunk's size restored but its bytes cut short */
+    memcpy(cut.p + a.b.n + 8, b.b.p + 8, 24);
+    expect_error(&cut, a.b.n + 8, "past the end of the file");
+    tb_free(&a.b);
+    tb_free(&b.b);
+    tb_free(&cut);
+    tb_free(&first);
+}
+
 /* The fd entry point: a real file reads; a pipe is refused. */
 static void test_fd(void **state)
 {
@@ -1161,6 +1198,7 @@ int main(void)
         cmocka_unit_test(test_filters),
         cmocka_unit_test(test_parse),
         cmocka_unit_test(test_multi_chunk),
+        cmocka_unit_test(test_unfinished_chunk),
         cmocka_unit_test(test_fd),
         cmocka_unit_test(test_bad_header),
         cmocka_unit_test(test_bad_checkpoints),

@@ -125,7 +125,8 @@ static int check_offset(js_jfrr_cur *c, uint64_t hdr_off, uint64_t v, uint64_t s
     return 0;
 }
 
-/* Reads and checks the chunk header at base; *size, *cp, *meta get the chunk size and record offsets. */
+/* Reads and checks the chunk header at base; *size, *cp, *meta get the chunk size and record offsets.
+ * 0, -1, or 1 for an unfinished chunk after the first (size 0; nothing else is read). */
 static int read_header(js_jfrr_reader *r, uint64_t base, uint64_t *size, uint64_t *cp, uint64_t *meta)
 {
     js_jfrr_cur *c = &r->cur;
@@ -143,6 +144,7 @@ static int read_header(js_jfrr_reader *r, uint64_t base, uint64_t *size, uint64_
     unsigned major = (unsigned)be(h + 4, 2), minor = (unsigned)be(h + 6, 2);
     if (major != 1 && major != 2) return js_jfrr_fail(c, base + 4, "unsupported JFR version %u.%u", major, minor);
     *size = be(h + 8, 8);
+    if (*size == 0 && base > 0) return 1; /* unfinished: see jfr_read.h, "Cut recordings" */
     if (*size < JS_JFRR_HEADER)
         return js_jfrr_fail(c, base + 8, "chunk size %llu is smaller than the chunk header", (unsigned long long)*size);
     if (*size > left)
@@ -197,7 +199,12 @@ int js_jfrr_read_chunks(js_jfrr_reader *r)
     for (uint64_t base = 0; base < c->fsize;) {
         uint64_t size = 0, cp = 0, meta = 0;
         js_jfrr_chunk_free(&r->k);
-        if (read_header(r, base, &size, &cp, &meta) != 0) return -1;
+        int h = read_header(r, base, &size, &cp, &meta);
+        if (h < 0) return -1;
+        if (h > 0) {
+            r->st.unfinished_at = base;
+            break;
+        }
         if (r->st.chunks == 0) set_range(r);
         if (read_meta(r, base, base + size, meta) != 0) return -1;
         find_roles(&r->k, r->o->kind);

@@ -59,7 +59,13 @@ static int read_collapsed(FILE *f, const char *name, const convert_opts *o, js_p
 /* JFR reader: needs a seekable regular file (read by offset, chunk by chunk). */
 static int read_jfr(FILE *f, const char *name, const convert_opts *o, js_profile *p, char *err, size_t errlen)
 {
-    return js_jfr_read_fd(fileno(f), name, &o->jfr, p, NULL, err, errlen);
+    js_jfr_read_stats st = {0};
+    int rc = js_jfr_read_fd(fileno(f), name, &o->jfr, p, &st, err, errlen);
+    if (rc == 0 && st.unfinished_at)
+        fprintf(stderr, "jsampler: warning: %s: offset %llu: the last chunk was never finished (the recording was "
+                "cut, e.g. its JVM was killed); read the %llu complete chunk(s) before it\n", name,
+                (unsigned long long)st.unfinished_at, (unsigned long long)st.chunks);
+    return rc;
 }
 
 /* The first row is the default when neither magic nor extension decides. */
