@@ -9,8 +9,9 @@
  * Frame types are guessed, simply:
  *   - an async-profiler suffix is honoured and stripped: "_[j]" JIT, "_[i]" inlined, "_[k]" kernel,
  *     "_[0]" interpreted, "_[1]" C1;
- *   - else a name in brackets ("[main tid=12]") is a thread when it is the first frame, an error frame
- *     ("[unknown_Java]") anywhere else;
+ *   - else a name in brackets is a thread when it is the first frame and ends in "tid=N]" ("[main tid=12]",
+ *     "[tid=7]", as the agent and the JFR reader write thread roots), an error frame otherwise ("[unknown_Java]",
+ *     also as the only frame of a stack: "[deopt] 3");
  *   - else JIT when the name contains '.' and no "::" (looks like a Java method), native otherwise.
  */
 #ifndef JS_COLLAPSED_READ_H

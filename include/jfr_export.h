@@ -10,8 +10,8 @@
  *   - a Java frame (interpreted, JIT, inlined, C1) "pkg.Class.method" is class "pkg/Class", method "method";
  *     a trailing ":LINE" (from --lines) becomes the frame's line number;
  *   - any other frame (native, C++, kernel, error) is a method with no class, named by the whole name;
- *   - a thread root "[name tid=N]" becomes the event's thread (Java and OS name `name`, OS thread id N);
- *     stacks without one share a thread named "unknown"; other bracketed roots ("[deopt]") stay frames;
+ *   - a thread root (type JS_FT_THREAD: "[name tid=N]" or "[tid=N]") becomes the event's thread (Java and OS
+ *     name `name`, OS thread id N); stacks without one share a thread named "unknown";
  *   - a stack with no frame but its thread root gets one "[unknown]" frame.
  * Events carry no real time (the profile has none): they are stamped one nanosecond apart from the moment of
  * writing. Not for signal context; allocates; errors: -1 and one line in err.

@@ -52,12 +52,14 @@ static void build(js_profile *p)
     const tframe b[] = {{"[worker 1 tid=43]", JS_FT_THREAD}, {"java.lang.Thread.run:840", JS_FT_INTERPRETED},
                         {"Main.io", JS_FT_JIT}, {"libc.so.6`write", JS_FT_NATIVE},
                         {"JavaThread::run()", JS_FT_CPP}, {"do_syscall_64", JS_FT_KERNEL}, {NULL, 0}};
-    const tframe c[] = {{"[not_walkable_Java]", JS_FT_THREAD}, {NULL, 0}};
+    const tframe c[] = {{"[not_walkable_Java]", JS_FT_ERROR}, {NULL, 0}};
+    const tframe e[] = {{"[tid=44]", JS_FT_THREAD}, {"Main.x", JS_FT_JIT}, {NULL, 0}};
     const tframe d[] = {{"[main tid=42]", JS_FT_THREAD}, {"[unknown_Java]", JS_FT_ERROR}, {NULL, 0}};
     add_stack(p, a, 2500);
     add_stack(p, b, 3);
     add_stack(p, c, 2);
     add_stack(p, d, 1);
+    add_stack(p, e, 4);
 }
 
 /* Reads path with the given options into collapsed text (normalised; heap). */
@@ -99,17 +101,19 @@ static void test_round_trip(void **state)
     int rc = js_jfr_export(path, &p, "unit test", &events, err, sizeof err);
     if (rc) print_error("%s\n", err);
     assert_int_equal(rc, 0);
-    assert_int_equal(events, 2506);
+    assert_int_equal(events, 2510);
 
     char *full = read_back(path, 1, 1);
     tu_assert_text(full, "[main tid=42];[unknown_Java] 1\n"
                          "[main tid=42];java.lang.Thread.run:840;com.example.App$$Lambda$14.0x00007fc5a8000a08.run;"
                          "com.example.App.work:17;Main.burn 2500\n"
+                         "[tid=44];Main.x 4\n"
                          "[unknown tid=0];[not_walkable_Java] 2\n"
                          "[worker 1 tid=43];java.lang.Thread.run:840;Main.io;libc.so.6`write;JavaThread::run();"
                          "do_syscall_64 3\n");
     char *plain = read_back(path, 0, 0);
-    tu_assert_text(plain, "[not_walkable_Java] 2\n"
+    tu_assert_text(plain, "Main.x 4\n"
+                          "[not_walkable_Java] 2\n"
                           "[unknown_Java] 1\n"
                           "java.lang.Thread.run;Main.io;libc.so.6`write;JavaThread::run();do_syscall_64 3\n"
                           "java.lang.Thread.run;com.example.App$$Lambda$14.0x00007fc5a8000a08.run;"
@@ -171,7 +175,7 @@ static void test_refusals(void **state)
     assert_int_equal(js_jfr_export("/tmp/never-written.jfr", &p, NULL, NULL, err, sizeof err), -1);
     assert_non_null(strstr(err, "over the limit of 1000000000"));
     assert_int_equal(access("/tmp/never-written.jfr", F_OK), -1);
-    p.total = 2506;
+    p.total = 2510;
     err[0] = 0;
     assert_int_equal(js_jfr_export("/nonexistent-dir/x.jfr", &p, NULL, NULL, err, sizeof err), -1);
     assert_non_null(strstr(err, "/nonexistent-dir/x.jfr"));

@@ -19,6 +19,14 @@ static const struct {
     {'j', JS_FT_JIT}, {'i', JS_FT_INLINED}, {'k', JS_FT_KERNEL}, {'0', JS_FT_INTERPRETED}, {'1', JS_FT_C1},
 };
 
+/* 1 if name (len bytes, in brackets) ends like a thread root: "...[ or space]tid=DIGITS]". */
+static int thread_root(const char *name, size_t len)
+{
+    size_t i = len - 1;
+    while (i > 0 && name[i - 1] >= '0' && name[i - 1] <= '9') i--;
+    return i < len - 1 && i >= 5 && memcmp(name + i - 4, "tid=", 4) == 0 && (name[i - 5] == '[' || name[i - 5] == ' ');
+}
+
 /* See collapsed_read.h: suffix, then brackets, then the Java-method look. */
 js_frame_type js_collapsed_frame_type(char *name, int first)
 {
@@ -30,7 +38,7 @@ js_frame_type js_collapsed_frame_type(char *name, int first)
             return suffixes[i].type;
         }
     }
-    if (len >= 2 && name[0] == '[' && name[len - 1] == ']') return first ? JS_FT_THREAD : JS_FT_ERROR;
+    if (len >= 2 && name[0] == '[' && name[len - 1] == ']') return first && thread_root(name, len) ? JS_FT_THREAD : JS_FT_ERROR;
     if (strchr(name, '.') && !strstr(name, "::")) return JS_FT_JIT;
     return JS_FT_NATIVE;
 }

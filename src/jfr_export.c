@@ -32,12 +32,6 @@ static int is_java(uint8_t t)
     return t == JS_FT_INTERPRETED || t == JS_FT_JIT || t == JS_FT_INLINED || t == JS_FT_C1;
 }
 
-/* 1 if frame f is a thread root "[name tid=N]"; other bracketed roots ("[deopt]") are frames. */
-static int is_thread_root(const js_profile *p, uint32_t f)
-{
-    return p->frames[f].type == JS_FT_THREAD && strstr(p->frames[f].name, " tid=") != NULL;
-}
-
 /* Length of name without a trailing ":LINE" (digits), and the line in *line (-1 if none). */
 static size_t strip_line(const char *name, int32_t *line)
 {
@@ -70,7 +64,7 @@ static int src_trace(void *ctx, uint32_t id, js_jfr_frame *out, int max, int *tr
     export_ctx *c = ctx;
     if (id == 0 || id > c->p->nstacks) return -1;
     const js_pstack *st = &c->p->stacks[id - 1];
-    uint32_t first = st->depth > 0 && is_thread_root(c->p, st->frames[0]);
+    uint32_t first = st->depth > 0 && c->p->frames[st->frames[0]].type == JS_FT_THREAD;
     int n = 0;
     *truncated = 0;
     for (uint32_t i = st->depth; i > first; i--) {
@@ -125,13 +119,15 @@ static int src_thread(void *ctx, uint32_t id, js_jfr_thread *out)
     }
     const char *name = c->p->frames[c->roots[id - 2]].name; /* "[...]" */
     size_t n = strlen(name);
-    const char *tid = NULL;
-    for (const char *q = strstr(name, " tid="); q; q = strstr(q + 1, " tid=")) tid = q;
-    size_t end = tid ? (size_t)(tid - name) : n - 1;
+    const char *tid = NULL; /* the last "tid=": names may hold one too */
+    for (const char *q = strstr(name, "tid="); q; q = strstr(q + 1, "tid=")) tid = q;
+    size_t end = tid ? (size_t)(tid - name) : n - 1; /* "[name tid=" or "[tid=" */
+    if (tid && end > 1 && name[end - 1] == ' ') end--;
     char *s = scratch_copy(&c->tname, name + 1, end > 1 ? end - 1 : 0);
     if (!s) return -1;
-    out->os_name = out->java_name = s;
-    out->os_tid = tid ? strtoull(tid + 5, NULL, 10) : 0;
+    out->os_name = s;
+    out->java_name = s[0] ? s : NULL;
+    out->os_tid = tid ? strtoull(tid + 4, NULL, 10) : 0;
     return 0;
 }
 
@@ -146,7 +142,7 @@ static int index_threads(export_ctx *c)
         const js_pstack *st = &p->stacks[i];
         if (st->depth == 0) continue;
         uint32_t f = st->frames[0];
-        if (!is_thread_root(p, f) || c->thread_of[f]) continue;
+        if (p->frames[f].type != JS_FT_THREAD || c->thread_of[f]) continue;
         if (c->nroots >= 0x7FFFFFF0u) return -1;
         c->roots[c->nroots] = f;
         c->thread_of[f] = 2 + c->nroots++;
