@@ -4,30 +4,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hashmix.h"
+
 #define MAX_CAP (1u << 30)
 
 typedef uint32_t (*slot_hash)(const void *table, uint32_t value);
 
-/* 32-bit integer mix (lowbias32). */
-static uint32_t mix32(uint32_t x)
-{
-    x ^= x >> 16;
-    x *= 0x7feb352dU;
-    x ^= x >> 15;
-    x *= 0x846ca68bU;
-    x ^= x >> 16;
-    return x;
-}
-
-/* 64-bit integer mix (splitmix64 finalizer) folded to 32 bits. */
+/* A 64-bit key folded to a 32-bit hash. */
 static uint32_t mix64(uint64_t x)
 {
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ULL;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebULL;
-    x ^= x >> 31;
-    return (uint32_t)x ^ (uint32_t)(x >> 32);
+    uint64_t h = js_mix64(x);
+    return (uint32_t)h ^ (uint32_t)(h >> 32);
 }
 
 /* FNV-1a of a byte string, folded to 32 bits. */
@@ -78,14 +65,14 @@ static int grow_array(void **p, uint32_t *cap, uint32_t need, size_t elem)
 /* Hash of a set slot value: the key itself. */
 static uint32_t set_hash(const void *table, uint32_t key)
 {
-    return mix32(key);
+    return js_mix32(key);
 }
 
 int js_jfr_set_add(js_jfr_set *s, uint32_t key)
 {
     if (js_jfr_set_has(s, key)) return 0;
     if (grow_slots(&s->slot, &s->cap, s->count, set_hash, s) != 0) return -1;
-    uint32_t j = mix32(key) & (s->cap - 1);
+    uint32_t j = js_mix32(key) & (s->cap - 1);
     while (s->slot[j]) j = (j + 1) & (s->cap - 1);
     s->slot[j] = key;
     s->count++;
@@ -95,7 +82,7 @@ int js_jfr_set_add(js_jfr_set *s, uint32_t key)
 int js_jfr_set_has(const js_jfr_set *s, uint32_t key)
 {
     if (!s->cap) return 0;
-    for (uint32_t j = mix32(key) & (s->cap - 1); s->slot[j]; j = (j + 1) & (s->cap - 1))
+    for (uint32_t j = js_mix32(key) & (s->cap - 1); s->slot[j]; j = (j + 1) & (s->cap - 1))
         if (s->slot[j] == key) return 1;
     return 0;
 }

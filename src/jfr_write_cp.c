@@ -83,12 +83,11 @@ static int resolve_trace(js_jfr_writer *w, uint32_t id, int *truncated)
 
 /* ---- checkpoint size estimates (only with max_size) ---- */
 
-/* Bytes of v as a varint. */
+/* Bytes of v as a varint (encoded into a scratch buffer by the encoder the writer uses). */
 static uint64_t var_len(uint64_t v)
 {
-    uint64_t n = 1;
-    for (; v >= 0x80 && n < LONG_MAX_BYTES; v >>= 7) n++;
-    return n;
+    uint8_t b[LONG_MAX_BYTES];
+    return js_jfr_varint(b, v);
 }
 
 /* Upper bound of an encoding-3 string's bytes. */

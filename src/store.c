@@ -10,6 +10,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "hashmix.h"
+
 #define MAX_PROBES 256
 
 typedef struct {
@@ -49,25 +51,14 @@ static size_t round_up(size_t v, size_t a)
     return (v + a - 1) / a * a;
 }
 
-/* 64-bit finaliser (good avalanche, cheap). */
-static uint64_t mix64(uint64_t h)
-{
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdULL;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ULL;
-    h ^= h >> 33;
-    return h;
-}
-
 /* Hash of a frame list; never 0. */
 static uint64_t hash_frames(const js_raw_frame *f, int n)
 {
     uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n;
     for (int i = 0; i < n; i++) {
         /* method and (bci, kind) go through separate mixing rounds so that no two fields can cancel. */
-        h = mix64(h ^ (uint64_t)(uintptr_t)f[i].method);
-        h = mix64(h ^ ((uint64_t)(uint32_t)f[i].bci | (uint64_t)(uint32_t)f[i].kind << 32)) + (uint64_t)i;
+        h = js_mix64(h ^ (uint64_t)(uintptr_t)f[i].method);
+        h = js_mix64(h ^ ((uint64_t)(uint32_t)f[i].bci | (uint64_t)(uint32_t)f[i].kind << 32)) + (uint64_t)i;
     }
     return h ? h : 1;
 }
@@ -152,7 +143,7 @@ static uint32_t trace_id(js_store *s, const js_raw_frame *frames, int n)
 static int pair_add(js_store *s, uint32_t trace, uint32_t thread, uint64_t weight)
 {
     uint64_t key = ((uint64_t)trace << 32) | thread;
-    uint32_t i = (uint32_t)mix64(key) & s->pair_mask;
+    uint32_t i = (uint32_t)js_mix64(key) & s->pair_mask;
     uint32_t probes = s->pair_mask + 1 < MAX_PROBES ? s->pair_mask + 1 : MAX_PROBES;
     for (uint32_t p = 0; p < probes; p++, i = (i + 1) & s->pair_mask) {
         pair_slot *e = &s->pairs[i];
