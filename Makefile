@@ -14,16 +14,16 @@ CFLAGS   ?= -O2
 ALL_CFLAGS = $(CFLAGS_COMMON) $(CFLAGS)
 LDLIBS   := -lpthread -ldl -lrt
 
-# Modules shared by the agent and the CLI (pure C, no JVM).
-# A module split over several files keeps its prefix (jfr_read*.c), so these lists need no edit when it grows.
-TREE_SRCS      := $(wildcard src/calltree.c) src/out_tree.c src/out_json.c
-JFR_READ_SRCS  := $(wildcard src/jfr_read*.c src/jfr_meta_read*.c)
-JFR_WRITE_SRCS := $(wildcard src/jfr_write*.c) src/jfr_meta.c src/jfr_pool.c
-COMMON_SRCS := src/profile.c src/collapsed_read.c src/out_collapsed.c src/out_flat.c src/out_html.c src/args.c \
-               $(TREE_SRCS) $(JFR_READ_SRCS) $(JFR_WRITE_SRCS) src/jfr_export.c
-# Agent-only modules.
-AGENT_SRCS  := $(filter-out $(COMMON_SRCS),$(wildcard src/*.c))
+# Layers, one folder each (docs/ARCHITECTURE.md; `make check-layers` keeps them honest):
+#   util < sample < engine < core < agent;  util < output < jfr < core;  tool = output + jfr + util.
+# The CLI links the pure-C layers; the agent links everything. New files need no edit here.
+COMMON_SRCS := $(wildcard src/util/*.c src/output/*.c src/jfr/*.c) src/core/args.c
+AGENT_SRCS  := $(wildcard src/sample/*.c src/engine/*.c src/agent/*.c) \
+               $(filter-out src/core/args.c,$(wildcard src/core/*.c))
 TOOL_SRCS   := $(wildcard src/tool/*.c)
+JFR_READ_SRCS  := $(wildcard src/jfr/jfr_read*.c src/jfr/jfr_meta_read*.c)
+JFR_WRITE_SRCS := $(wildcard src/jfr/jfr_write*.c) src/jfr/jfr_meta.c src/jfr/jfr_pool.c
+TREE_SRCS      := src/output/calltree.c src/output/out_tree.c src/output/out_json.c
 
 COMMON_OBJS := $(COMMON_SRCS:src/%.c=$(BUILD)/obj/%.o)
 AGENT_OBJS  := $(AGENT_SRCS:src/%.c=$(BUILD)/obj/%.o)
@@ -33,20 +33,23 @@ GEN_HDRS    := $(BUILD)/gen/flamegraph_html.h
 LIB  := $(BUILD)/libjsampler.so
 TOOL := $(BUILD)/jsampler
 
-.PHONY: all deps test demo clean native-test check-asan java-test jfr-test browser-test bench bench-smoke
+.PHONY: all deps test demo clean check-layers native-test check-asan java-test jfr-test browser-test bench bench-smoke
 all: $(LIB) $(TOOL)
 
-$(BUILD)/obj/%.o: src/%.c $(wildcard include/*.h) $(GEN_HDRS)
+# Header dependencies are tracked by the compiler (-MMD); the generated page header is an order-only prerequisite.
+$(BUILD)/obj/%.o: src/%.c | $(GEN_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -c $< -o $@
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+-include $(wildcard $(BUILD)/obj/*/*.d)
 
 # The flame-graph page is kept as a real HTML file and embedded as a C string.
-$(BUILD)/gen/flamegraph_html.h: src/flamegraph.html tools/embed.sh
+$(BUILD)/gen/flamegraph_html.h: src/output/flamegraph.html tools/embed.sh
 	@mkdir -p $(dir $@)
 	sh tools/embed.sh js_flamegraph_html < $< > $@.tmp && mv $@.tmp $@
 
 $(LIB): $(COMMON_OBJS) $(AGENT_OBJS)
-	$(CC) -shared -o $@ $^ $(LDLIBS) -Wl,-z,defs -Wl,--version-script=src/exports.map
+	$(CC) -shared -o $@ $^ $(LDLIBS) -Wl,-z,defs -Wl,--version-script=src/agent/exports.map
 
 $(TOOL): $(TOOL_OBJS) $(COMMON_OBJS)
 	$(CC) -o $@ $^ $(LDLIBS)
@@ -59,7 +62,7 @@ deps:
 
 # ---- tests ----
 NATIVE_TESTS := $(patsubst native-tests/%.c,%,$(wildcard native-tests/test_*.c))
-TEST_LIB_SRCS := $(COMMON_SRCS) src/store.c src/stats.c src/log.c src/walker.c
+TEST_LIB_SRCS := $(COMMON_SRCS) $(wildcard src/sample/*.c) src/core/stats_format.c
 native-test: deps
 	@$(MAKE) --no-print-directory run-native-tests VARIANT=plain
 
@@ -72,9 +75,14 @@ run-native-tests: $(NATIVE_TESTS:%=$(BUILD)/tests-$(VARIANT)/%)
 	@set -e; pass=0; for t in $^; do echo "== $$t"; ./$$t; pass=$$((pass+1)); done; \
 	 echo "native tests ($(VARIANT)): $$pass suites passed"
 
-$(BUILD)/tests-$(VARIANT)/%: native-tests/%.c $(TEST_LIB_SRCS) $(wildcard include/*.h) $(GEN_HDRS) native-tests/testutil.h
+$(BUILD)/tests-$(VARIANT)/%: native-tests/%.c $(TEST_LIB_SRCS) $(wildcard include/*/*.h src/*/*.h) $(GEN_HDRS) native-tests/testutil.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Wno-error=unused-function -o $@ $< $(TEST_LIB_SRCS) $(LDLIBS) -lcmocka
+
+# The layers: no include points up a layer, and no object of the signal-safe zone (src/sample/) references
+# malloc, free, stdio, pthread mutexes or JVMTI/JNI (its undefined symbols are read with nm).
+check-layers: all
+	@sh tools/check_layers.sh $(BUILD)/obj
 
 java-test: all
 	@sh java-test-harness/run.sh
@@ -92,6 +100,7 @@ browser-test: all
 
 test: deps
 	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory check-layers
 	@$(MAKE) --no-print-directory native-test
 	@$(MAKE) --no-print-directory check-asan
 	@$(MAKE) --no-print-directory java-test
@@ -127,8 +136,8 @@ fuzz-jfr:
 	@sh tools/deps.sh clang libclang-rt-14-dev
 	@mkdir -p $(FUZZ_DIR)/corpus
 	$(FUZZ_CC) -std=gnu11 -g -O1 -D_GNU_SOURCE -Iinclude -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	    -o $(FUZZ_DIR)/fuzz_jfr_read native-tests/fuzz_jfr_read.c $(JFR_READ_SRCS) src/profile.c \
-	    $(TREE_SRCS) src/out_collapsed.c
+	    -o $(FUZZ_DIR)/fuzz_jfr_read native-tests/fuzz_jfr_read.c $(JFR_READ_SRCS) src/output/profile.c \
+	    src/output/format.c $(TREE_SRCS) src/output/out_collapsed.c
 	cd $(FUZZ_DIR) && ./fuzz_jfr_read -max_total_time=$(FUZZ_TIME) -max_len=131072 -timeout=10 -rss_limit_mb=2048 \
 	    -print_final_stats=1 corpus $(CURDIR)/native-tests/fuzz-corpus/jfr
 

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jfr_read.h"
-#include "output.h"
-#include "profile.h"
+#include "jfr/jfr_read.h"
+#include "output/output.h"
+#include "output/profile.h"
 
 /* Reads data once with options o and checks the invariants; aborts on a violation. */
 static void one_pass(const uint8_t *data, size_t size, const js_jfr_read_opts *o, FILE *sink)

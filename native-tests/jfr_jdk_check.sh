@@ -11,7 +11,7 @@
 #          MIN_SAMPLES (300) burn samples are required;
 #        - every (thread, stack with lines) count equals the one computed with /usr/bin/python3 (json module)
 #          from `jfr print --json --stack-depth 4096 --events jdk.ExecutionSample,jdk.NativeMethodSample`,
-#          frames named the reader's way (see include/jfr_read.h); stacks with no frames are left out on both
+#          frames named the reader's way (see include/jfr/jfr_read.h); stacks with no frames are left out on both
 #          sides (collapsed output cannot show them);
 #        - .json output: valid JSON, one EXECUTION_SAMPLE tree, root "all" (id "0", parentId "-1") whose
 #          total is the sample count, every parentId an earlier id, every total = self + children's totals;
@@ -44,7 +44,7 @@ fail() {
 }
 pass() { echo "PASS: $*"; }
 
-# The reader's naming rules, for the Python checks below (must match src/jfr_read_resolve.c).
+# The reader's naming rules, for the Python checks below (must match src/jfr/jfr_read_resolve.c).
 NAMES_PY='
 import collections, json, re, sys
 PRIMS = dict(B="byte", C="char", D="double", F="float", I="int", J="long", S="short", Z="boolean")

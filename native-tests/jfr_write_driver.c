@@ -14,7 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "jfr_write.h"
+#include "jfr/jfr_write.h"
 
 #define NTRACES 6
 #define NTHREADS 4

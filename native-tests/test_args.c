@@ -11,8 +11,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "args.h"
-#include "output.h"
+#include "core/args.h"
+#include "output/output.h"
 
 #define UNUSED __attribute__((unused))
 #define ERRLEN 4096

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "calltree.h"
-#include "profile.h"
+#include "output/calltree.h"
+#include "output/profile.h"
 #include "testutil.h"
 
 #define UNUSED __attribute__((unused))

@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "output.h"
-#include "profile.h"
+#include "output/output.h"
+#include "output/profile.h"
 
 #define UNUSED __attribute__((unused))
 #define DATA_OPEN "<script id=\"fg-data\" type=\"application/json\">"

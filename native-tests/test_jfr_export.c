@@ -1,4 +1,4 @@
-/* test_jfr_export.c - profile -> JFR (src/jfr_export.c), read back by the project's JFR reader.
+/* test_jfr_export.c - profile -> JFR (src/jfr/jfr_export.c), read back by the project's JFR reader.
  *
  * A profile with every kind of frame the exporter treats differently (Java frames with and without lines, a
  * hidden class, native, C++ and kernel frames, a bracketed error frame as a root, thread roots, a weight above
@@ -21,8 +21,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "jfr_export.h"
-#include "jfr_read.h"
+#include "jfr/jfr_export.h"
+#include "jfr/jfr_read.h"
 #include "testutil.h"
 
 typedef struct {

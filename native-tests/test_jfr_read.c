@@ -26,9 +26,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "jfr_read.h"
-#include "output.h"
-#include "profile.h"
+#include "jfr/jfr_read.h"
+#include "output/output.h"
+#include "output/profile.h"
 #include "testutil.h"
 
 /* ---- a tiny JFR encoder ------------------------------------------------------------------------------ */

@@ -20,8 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "jfr_meta.h"
-#include "jfr_write.h"
+#include "jfr/jfr_meta.h"
+#include "jfr/jfr_write.h"
 
 #define UNUSED __attribute__((unused))
 #define T0 1000000000000ULL /* start ticks of every recording (ns) */

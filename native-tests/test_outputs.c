@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collapsed_read.h"
-#include "output.h"
-#include "profile.h"
+#include "output/collapsed_read.h"
+#include "output/output.h"
+#include "output/profile.h"
 #include "testutil.h"
 
 #define UNUSED __attribute__((unused))

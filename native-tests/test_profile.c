@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "profile.h"
+#include "output/profile.h"
 #include "testutil.h"
 
 #define UNUSED __attribute__((unused))

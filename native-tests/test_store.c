@@ -13,7 +13,7 @@
 #include <sys/time.h>
 #include <time.h>
 
-#include "store.h"
+#include "sample/store.h"
 
 #define UNUSED __attribute__((unused))
 

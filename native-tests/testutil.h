@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profile.h"
+#include "output/profile.h"
 
 #define TU_UNUSED __attribute__((unused))
 #define TU_MAX_DEPTH 4096

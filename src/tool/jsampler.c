@@ -15,13 +15,13 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#include "args.h"
-#include "collapsed_read.h"
-#include "jfr_export.h"
-#include "jfr_read.h"
-#include "output.h"
-#include "profile.h"
-#include "version.h"
+#include "core/args.h"
+#include "output/collapsed_read.h"
+#include "jfr/jfr_export.h"
+#include "jfr/jfr_read.h"
+#include "output/output.h"
+#include "output/profile.h"
+#include "util/version.h"
 
 #define EXIT_IO 1
 #define EXIT_USAGE 2

@@ -1,0 +1,79 @@
+/* args.h - parse one command string ("start,event=cpu,interval=1ms,file=p.html") into a request.
+ *
+ * Every entry point (-agentpath, attach, Java API, backend task) speaks this one syntax:
+ * comma-separated, async-profiler's words. Parsing is pure (no I/O, no globals): an unknown
+ * or malformed option yields -1 and one line naming it in err.
+ */
+#ifndef JS_ARGS_H
+#define JS_ARGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "output/format.h"
+#include "util/log.h"
+
+#define JS_PATH_MAX 1024
+#define JS_PATTERN_MAX 1024
+#define JS_TITLE_MAX 256
+
+#define JS_DEFAULT_INTERVAL_NS 10000000LL  /* 10 ms */
+#define JS_MIN_INTERVAL_NS 100000LL        /* 100 us floor: protects the JVM */
+#define JS_DEFAULT_JSTACKDEPTH 2048
+#define JS_MAX_JSTACKDEPTH 8192
+
+typedef enum {
+    JS_ACTION_NONE = 0,
+    JS_ACTION_START,
+    JS_ACTION_STOP,
+    JS_ACTION_DUMP,
+    JS_ACTION_STATUS,
+    JS_ACTION_VERSION
+} js_action;
+
+typedef enum { JS_EV_CPU = 0, JS_EV_CTIMER, JS_EV_ITIMER } js_event;
+
+typedef struct {
+    js_action action;
+    js_event event;
+    int event_set;               /* event= was given (no silent fallback from an explicit ctimer/itimer) */
+    long long interval_ns;       /* after clamping to the floor */
+    int interval_clamped;        /* 1 if the requested interval was raised to the floor */
+    int jstackdepth;
+    char file[JS_PATH_MAX];      /* as given, %p/%t not yet expanded */
+    js_out_format format;        /* JS_OUT_NONE: from file extension, else collapsed */
+    int flat_top;                /* N of flat[=N] */
+    int threads;
+    int lines;
+    int sig;
+    int reverse;
+    char title[JS_TITLE_MAX];
+    char include[JS_PATTERN_MAX]; /* '|'-joined patterns */
+    char exclude[JS_PATTERN_MAX];
+    char jfrfile[JS_PATH_MAX];   /* JFR recording written beside file= (jfrfile=) */
+    uint64_t chunk_size;         /* JFR chunk size in bytes (chunksize=), 0 = writer default */
+    long long chunk_time_ns;     /* JFR chunk duration (chunktime=), 0 = none */
+    uint64_t jfr_max_size;       /* cap on the JFR file (jfrmaxsize=), 0 = none */
+    char log[JS_PATH_MAX];
+    js_loglevel loglevel;
+    int loglevel_set;
+} js_args;
+
+/* Fill a with defaults (no action, cpu, 10 ms, depth 2048, loglevel info). */
+void js_args_defaults(js_args *a);
+/* Parse cmd (may be NULL or empty) into a; 0 on success, -1 with one line in err. */
+int js_args_parse(const char *cmd, js_args *a, char *err, size_t errlen);
+/* Parse "10ms", "500us", "1s", "100000" (ns) into ns; -1 if malformed. */
+long long js_parse_duration_ns(const char *s);
+/* Parse "512", "64k", "10m", "1g" (bytes; k/m/g are KiB/MiB/GiB) into bytes; 0 if malformed. */
+uint64_t js_parse_size(const char *s);
+/* Path the JFR recording goes to after %p/%t expansion, or "" if none: file= when its format is
+ * JFR, else jfrfile=. -1 if too long. */
+int js_args_jfr_path(const js_args *a, int pid, long long epoch_sec, char *out, size_t outlen);
+/* Expand %p (pid) and %t (YYYYMMDD-HHMMSS) and %% in pattern; -1 if out would overflow. */
+int js_expand_path(const char *pattern, int pid, long long epoch_sec, char *out, size_t outlen);
+/* Output format: explicit flag, else from the extension, else collapsed. */
+js_out_format js_args_output_format(const js_args *a, const char *path);
+const char *js_event_name(js_event e);
+const char *js_loglevel_name(js_loglevel l);
+
+#endif

@@ -1,0 +1,29 @@
+/* jfr_stream.h - the agent's JFR recording: samples streamed from the handler into a file.
+ *
+ * The signal handler appends (time, trace, thread, weight) to the stream's event ring
+ * (evring.h: signal-safe, preallocated). A writer thread attached to the VM drains the ring
+ * every few milliseconds into the JFR writer (jfr_write.h), which at each chunk end pulls
+ * stack traces from the call-trace store and names from the name cache and thread registry.
+ * Stopping drains the ring and finishes the last chunk, so the file is a complete recording
+ * whenever stop returns. A write failure (disk full, cap reached) is logged once and stops
+ * the recording, never the profiler. One recording per process; normal threads only.
+ */
+#ifndef JS_JFR_STREAM_H
+#define JS_JFR_STREAM_H
+
+#include <jni.h>
+#include <stddef.h>
+#include "core/args.h"
+#include "sample/evring.h"
+#include "sample/store.h"
+
+/* Open path and start the writer thread; the options in a are recorded as settings in the file.
+ * 0, or -1 with one line in err. */
+int js_jfr_stream_start(JavaVM *vm, const char *path, const js_args *a, const js_store *s, char *err, size_t errlen);
+/* The ring handlers append to while the stream runs (NULL when none). */
+js_evring *js_jfr_stream_ring(void);
+/* Drain, finish the file and stop the writer thread. No handler may still be appending. msg gets
+ * "wrote JFR recording ... to PATH" or the error line. 0 or -1. */
+int js_jfr_stream_stop(char *msg, size_t msglen);
+
+#endif

@@ -1,0 +1,27 @@
+/* thread_names.h - display names and Java ids of threads, by the serial the thread table gives.
+ *
+ * Written when a thread is seen (JVMTI ThreadStart, the /proc rescan), read when outputs are
+ * written; names outlive their threads. Normal threads only (a mutex), never a signal handler.
+ */
+#ifndef JS_THREAD_NAMES_H
+#define JS_THREAD_NAMES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define JS_THREAD_NAME_MAX 64
+
+/* Record a display name for a serial (copied; later names for the same serial win). */
+void js_threads_set_name(uint32_t serial, int tid, const char *name);
+/* Name of serial into buf as "[name tid=N]"; "[tid=N]" or "[unknown thread]" if none. */
+void js_threads_label(uint32_t serial, char *buf, size_t len);
+/* Record the java.lang.Thread id of serial (after its name was set). */
+void js_threads_set_java_id(uint32_t serial, int64_t java_tid);
+/* Name, OS tid and Java thread id (0 if not Java) of serial; -1 if nothing was recorded. */
+int js_threads_info(uint32_t serial, char *name, size_t len, int *tid, int64_t *java_tid);
+/* Drop all recorded names. */
+void js_threads_clear_names(void);
+/* Read /proc/self/task/TID/comm into buf; -1 if the thread is gone. */
+int js_threads_comm(int tid, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,38 @@
+/* engine.h - sampling engines behind one small interface.
+ *
+ * An engine makes the kernel deliver a profiling signal to the thread that burned CPU.
+ * start/stop and thread_start/thread_stop run on normal threads; sample_weight runs in the
+ * signal handler and must be async-signal-safe: it rejects foreign or stale signals
+ * (returns 0) and otherwise returns the sample's weight in periods.
+ */
+#ifndef JS_ENGINE_H
+#define JS_ENGINE_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdatomic.h>
+
+typedef struct {
+    const char *name;        /* "cpu", "ctimer", "itimer" */
+    const char *description; /* for logs: "perf_events cpu-clock" */
+    int per_thread;          /* 1 if thread_start/thread_stop must be called for each thread */
+    /* Process-wide setup: 0, or -1 with the reason in err (the caller may fall back). */
+    int (*start)(long long interval_ns, int signo, char *err, size_t errlen);
+    /* Process-wide teardown. */
+    void (*stop)(void);
+    /* Attach to thread tid, publishing the per-thread handle (perf fd, timer id) in *handle before
+     * the first signal can be raised; 0, or -1 with reason (and *handle left -1). */
+    int (*thread_start)(int tid, _Atomic intptr_t *handle, char *err, size_t errlen);
+    /* Detach: take the handle out of *handle (-1 after), then release it. */
+    void (*thread_stop)(_Atomic intptr_t *handle);
+    /* Signal-safe: weight of this signal for the thread whose handle is given (-1 if the thread is
+     * unknown), 0 if the signal is not ours. */
+    uint64_t (*sample_weight)(const siginfo_t *si, intptr_t handle);
+} js_engine;
+
+extern const js_engine js_engine_perf;
+extern const js_engine js_engine_ctimer;
+extern const js_engine js_engine_itimer;
+
+#endif

@@ -1,0 +1,33 @@
+/* stats.h - profiler counters: samples, drops, stack-walk errors, handler time histogram.
+ *
+ * All js_stats_* recorders are async-signal-safe (relaxed atomics on static memory). The one
+ * global instance is process-wide because signal handlers cannot be handed a context pointer.
+ */
+#ifndef JS_STATS_H
+#define JS_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define JS_WALK_ERR_KINDS 12 /* index = -error code, 0..11 (see walker.h) */
+
+/* Forget all counts (between runs; no handler may be running). */
+void js_stats_reset(void);
+/* Signal-safe recorders. */
+void js_stats_sample(uint64_t weight);
+void js_stats_dropped(uint64_t weight);
+void js_stats_walk_error(int code);
+void js_stats_foreign_signal(void);
+void js_stats_handler_ns(uint64_t ns);
+
+typedef struct {
+    uint64_t samples, weight, dropped, dropped_weight, foreign;
+    uint64_t walk_errors[JS_WALK_ERR_KINDS];
+    uint64_t handler_count;
+    uint64_t handler_min_ns, handler_median_ns, handler_p99_ns, handler_max_ns;
+} js_stats_snapshot;
+
+/* Consistent-enough copy for reporting. */
+void js_stats_get(js_stats_snapshot *out);
+
+#endif

@@ -1,0 +1,37 @@
+/* threads.h - registry of the process's threads, as the sampler sees them.
+ *
+ * A fixed table of slots keyed by OS tid. js_threads_find is async-signal-safe (lock-free
+ * probing); claim/release run on normal threads (JVMTI callbacks, the housekeeping rescan).
+ * Each slot carries a serial number that never repeats, so samples stay attributed to the
+ * right thread even after its tid is reused, and names recorded by serial outlive the thread.
+ */
+#ifndef JS_THREADS_H
+#define JS_THREADS_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define JS_THREADS_MAX 16384 /* slots; threads beyond this are not sampled (counted) */
+
+typedef struct {
+    _Atomic int tid;            /* 0 free, -1 deleted, else OS tid */
+    _Atomic uint32_t serial;    /* unique per registration, > 0 */
+    _Atomic(void *) env;        /* JNIEnv* of a Java thread, NULL otherwise */
+    _Atomic int armed;          /* engine attached (perf counter / timer) */
+    _Atomic intptr_t handle;    /* engine's per-thread handle: perf fd, kernel timer id; -1 none */
+    _Atomic int seen;           /* rescan mark */
+} js_thread;
+
+/* Empty the table (no handler may be running). */
+void js_threads_reset(void);
+/* Signal-safe: the slot of tid, or NULL. */
+js_thread *js_threads_find(int tid);
+/* Find or create the slot of tid; *created set to 1 if new. NULL if the table is full. */
+js_thread *js_threads_claim(int tid, int *created);
+/* Free the slot (its engine handle must already be released). */
+void js_threads_release(js_thread *t);
+/* Visit every live slot (normal threads only). */
+void js_threads_foreach(void (*fn)(js_thread *t, void *ctx), void *ctx);
+
+#endif

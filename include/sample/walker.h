@@ -1,0 +1,42 @@
+/* walker.h - stack walkers behind one interface.
+ *
+ * A walker runs inside the profiling signal handler on the interrupted thread: it must be
+ * async-signal-safe (no malloc, no locks, no JVMTI/JNI). It fills frames leaf first and
+ * returns the count (>0) or a negative JS_WALK_* code, which the caller turns into a
+ * pseudo-frame so totals still add up.
+ */
+#ifndef JS_WALKER_H
+#define JS_WALKER_H
+
+#include "sample/store.h"
+
+/* Error codes: the AsyncGetCallTrace values, plus our own. */
+enum {
+    JS_WALK_NO_JAVA_FRAME = 0,
+    JS_WALK_NO_CLASS_LOAD = -1,
+    JS_WALK_GC_ACTIVE = -2,
+    JS_WALK_UNKNOWN_NOT_JAVA = -3,
+    JS_WALK_NOT_WALKABLE_NOT_JAVA = -4,
+    JS_WALK_UNKNOWN_JAVA = -5,
+    JS_WALK_NOT_WALKABLE_JAVA = -6,
+    JS_WALK_UNKNOWN_STATE = -7,
+    JS_WALK_THREAD_EXIT = -8,
+    JS_WALK_DEOPT = -9,
+    JS_WALK_SAFEPOINT = -10,
+    JS_WALK_NO_ENV = -11 /* thread unknown to the agent (no JNIEnv): not a Java thread */
+};
+
+/* Pseudo-frame name for a walker error code, e.g. "[unknown_Java]". */
+const char *js_walk_error_name(int code);
+
+typedef struct {
+    const char *name;
+    /* Set up outside signal context (symbol lookup). 0 or -1 with err. */
+    int (*init)(char *err, size_t errlen);
+    /* Signal-safe: walk the current thread. env may be NULL for unknown threads. */
+    int (*walk)(void *ucontext, void *env, js_raw_frame *frames, int max);
+} js_walker;
+
+extern const js_walker js_walker_agct;
+
+#endif

@@ -1,0 +1,245 @@
+/* agent.c - JVMTI entry points and VM callbacks: the -agentpath entry into the dispatcher.
+ *
+ * Agent_OnLoad validates the options (a bad option stops JVM start-up, naming it), sets up
+ * JVMTI (capabilities, events) and, at VMInit, hands the option string to js_execute. The
+ * callbacks feed thread lifecycle and compiled-method facts to the core; ClassPrepare creates
+ * jmethodIDs eagerly so AsyncGetCallTrace can name every frame. VMDeath stops and writes.
+ */
+#include <jni.h>
+#include <jvmti.h>
+#include <jvmticmlr.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "core/args.h"
+#include "agent/cmd.h"
+#include "util/log.h"
+#include "core/names.h"
+#include "core/profiler.h"
+
+#define MAX_INLINED 512 /* distinct inlined methods recorded per compiled method */
+#define REPLY_MAX 4096
+
+/* Process-wide: JVMTI calls back without a context pointer. */
+static jvmtiEnv *jvmti;
+static JavaVM *jvm;
+static char *startup_cmd; /* -agentpath options, run at VMInit */
+static _Atomic int vm_dead;
+
+static int current_tid(void)
+{
+    return (int)syscall(SYS_gettid);
+}
+
+/* Create jmethodIDs for every method of klass (AsyncGetCallTrace reports only existing ids). */
+static void create_method_ids(jvmtiEnv *env, jclass klass)
+{
+    jint n = 0;
+    jmethodID *ids = NULL;
+    if ((*env)->GetClassMethods(env, klass, &n, &ids) == JVMTI_ERROR_NONE && ids)
+        (*env)->Deallocate(env, (unsigned char *)ids);
+}
+
+/* Same for every class already loaded (start-up before VMInit). */
+static void create_all_method_ids(jvmtiEnv *env, JNIEnv *jni)
+{
+    jint n = 0;
+    jclass *classes = NULL;
+    if ((*env)->GetLoadedClasses(env, &n, &classes) != JVMTI_ERROR_NONE) return;
+    for (jint i = 0; i < n; i++) {
+        create_method_ids(env, classes[i]);
+        (*jni)->DeleteLocalRef(jni, classes[i]);
+    }
+    (*env)->Deallocate(env, (unsigned char *)classes);
+}
+
+/* Java name of thread into buf ("" if unavailable). */
+static void thread_name(jvmtiEnv *env, JNIEnv *jni, jthread thread, char *buf, size_t len)
+{
+    jvmtiThreadInfo info;
+    memset(&info, 0, sizeof info);
+    buf[0] = 0;
+    if ((*env)->GetThreadInfo(env, thread, &info) != JVMTI_ERROR_NONE) return;
+    if (info.name) {
+        snprintf(buf, len, "%s", info.name);
+        (*env)->Deallocate(env, (unsigned char *)info.name);
+    }
+    if (info.thread_group) (*jni)->DeleteLocalRef(jni, info.thread_group);
+    if (info.context_class_loader) (*jni)->DeleteLocalRef(jni, info.context_class_loader);
+}
+
+/* java.lang.Thread's private "tid" field (JDK 17 and 25), looked up once at VM init; a field ID
+ * is a process-wide constant, hence the global. NULL if the field is not there. */
+static jfieldID thread_tid_field;
+
+/* Look up Thread.tid; clears the exception if the field does not exist. */
+static void find_thread_tid_field(JNIEnv *jni)
+{
+    jclass c = (*jni)->FindClass(jni, "java/lang/Thread");
+    if (c) thread_tid_field = (*jni)->GetFieldID(jni, c, "tid", "J");
+    if ((*jni)->ExceptionCheck(jni)) (*jni)->ExceptionClear(jni);
+    if (c) (*jni)->DeleteLocalRef(jni, c);
+}
+
+/* The java.lang.Thread id of thread, or 0 if unknown. */
+static int64_t java_thread_id(JNIEnv *jni, jthread thread)
+{
+    return thread_tid_field && thread ? (int64_t)(*jni)->GetLongField(jni, thread, thread_tid_field) : 0;
+}
+
+/* Run a command through the dispatcher and log its reply. */
+static js_status run_command(const char *cmd)
+{
+    char reply[REPLY_MAX] = "";
+    js_status st = js_execute(cmd, reply, sizeof reply);
+    if (st != JS_OK) js_error("%s: %s", js_strerror(st), reply);
+    return st;
+}
+
+static void JNICALL on_vm_init(jvmtiEnv *env, JNIEnv *jni, jthread thread)
+{
+    create_all_method_ids(env, jni);
+    find_thread_tid_field(jni);
+    char name[64];
+    thread_name(env, jni, thread, name, sizeof name);
+    js_profiler_thread_start(current_tid(), jni, name, java_thread_id(jni, thread));
+    if (startup_cmd) {
+        js_args a;
+        char err[256];
+        js_args_defaults(&a);
+        if (js_args_parse(startup_cmd, &a, err, sizeof err) == 0 && a.action != JS_ACTION_NONE) run_command(startup_cmd);
+    }
+}
+
+static void JNICALL on_vm_death(jvmtiEnv *env, JNIEnv *jni)
+{
+    atomic_store(&vm_dead, 1);
+    js_profiler_shutdown();
+}
+
+static void JNICALL on_class_load(jvmtiEnv *env, JNIEnv *jni, jthread thread, jclass klass)
+{
+    /* Enabled only because AsyncGetCallTrace refuses to walk unless ClassLoad events are on. */
+}
+
+static void JNICALL on_class_prepare(jvmtiEnv *env, JNIEnv *jni, jthread thread, jclass klass)
+{
+    create_method_ids(env, klass);
+}
+
+static void JNICALL on_thread_start(jvmtiEnv *env, JNIEnv *jni, jthread thread)
+{
+    if (atomic_load(&vm_dead)) return;
+    char name[64];
+    thread_name(env, jni, thread, name, sizeof name);
+    js_profiler_thread_start(current_tid(), jni, name, java_thread_id(jni, thread));
+}
+
+static void JNICALL on_thread_end(jvmtiEnv *env, JNIEnv *jni, jthread thread)
+{
+    if (atomic_load(&vm_dead)) return;
+    js_profiler_thread_end(current_tid());
+}
+
+/* Add m to the set ids[0..*n) if absent and there is room. */
+static void add_unique(jmethodID *ids, int *n, jmethodID m)
+{
+    for (int i = 0; i < *n; i++)
+        if (ids[i] == m) return;
+    if (*n < MAX_INLINED) ids[(*n)++] = m;
+}
+
+static void JNICALL on_compiled_method_load(jvmtiEnv *env, jmethodID method, jint code_size, const void *code_addr,
+                                            jint map_length, const jvmtiAddrLocationMap *map,
+                                            const void *compile_info)
+{
+    jmethodID inlined[MAX_INLINED];
+    int n = 0;
+    for (const jvmtiCompiledMethodLoadRecordHeader *h = compile_info; h; h = h->next) {
+        if (h->kind != JVMTI_CMLR_INLINE_INFO) continue;
+        const jvmtiCompiledMethodLoadInlineRecord *r = (const void *)h;
+        for (jint i = 0; i < r->numpcs; i++)
+            for (jint j = 0; j < r->pcinfo[i].numstackframes; j++)
+                if (r->pcinfo[i].methods[j] != method) add_unique(inlined, &n, r->pcinfo[i].methods[j]);
+    }
+    js_names_compiled(method, inlined, n);
+}
+
+/* Capabilities, callbacks and events; 0 or -1 with a logged reason. */
+static int setup_jvmti(void)
+{
+    jvmtiCapabilities caps;
+    memset(&caps, 0, sizeof caps);
+    caps.can_get_source_file_name = 1;
+    caps.can_get_line_numbers = 1;
+    caps.can_generate_compiled_method_load_events = 1;
+    jvmtiError e = (*jvmti)->AddCapabilities(jvmti, &caps);
+    if (e != JVMTI_ERROR_NONE) {
+        js_error("JVMTI AddCapabilities failed (error %d)", (int)e);
+        return -1;
+    }
+    jvmtiEventCallbacks cb;
+    memset(&cb, 0, sizeof cb);
+    cb.VMInit = on_vm_init;
+    cb.VMDeath = on_vm_death;
+    cb.ClassLoad = on_class_load;
+    cb.ClassPrepare = on_class_prepare;
+    cb.ThreadStart = on_thread_start;
+    cb.ThreadEnd = on_thread_end;
+    cb.CompiledMethodLoad = on_compiled_method_load;
+    if ((*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof cb) != JVMTI_ERROR_NONE) {
+        js_error("JVMTI SetEventCallbacks failed");
+        return -1;
+    }
+    const jvmtiEvent events[] = {JVMTI_EVENT_VM_INIT,      JVMTI_EVENT_VM_DEATH,     JVMTI_EVENT_CLASS_LOAD,
+                                 JVMTI_EVENT_CLASS_PREPARE, JVMTI_EVENT_THREAD_START, JVMTI_EVENT_THREAD_END,
+                                 JVMTI_EVENT_COMPILED_METHOD_LOAD};
+    for (size_t i = 0; i < sizeof events / sizeof events[0]; i++)
+        if ((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, events[i], NULL) != JVMTI_ERROR_NONE) {
+            js_error("JVMTI cannot enable event %d", (int)events[i]);
+            return -1;
+        }
+    return 0;
+}
+
+JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
+{
+    const char *opts = options ? options : "";
+    char err[512];
+    if (js_validate(opts, err, sizeof err) != JS_OK) {
+        fprintf(stderr, "[jsampler] ERROR: %s\n", err);
+        return JNI_ERR;
+    }
+    js_args a;
+    js_args_defaults(&a);
+    js_args_parse(opts, &a, err, sizeof err);
+    if (js_log_configure(a.loglevel, a.log, err, sizeof err) != 0) {
+        fprintf(stderr, "[jsampler] ERROR: option 'log=%s': %s\n", a.log, err);
+        return JNI_ERR;
+    }
+    jvm = vm;
+    if ((*vm)->GetEnv(vm, (void **)&jvmti, JVMTI_VERSION_1_2) != JNI_OK) {
+        js_error("JVMTI 1.2 is not available in this JVM");
+        return JNI_ERR;
+    }
+    if (setup_jvmti() != 0) return JNI_ERR;
+    js_profiler_init(vm, jvmti);
+    startup_cmd = strdup(opts);
+    return startup_cmd ? JNI_OK : JNI_ERR;
+}
+
+JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved)
+{
+    fprintf(stderr, "[jsampler] ERROR: loading into a running JVM is not supported yet; "
+                    "start the JVM with -agentpath:libjsampler.so=start,...\n");
+    return JNI_ERR;
+}
+
+JNIEXPORT void JNICALL Agent_OnUnload(JavaVM *vm)
+{
+    js_log_close();
+}

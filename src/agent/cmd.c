@@ -1,0 +1,83 @@
+/* cmd.c - see cmd.h. */
+#include "agent/cmd.h"
+
+#include <stdio.h>
+
+#include "core/args.h"
+#include "util/log.h"
+#include "core/profiler.h"
+#include "util/version.h"
+
+const char *js_strerror(js_status st)
+{
+    switch (st) {
+    case JS_OK: return "ok";
+    case JS_ERR_ARGS: return "bad arguments";
+    case JS_ERR_STATE: return "wrong profiler state";
+    case JS_ERR_ENGINE: return "no sampling engine available";
+    case JS_ERR_IO: return "output error";
+    case JS_ERR_UNSUPPORTED: return "not supported";
+    }
+    return "unknown error";
+}
+
+/* Checks beyond syntax that need no VM: formats the agent cannot write yet. */
+static js_status check_request(const js_args *a, char *out, size_t outlen)
+{
+    js_out_format f = js_args_output_format(a, a->file);
+    if (f == JS_OUT_JSON_TREE) {
+        snprintf(out, outlen, "option 'file=%s': the json tree is made by 'jsampler convert', not by the agent",
+                 a->file);
+        return JS_ERR_ARGS;
+    }
+    if (f == JS_OUT_JFR && !a->file[0] && a->action == JS_ACTION_START) {
+        snprintf(out, outlen, "option 'jfr': a JFR recording needs file=PATH");
+        return JS_ERR_ARGS;
+    }
+    if (f == JS_OUT_JFR && a->jfrfile[0]) {
+        snprintf(out, outlen, "option 'jfrfile=%s': file= is already a JFR recording", a->jfrfile);
+        return JS_ERR_ARGS;
+    }
+    return JS_OK;
+}
+
+js_status js_validate(const char *cmd, char *out, size_t outlen)
+{
+    js_args a;
+    js_args_defaults(&a);
+    if (js_args_parse(cmd, &a, out, outlen) != 0) return JS_ERR_ARGS;
+    return check_request(&a, out, outlen);
+}
+
+js_status js_execute(const char *cmd, char *out, size_t outlen)
+{
+    js_args a;
+    js_args_defaults(&a);
+    if (js_args_parse(cmd, &a, out, outlen) != 0) return JS_ERR_ARGS;
+    js_status st = check_request(&a, out, outlen);
+    if (st != JS_OK) return st;
+    if (a.loglevel_set || a.log[0]) {
+        char err[256];
+        if (js_log_configure(a.loglevel, a.log, err, sizeof err) != 0) js_error("%s", err);
+    }
+    switch (a.action) {
+    case JS_ACTION_START:
+        if (js_profiler_running()) {
+            snprintf(out, outlen, "profiler already running");
+            return JS_ERR_STATE;
+        }
+        return js_profiler_start(&a, out, outlen) == 0 ? JS_OK : JS_ERR_ENGINE;
+    case JS_ACTION_STOP:
+        if (!js_profiler_running()) {
+            snprintf(out, outlen, "profiler is not running");
+            return JS_ERR_STATE;
+        }
+        return js_profiler_stop(&a, out, outlen) == 0 ? JS_OK : JS_ERR_IO;
+    case JS_ACTION_DUMP: return js_profiler_dump(&a, out, outlen) == 0 ? JS_OK : JS_ERR_IO;
+    case JS_ACTION_STATUS: js_profiler_status(out, outlen); return JS_OK;
+    case JS_ACTION_VERSION: snprintf(out, outlen, "jsampler %s", JS_VERSION); return JS_OK;
+    case JS_ACTION_NONE: break;
+    }
+    snprintf(out, outlen, "no command given (expected start, stop, dump, status or version)");
+    return JS_ERR_ARGS;
+}

@@ -1,0 +1,316 @@
+/* args.c - see args.h. Pure functions: no I/O, no globals. */
+#include "core/args.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define TOKEN_MAX 2048
+
+void js_args_defaults(js_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->event = JS_EV_CPU;
+    a->interval_ns = JS_DEFAULT_INTERVAL_NS;
+    a->jstackdepth = JS_DEFAULT_JSTACKDEPTH;
+    a->loglevel = JS_LOG_INFO;
+}
+
+const char *js_event_name(js_event e)
+{
+    switch (e) {
+    case JS_EV_CPU: return "cpu";
+    case JS_EV_CTIMER: return "ctimer";
+    case JS_EV_ITIMER: return "itimer";
+    }
+    return "?";
+}
+
+const char *js_loglevel_name(js_loglevel l)
+{
+    static const char *const names[] = {"debug", "info", "warn", "error", "none"};
+    return (unsigned)l <= JS_LOG_NONE ? names[l] : "?";
+}
+
+long long js_parse_duration_ns(const char *s)
+{
+    if (!s || !isdigit((unsigned char)*s)) return -1;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno) return -1;
+    unsigned long long mul;
+    if (*end == 0 || strcmp(end, "ns") == 0) mul = 1;
+    else if (strcmp(end, "us") == 0) mul = 1000ULL;
+    else if (strcmp(end, "ms") == 0) mul = 1000000ULL;
+    else if (strcmp(end, "s") == 0) mul = 1000000000ULL;
+    else return -1;
+    if (v > (unsigned long long)(3600LL * 1000000000LL) / mul) return -1; /* over an hour: malformed */
+    return (long long)(v * mul);
+}
+
+uint64_t js_parse_size(const char *s)
+{
+    if (!s || !isdigit((unsigned char)*s)) return 0;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno) return 0;
+    unsigned shift = 0;
+    if (*end == 'k' || *end == 'K') shift = 10, end++;
+    else if (*end == 'm' || *end == 'M') shift = 20, end++;
+    else if (*end == 'g' || *end == 'G') shift = 30, end++;
+    if (*end == 'b' || *end == 'B') end++;
+    if (*end || v > (1ULL << 50) >> shift) return 0;
+    return (uint64_t)v << shift;
+}
+
+/* Parse a positive decimal int within [lo, hi]; -1 if malformed. */
+static int parse_int(const char *s, int lo, int hi, int *out)
+{
+    if (!s || !isdigit((unsigned char)*s)) return -1;
+    errno = 0;
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || v < lo || v > hi) return -1;
+    *out = (int)v;
+    return 0;
+}
+
+/* Copy value into dst (cap bytes); -1 if empty or too long. */
+static int copy_value(char *dst, size_t cap, const char *v)
+{
+    size_t n = strlen(v);
+    if (n == 0 || n >= cap) return -1;
+    memcpy(dst, v, n + 1);
+    return 0;
+}
+
+/* Append a pattern to a '|'-joined list; -1 if empty or too long. */
+static int append_pattern(char *dst, size_t cap, const char *v)
+{
+    size_t have = strlen(dst), n = strlen(v);
+    if (n == 0 || have + (have ? 1 : 0) + n + 1 > cap) return -1;
+    if (have) dst[have++] = '|';
+    memcpy(dst + have, v, n + 1);
+    return 0;
+}
+
+static int set_action(js_args *a, js_action act, const char *key, char *err, size_t errlen)
+{
+    if (a->action != JS_ACTION_NONE && a->action != act) {
+        snprintf(err, errlen, "conflicting commands: '%s' given with another command", key);
+        return -1;
+    }
+    a->action = act;
+    return 0;
+}
+
+static int set_format(js_args *a, js_out_format f, const char *key, char *err, size_t errlen)
+{
+    if (a->format != JS_OUT_NONE && a->format != f) {
+        snprintf(err, errlen, "conflicting output formats: '%s' given with another format", key);
+        return -1;
+    }
+    a->format = f;
+    return 0;
+}
+
+static int parse_event(js_args *a, const char *v, char *err, size_t errlen)
+{
+    static const struct { const char *name; js_event ev; } events[] = {
+        {"cpu", JS_EV_CPU}, {"ctimer", JS_EV_CTIMER}, {"itimer", JS_EV_ITIMER}};
+    for (size_t i = 0; i < sizeof events / sizeof events[0]; i++) {
+        if (strcmp(v, events[i].name) == 0) {
+            a->event = events[i].ev;
+            a->event_set = 1;
+            return 0;
+        }
+    }
+    static const char *const hw[] = {"cycles", "instructions", "cache-misses", "cache-references",
+                                     "branch-misses", "branch-instructions", "bus-cycles"};
+    for (size_t i = 0; i < sizeof hw / sizeof hw[0]; i++) {
+        if (strcmp(v, hw[i]) == 0) {
+            snprintf(err, errlen, "option 'event=%s': hardware counters are not supported by jsampler "
+                     "(supported: cpu, ctimer, itimer)", v);
+            return -1;
+        }
+    }
+    snprintf(err, errlen, "option 'event=%s': unknown event (supported: cpu, ctimer, itimer)", v);
+    return -1;
+}
+
+static int parse_loglevel(js_args *a, const char *v)
+{
+    for (int l = JS_LOG_DEBUG; l <= JS_LOG_NONE; l++) {
+        if (strcasecmp(v, js_loglevel_name((js_loglevel)l)) == 0) {
+            a->loglevel = (js_loglevel)l;
+            a->loglevel_set = 1;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* Options that take no value. Returns 1 if key is one, 0 if not, -1 on error. */
+static int parse_flag(js_args *a, const char *key, const char *val, char *err, size_t errlen)
+{
+    static const struct { const char *name; js_action act; } actions[] = {
+        {"start", JS_ACTION_START}, {"stop", JS_ACTION_STOP},       {"dump", JS_ACTION_DUMP},
+        {"status", JS_ACTION_STATUS}, {"version", JS_ACTION_VERSION}};
+    static const struct { const char *name; js_out_format f; } formats[] = {
+        {"collapsed", JS_OUT_COLLAPSED}, {"html", JS_OUT_HTML}, {"flamegraph", JS_OUT_HTML}, {"tree", JS_OUT_TREE},
+        {"jfr", JS_OUT_JFR}};
+    int *flag = NULL;
+    if (strcmp(key, "threads") == 0) flag = &a->threads;
+    else if (strcmp(key, "lines") == 0) flag = &a->lines;
+    else if (strcmp(key, "sig") == 0) flag = &a->sig;
+    else if (strcmp(key, "reverse") == 0) flag = &a->reverse;
+    int is_action = -1, is_format = -1;
+    for (size_t i = 0; i < sizeof actions / sizeof actions[0]; i++)
+        if (strcmp(key, actions[i].name) == 0) is_action = (int)i;
+    for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
+        if (strcmp(key, formats[i].name) == 0) is_format = (int)i;
+    if (!flag && is_action < 0 && is_format < 0) return 0;
+    if (val) {
+        snprintf(err, errlen, "option '%s=%s': '%s' takes no value", key, val, key);
+        return -1;
+    }
+    if (flag) *flag = 1;
+    if (is_action >= 0 && set_action(a, actions[is_action].act, key, err, errlen)) return -1;
+    if (is_format >= 0 && set_format(a, formats[is_format].f, key, err, errlen)) return -1;
+    return 1;
+}
+
+/* Options of the form key=value (flat's value is optional). */
+static int parse_keyval(js_args *a, const char *key, const char *v, char *err, size_t errlen)
+{
+    const char *why = NULL;
+    if (strcmp(key, "flat") == 0) {
+        if (set_format(a, JS_OUT_FLAT, key, err, errlen)) return -1;
+        if (v && parse_int(v, 1, 100000, &a->flat_top)) why = "expected a number of rows 1..100000";
+    } else if (!v) {
+        snprintf(err, errlen, "unknown option '%s'", key);
+        return -1;
+    } else if (strcmp(key, "event") == 0) {
+        return parse_event(a, v, err, errlen);
+    } else if (strcmp(key, "interval") == 0) {
+        long long ns = js_parse_duration_ns(v);
+        if (ns <= 0) why = "expected a duration like 10ms, 500us, 1s or a number of ns";
+        else if (ns < JS_MIN_INTERVAL_NS) a->interval_ns = JS_MIN_INTERVAL_NS, a->interval_clamped = 1;
+        else a->interval_ns = ns, a->interval_clamped = 0;
+    } else if (strcmp(key, "jstackdepth") == 0) {
+        if (parse_int(v, 1, JS_MAX_JSTACKDEPTH, &a->jstackdepth)) why = "expected a depth 1..8192";
+    } else if (strcmp(key, "file") == 0) {
+        if (copy_value(a->file, sizeof a->file, v)) why = "expected a non-empty path under 1024 bytes";
+    } else if (strcmp(key, "title") == 0) {
+        if (copy_value(a->title, sizeof a->title, v)) why = "expected a non-empty title under 256 bytes";
+    } else if (strcmp(key, "include") == 0) {
+        if (append_pattern(a->include, sizeof a->include, v)) why = "expected a pattern; all under 1024 bytes";
+    } else if (strcmp(key, "exclude") == 0) {
+        if (append_pattern(a->exclude, sizeof a->exclude, v)) why = "expected a pattern; all under 1024 bytes";
+    } else if (strcmp(key, "jfrfile") == 0) {
+        if (copy_value(a->jfrfile, sizeof a->jfrfile, v)) why = "expected a non-empty path under 1024 bytes";
+    } else if (strcmp(key, "chunksize") == 0) {
+        a->chunk_size = js_parse_size(v);
+        if (a->chunk_size < 65536) why = "expected a size of at least 64k, like 10m or 1048576";
+    } else if (strcmp(key, "chunktime") == 0) {
+        a->chunk_time_ns = js_parse_duration_ns(v);
+        if (a->chunk_time_ns < 1000000000LL) why = "expected a duration of at least 1s and at most 1h, like 60s";
+    } else if (strcmp(key, "jfrmaxsize") == 0) {
+        a->jfr_max_size = js_parse_size(v);
+        if (a->jfr_max_size < 65536) why = "expected a size of at least 64k, like 30m";
+    } else if (strcmp(key, "log") == 0) {
+        if (copy_value(a->log, sizeof a->log, v)) why = "expected a non-empty path under 1024 bytes";
+    } else if (strcmp(key, "loglevel") == 0) {
+        if (parse_loglevel(a, v)) why = "expected debug, info, warn, error or none";
+    } else {
+        snprintf(err, errlen, "unknown option '%s'", key);
+        return -1;
+    }
+    if (why) {
+        snprintf(err, errlen, "option '%s=%s': %s", key, v ? v : "", why);
+        return -1;
+    }
+    return 0;
+}
+
+int js_args_parse(const char *cmd, js_args *a, char *err, size_t errlen)
+{
+    if (!cmd) return 0;
+    const char *p = cmd;
+    while (*p) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        char tok[TOKEN_MAX];
+        if (n >= sizeof tok) {
+            snprintf(err, errlen, "option '%.40s...': longer than %d bytes", p, TOKEN_MAX - 1);
+            return -1;
+        }
+        memcpy(tok, p, n);
+        tok[n] = 0;
+        p += n + (end ? 1 : 0);
+        if (n == 0) continue;
+        char *eq = strchr(tok, '=');
+        const char *val = NULL;
+        if (eq) *eq = 0, val = eq + 1;
+        if (tok[0] == 0) {
+            snprintf(err, errlen, "option '=%s': missing option name", val);
+            return -1;
+        }
+        int rc = parse_flag(a, tok, val, err, errlen);
+        if (rc < 0) return -1;
+        if (rc == 0 && parse_keyval(a, tok, val, err, errlen)) return -1;
+    }
+    return 0;
+}
+
+int js_expand_path(const char *pattern, int pid, long long epoch_sec, char *out, size_t outlen)
+{
+    size_t o = 0;
+    for (const char *p = pattern; *p; p++) {
+        char piece[64];
+        const char *add = piece;
+        if (*p == '%' && p[1] == 'p') {
+            snprintf(piece, sizeof piece, "%d", pid);
+            p++;
+        } else if (*p == '%' && p[1] == 't') {
+            time_t t = (time_t)epoch_sec;
+            struct tm tm;
+            localtime_r(&t, &tm);
+            strftime(piece, sizeof piece, "%Y%m%d-%H%M%S", &tm);
+            p++;
+        } else if (*p == '%' && p[1] == '%') {
+            add = "%";
+            p++;
+        } else {
+            piece[0] = *p;
+            piece[1] = 0;
+        }
+        size_t n = strlen(add);
+        if (o + n >= outlen) return -1;
+        memcpy(out + o, add, n);
+        o += n;
+    }
+    if (outlen == 0) return -1;
+    out[o] = 0;
+    return 0;
+}
+
+int js_args_jfr_path(const js_args *a, int pid, long long epoch_sec, char *out, size_t outlen)
+{
+    const char *pattern = "";
+    if (a->file[0] && js_args_output_format(a, a->file) == JS_OUT_JFR) pattern = a->file;
+    else if (a->jfrfile[0]) pattern = a->jfrfile;
+    return js_expand_path(pattern, pid, epoch_sec, out, outlen);
+}
+
+js_out_format js_args_output_format(const js_args *a, const char *path)
+{
+    if (a->format != JS_OUT_NONE) return a->format;
+    js_out_format f = path && *path ? js_out_format_from_path(path) : JS_OUT_NONE;
+    return f != JS_OUT_NONE ? f : JS_OUT_COLLAPSED;
+}

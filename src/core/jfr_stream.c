@@ -1,0 +1,249 @@
+/* jfr_stream.c - see jfr_stream.h. */
+#include "core/jfr_stream.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "jfr/jfr_write.h"
+#include "util/log.h"
+#include "core/names.h"
+#include "core/thread_names.h"
+#include "sample/threads.h"
+#include "sample/walker.h"
+
+#define RING_STRIPES 16
+#define RING_PER_STRIPE 8192 /* 16 x 8192 events: over 6 s of 100 us samples on 2 CPUs between drains */
+#define DRAIN_MS 20
+#define UNKNOWN_THREAD_KEY 0x7ffffffeu /* samples of threads the registry never saw */
+#define PSEUDO_KEY (1ULL << 62)        /* method keys of pseudo frames: PSEUDO_KEY | code */
+#define NULL_ID_CODE 0x100000000ULL    /* "[unknown_method]": a Java frame without a jmethodID */
+#define MAX_SETTINGS 10
+
+/* One recording per process (the handler that feeds it is process-wide); guarded by the
+ * profiler's session lock for start/stop, owned by the writer thread in between. */
+static struct {
+    JavaVM *vm;
+    const js_store *store;
+    js_evring *ring; /* created once, reused by later recordings */
+    int active;
+    js_jfr_writer *w;
+    pthread_t thread;
+    int thread_started;
+    _Atomic int stop;
+    int failed;
+    char error[512];
+    char path[JS_PATH_MAX];
+    js_method_parts parts;   /* scratch returned to the writer by source_method */
+    char pseudo_name[64];    /* scratch for pseudo frames */
+    char thread_name[JS_THREAD_NAME_MAX];
+    js_jfr_setting settings[MAX_SETTINGS];
+    char values[MAX_SETTINGS][64];
+} J;
+
+/* CLOCK_MONOTONIC in ns: the clock the handler stamps events with. */
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Frames of a stored trace for the writer, leaf first. */
+static int source_trace(void *ctx, uint32_t id, js_jfr_frame *out, int max, int *truncated)
+{
+    int n;
+    const js_raw_frame *f = js_store_trace(J.store, id, &n);
+    if (!f) return -1;
+    *truncated = n > max;
+    if (n > max) n = max;
+    for (int i = 0; i < n; i++) {
+        js_jfr_frame *o = &out[i];
+        o->line = -1;
+        o->bci = -1;
+        if (f[i].kind == JS_RF_JAVA || f[i].kind == JS_RF_NATIVE) {
+            o->method = (uint64_t)(uintptr_t)f[i].method;
+            o->type = (uint8_t)js_names_kind(f, i, n);
+            if (f[i].kind == JS_RF_JAVA && f[i].bci >= 0) {
+                o->bci = f[i].bci;
+                o->line = js_names_line(f[i].method, f[i].bci);
+            }
+        } else {
+            o->method = PSEUDO_KEY | (f[i].kind == JS_RF_ERROR ? (uint64_t)(uint32_t)f[i].bci : NULL_ID_CODE);
+            o->type = JS_FT_CPP;
+        }
+    }
+    return n;
+}
+
+/* Name parts of a method key for the writer; pseudo frames get an empty class. */
+static int source_method(void *ctx, uint64_t key, js_jfr_method *out)
+{
+    memset(out, 0, sizeof *out);
+    if (key & PSEUDO_KEY) {
+        uint64_t code = key & ~PSEUDO_KEY;
+        snprintf(J.pseudo_name, sizeof J.pseudo_name, "%s",
+                 code == NULL_ID_CODE ? "[unknown_method]" : js_walk_error_name((int)(uint32_t)code));
+        out->class_name = "";
+        out->name = J.pseudo_name;
+        out->descriptor = "";
+        return 0;
+    }
+    if (js_names_method_parts((const void *)(uintptr_t)key, &J.parts) != 0) {
+        out->class_name = "";
+        out->name = "[unloaded_method]";
+        out->descriptor = "";
+        return 0;
+    }
+    out->class_name = J.parts.cls;
+    out->name = J.parts.name;
+    out->descriptor = J.parts.sig;
+    out->modifiers = J.parts.modifiers;
+    return 0;
+}
+
+/* Thread description for the writer: Java threads carry their Java name and id. */
+static int source_thread(void *ctx, uint32_t id, js_jfr_thread *out)
+{
+    int tid = 0;
+    int64_t jtid = 0;
+    memset(out, 0, sizeof *out);
+    if (id == UNKNOWN_THREAD_KEY || js_threads_info(id, J.thread_name, sizeof J.thread_name, &tid, &jtid) != 0)
+        snprintf(J.thread_name, sizeof J.thread_name, "[unknown thread]");
+    out->os_name = J.thread_name;
+    out->os_tid = (uint64_t)tid;
+    out->java_name = jtid > 0 ? J.thread_name : NULL;
+    out->java_tid = jtid > 0 ? (uint64_t)jtid : 0;
+    return 0;
+}
+
+static const js_jfr_source source = {NULL, source_trace, source_method, source_thread};
+
+/* Record the first failure; later ones are consequences. */
+static void fail(const char *why)
+{
+    if (J.failed) return;
+    J.failed = 1;
+    snprintf(J.error, sizeof J.error, "%s", why);
+    js_error("JFR recording stopped: %s", why);
+}
+
+/* One drained event into the writer. */
+static void write_event(const js_ring_event *e, void *ctx)
+{
+    if (J.failed) return;
+    char err[512];
+    uint32_t thread = e->thread ? e->thread : UNKNOWN_THREAD_KEY;
+    if (js_jfr_execution_sample(J.w, e->ticks, thread, e->trace, JS_JFR_STATE_RUNNABLE, e->weight, err,
+                                sizeof err) != 0)
+        fail(err);
+}
+
+/* Drain the ring and rotate the chunk when due. */
+static void pump(void)
+{
+    js_evring_drain(J.ring, write_event, NULL);
+    char err[512];
+    if (!J.failed && js_jfr_maybe_rotate(J.w, mono_ns(), err, sizeof err) != 0) fail(err);
+}
+
+/* Writer thread: attached to the VM (names come through JVMTI), pumps until told to stop. */
+static void *writer_main(void *arg)
+{
+    JNIEnv *env = NULL;
+    JavaVMAttachArgs aa = {JNI_VERSION_1_6, "jsampler jfr writer", NULL};
+    int attached = J.vm && (*J.vm)->AttachCurrentThreadAsDaemon(J.vm, (void **)&env, &aa) == JNI_OK;
+    while (!atomic_load(&J.stop)) {
+        struct timespec ts = {0, DRAIN_MS * 1000000L};
+        nanosleep(&ts, NULL);
+        if (!J.failed) pump();
+    }
+    if (attached) (*J.vm)->DetachCurrentThread(J.vm);
+    return NULL;
+}
+
+/* Settings written as jdk.ActiveSetting: what the user asked for and what runs. */
+static int fill_settings(const js_args *a)
+{
+    int n = 0;
+#define SET(k, ...) (J.settings[n].name = (k), snprintf(J.values[n], sizeof J.values[n], __VA_ARGS__), \
+                     J.settings[n].value = J.values[n], n++)
+    SET("event", "%s", js_event_name(a->event));
+    SET("interval", "%lld", a->interval_ns);
+    SET("jstackdepth", "%d", a->jstackdepth);
+    SET("chunksize", "%llu", (unsigned long long)a->chunk_size);
+    SET("chunktime", "%lld", a->chunk_time_ns);
+    SET("jfrmaxsize", "%llu", (unsigned long long)a->jfr_max_size);
+#undef SET
+    return n;
+}
+
+int js_jfr_stream_start(JavaVM *vm, const char *path, const js_args *a, const js_store *s, char *err, size_t errlen)
+{
+    if (J.active) {
+        snprintf(err, errlen, "a JFR recording is already being written");
+        return -1;
+    }
+    if (!J.ring && !(J.ring = js_evring_create(RING_STRIPES, RING_PER_STRIPE, err, errlen))) return -1;
+    J.failed = 1; /* discard anything a previous recording left behind */
+    js_evring_drain(J.ring, write_event, NULL);
+    js_jfr_options o;
+    memset(&o, 0, sizeof o);
+    o.chunk_size = a->chunk_size;
+    o.chunk_time_ns = (uint64_t)a->chunk_time_ns;
+    o.max_size = a->jfr_max_size;
+    o.max_depth = a->jstackdepth;
+    o.recording_name = "jsampler";
+    o.nsettings = fill_settings(a);
+    o.settings = J.settings;
+    J.vm = vm;
+    J.store = s;
+    J.failed = 0;
+    J.error[0] = 0;
+    snprintf(J.path, sizeof J.path, "%s", path);
+    J.w = js_jfr_open(path, &o, &source, mono_ns(), err, errlen);
+    if (!J.w) return -1;
+    atomic_store(&J.stop, 0);
+    J.thread_started = pthread_create(&J.thread, NULL, writer_main, NULL) == 0;
+    if (!J.thread_started) js_warn("JFR writer thread not started; events are written at stop");
+    J.active = 1;
+    return 0;
+}
+
+js_evring *js_jfr_stream_ring(void)
+{
+    return J.active ? J.ring : NULL;
+}
+
+int js_jfr_stream_stop(char *msg, size_t msglen)
+{
+    if (!J.active) {
+        snprintf(msg, msglen, "no JFR recording is being written");
+        return -1;
+    }
+    atomic_store(&J.stop, 1);
+    if (J.thread_started) pthread_join(J.thread, NULL);
+    J.thread_started = 0;
+    js_evring_drain(J.ring, write_event, NULL); /* after a failure this only empties the ring */
+    js_jfr_stats st;
+    js_jfr_get_stats(J.w, &st);
+    char err[512] = "";
+    int rc = js_jfr_close(J.w, mono_ns(), err, sizeof err);
+    J.w = NULL;
+    J.active = 0;
+    if (rc != 0) fail(err);
+    uint64_t lost = js_evring_dropped(J.ring);
+    if (J.failed) {
+        snprintf(msg, msglen, "JFR recording '%s' is incomplete: %s", J.path, J.error);
+        return -1;
+    }
+    struct stat sb;
+    long long bytes = stat(J.path, &sb) == 0 ? (long long)sb.st_size : -1;
+    snprintf(msg, msglen, "wrote JFR recording (%llu events, %lld bytes; %llu events over jfrmaxsize, %llu lost to "
+             "full buffers) to %s", (unsigned long long)st.events, bytes, (unsigned long long)st.dropped_by_cap,
+             (unsigned long long)lost, J.path);
+    return 0;
+}

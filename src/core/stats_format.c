@@ -1,0 +1,35 @@
+/* stats_format.c - see stats_format.h. */
+#include "core/stats_format.h"
+
+#include <stdio.h>
+
+#include "sample/walker.h"
+
+/* Human summary: one "key=value" line per group. */
+int js_stats_format(const js_stats_snapshot *s, char *buf, size_t len)
+{
+    size_t off = 0;
+    int n = snprintf(buf, len,
+                     "samples=%llu weight=%llu dropped=%llu foreign_signals=%llu\n"
+                     "handler_ns: min=%llu median=%llu p99=%llu max=%llu (n=%llu)\n"
+                     "walk_errors:",
+                     (unsigned long long)s->samples, (unsigned long long)s->weight, (unsigned long long)s->dropped,
+                     (unsigned long long)s->foreign, (unsigned long long)s->handler_min_ns,
+                     (unsigned long long)s->handler_median_ns, (unsigned long long)s->handler_p99_ns,
+                     (unsigned long long)s->handler_max_ns, (unsigned long long)s->handler_count);
+    if (n < 0 || (size_t)n >= len) return -1;
+    off = (size_t)n;
+    int any = 0;
+    for (int i = 0; i < JS_WALK_ERR_KINDS; i++) {
+        if (!s->walk_errors[i]) continue;
+        n = snprintf(buf + off, len - off, " %s=%llu", js_walk_error_name(-i), (unsigned long long)s->walk_errors[i]);
+        if (n < 0 || (size_t)n >= len - off) return -1;
+        off += (size_t)n;
+        any = 1;
+    }
+    if (!any) {
+        n = snprintf(buf + off, len - off, " none");
+        if (n < 0 || (size_t)n >= len - off) return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,109 @@
+/* engine_perf.c - "cpu": one perf_events software cpu-clock counter per thread, its overflow
+ * signal sent to exactly that thread (F_SETOWN_EX + F_OWNER_TID). Counters stay enabled; the
+ * kernel's hrtimer makes the period exact in thread CPU time.
+ */
+#include "engine/engine.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* Settings of the running engine (one per process, read by the handler). */
+static long long period_ns;
+static int sig;
+static int exclude_kernel;
+
+/* Open a disabled cpu-clock counter for tid; fd or -errno. */
+static int open_counter(int tid, int excl_kernel)
+{
+    struct perf_event_attr a;
+    memset(&a, 0, sizeof a);
+    a.size = sizeof a;
+    a.type = PERF_TYPE_SOFTWARE;
+    a.config = PERF_COUNT_SW_CPU_CLOCK;
+    a.sample_period = (uint64_t)period_ns;
+    a.disabled = 1;
+    a.exclude_kernel = excl_kernel ? 1 : 0;
+    a.exclude_hv = 1;
+    long fd = syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    return fd < 0 ? -errno : (int)fd;
+}
+
+/* Probe with a counter on the calling thread: decides exclude_kernel and whether perf works. */
+static int perf_start(long long interval_ns, int signo, char *err, size_t errlen)
+{
+    period_ns = interval_ns;
+    sig = signo;
+    exclude_kernel = 0;
+    int fd = open_counter(0, 0);
+    if (fd == -EACCES || fd == -EPERM) {
+        exclude_kernel = 1;
+        fd = open_counter(0, 1);
+    }
+    if (fd < 0) {
+        snprintf(err, errlen, "perf_event_open(cpu-clock): %s", strerror(-fd));
+        return -1;
+    }
+    close(fd);
+    return 0;
+}
+
+static void perf_stop(void)
+{
+}
+
+static int perf_thread_start(int tid, _Atomic intptr_t *handle, char *err, size_t errlen)
+{
+    int fd = open_counter(tid, exclude_kernel);
+    if (fd < 0) {
+        snprintf(err, errlen, "perf_event_open(tid %d): %s", tid, strerror(-fd));
+        return -1;
+    }
+    struct f_owner_ex owner = {F_OWNER_TID, tid};
+    if (fcntl(fd, F_SETFL, O_ASYNC) < 0 || fcntl(fd, F_SETSIG, sig) < 0 || fcntl(fd, F_SETOWN_EX, &owner) < 0) {
+        snprintf(err, errlen, "fcntl on perf counter of tid %d: %s", tid, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    atomic_store(handle, fd);
+    if (ioctl(fd, PERF_EVENT_IOC_RESET, 0) < 0 || ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
+        snprintf(err, errlen, "enabling perf counter of tid %d: %s", tid, strerror(errno));
+        atomic_store(handle, -1);
+        close(fd);
+        return -1;
+    }
+    return 0;
+}
+
+/* Disable first so no new overflow is raised, then forget the fd, then close it. */
+static void perf_thread_stop(_Atomic intptr_t *handle)
+{
+    int fd = (int)atomic_exchange(handle, -1);
+    if (fd < 0) return;
+    ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+    close(fd);
+}
+
+/* Ours if the kernel raised it (si_code > 0) for this thread's current counter. */
+static uint64_t perf_weight(const siginfo_t *si, intptr_t handle)
+{
+    if (si->si_code <= 0 || handle < 0) return 0;
+    if (si->si_fd != (int)handle) return 0;
+    return 1;
+}
+
+const js_engine js_engine_perf = {
+    .name = "cpu",
+    .description = "perf_events cpu-clock",
+    .per_thread = 1,
+    .start = perf_start,
+    .stop = perf_stop,
+    .thread_start = perf_thread_start,
+    .thread_stop = perf_thread_stop,
+    .sample_weight = perf_weight,
+};

@@ -1,0 +1,120 @@
+/* jfr_write_int.h - internal to the JFR writer (src/jfr_write*.c); nothing else includes it.
+ *
+ * The writer's state, and the two layers its files share: output (a bounded buffer over the file with
+ * varint, string and record helpers; the first failure is kept and every later write is skipped) and the
+ * checkpoint (pool keys, resolution through the js_jfr_source, the size estimates behind max_size).
+ */
+#ifndef JS_JFR_WRITE_INT_H
+#define JS_JFR_WRITE_INT_H
+
+#include <stdint.h>
+
+#include "jfr/jfr_meta.h"
+#include "jfr/jfr_pool.h"
+#include "jfr/jfr_write.h"
+
+
+#define BUF_CAP (256 * 1024)
+#define DEFAULT_CHUNK_SIZE (64ULL << 20)
+#define DEFAULT_DEPTH 2048
+#define DEPTH_LIMIT 65536
+#define MAX_WEIGHT 1000
+#define KEY_LIMIT 0x80000000u       /* pool keys stay below 2^31 (async-profiler reads them as int) */
+#define SYMBOL_MAX 0xFFFFFFu        /* symbols per chunk: the low 24 bits of a symbol key */
+#define SYMBOL_BANDS 127            /* symbol keys are band << 24 | id, band = 1..127 by chunk */
+#define PLACEHOLDER_METHOD 1        /* method key of "[unknown]" frames */
+#define UNKNOWN "[unknown]"
+#define NO_DESCRIPTOR "()L;"
+#define CP_BASE 1024                /* checkpoint bytes besides entries: headers, frame types, slack */
+#define VAR_MAX 5                   /* bytes of a varint below 2^35, i.e. any key, int or size here */
+#define LONG_MAX_BYTES 9
+#define TICK_SLACK 1000000000ULL /* 1 s: samples stamped just before the open still get ticks > 0 */
+#define FRAME_COST (3 * VAR_MAX + 1)
+#define STATE_COST (VAR_MAX + 1 + VAR_MAX + 32)
+#define UNKNOWN_METHOD_COST 128
+
+struct js_jfr_writer {
+    int fd;
+    int err_no; /* first failure (an errno value); every later write is skipped */
+    char *path;
+    js_jfr_source src;
+    js_jfr_options o;   /* copy with defaults applied; strings point into `strings` */
+    char *strings;      /* owned copies of the recording name and settings */
+    int64_t clock_offset; /* CLOCK_REALTIME - CLOCK_MONOTONIC, ns, measured once */
+    uint64_t tick_base;   /* written ticks = CLOCK_MONOTONIC ns - tick_base (see js_jfrw_tick) */
+    uint64_t start_ms;    /* recording start, ms since the epoch */
+    js_jfr_bytes meta;    /* metadata event body after startTicks and duration */
+    uint8_t *buf;         /* output buffer, BUF_CAP bytes */
+    size_t len;
+    uint64_t flushed; /* bytes already written to fd */
+    /* current chunk */
+    uint64_t chunk_start, chunk_ticks, chunk_events, chunk_fixed;
+    uint32_t chunk_no;
+    uint64_t reserve; /* with max_size: upper bound of this chunk's checkpoint */
+    int capped;       /* max_size reached: events are dropped from now on */
+    unsigned frame_types;
+    js_jfr_set threads, traces, states, methods, classes, packages;
+    js_jfr_set est_methods, est_classes; /* already counted in reserve */
+    js_jfr_strtab symbols;
+    /* writer lifetime */
+    js_jfr_idmap method_ids;
+    js_jfr_strtab class_names;
+    js_jfr_frame *frames; /* scratch, o.max_depth */
+    js_jfr_stats st;
+};
+
+#define CHUNK_SETS(w) {&(w)->threads, &(w)->traces, &(w)->states, &(w)->methods, &(w)->classes, \
+                       &(w)->packages, &(w)->est_methods, &(w)->est_classes}
+
+/* Ticks as written: ns since TICK_SLACK before the recording started, so a sample's time takes 5 varint
+ * bytes for the first 33 s and 6 for the next 73 minutes (not 7 to 8 for CLOCK_MONOTONIC since boot); the chunk
+ * header's startTicks uses the same base, so readers get the same times. Earlier ticks are written as 0. */
+static inline uint64_t js_jfrw_tick(const js_jfr_writer *w, uint64_t t)
+{
+    return t > w->tick_base ? t - w->tick_base : 0;
+}
+
+/* ---- output (jfr_write_out.c) ---- */
+
+/* Remember the first failure. */
+void js_jfrw_set_error(js_jfr_writer *w, int e);
+/* Format the writer's error into err; returns -1. */
+int js_jfrw_fail(const js_jfr_writer *w, char *err, size_t errlen);
+/* Write p[0..n) at fd's offset (off < 0) or at off, retrying EINTR and short writes; 0 or an errno. */
+int js_jfrw_write_all(int fd, const uint8_t *p, size_t n, int64_t off);
+/* File offset of the next byte appended. */
+uint64_t js_jfrw_pos(const js_jfr_writer *w);
+/* Write the buffer to the file; 0, or -1 with the error recorded. */
+int js_jfrw_flush(js_jfr_writer *w);
+/* Append n bytes (n <= BUF_CAP), flushing first if they do not fit; nothing once failed. */
+void js_jfrw_put(js_jfr_writer *w, const void *p, size_t n);
+/* Append a varint. */
+void js_jfrw_put_var(js_jfr_writer *w, uint64_t v);
+/* Append a JFR int: its 32-bit two's complement as a varint (-1 takes 5 bytes, as HotSpot's). */
+void js_jfrw_put_int(js_jfr_writer *w, int32_t v);
+/* Append a raw byte (boolean, encoding). */
+void js_jfrw_put_u8(js_jfr_writer *w, uint8_t v);
+/* Append a string: NULL as encoding 0, else encoding 3 cut to JS_JFR_STR_MAX bytes. */
+void js_jfrw_put_str(js_jfr_writer *w, const char *s);
+/* Append a 5-byte varint placeholder; returns its file offset for patch5. */
+uint64_t js_jfrw_reserve5(js_jfr_writer *w);
+/* Overwrite the 5-byte varint at file offset off with v: in the buffer, or in the file if flushed. */
+void js_jfrw_patch5(js_jfr_writer *w, uint64_t off, uint64_t v);
+/* Start a record of the given type with a padded size; returns its offset for record_end. */
+uint64_t js_jfrw_record_begin(js_jfr_writer *w, uint32_t type);
+/* Patch the size of the record started at `at` (the size counts itself). */
+void js_jfrw_record_end(js_jfr_writer *w, uint64_t at);
+/* Add key to a per-chunk set; 1 if new, 0 if present or out of memory (recorded). */
+int js_jfrw_ref(js_jfr_writer *w, js_jfr_set *s, uint32_t key);
+
+/* ---- checkpoint (jfr_write_cp.c) ---- */
+
+/* Whether `bytes` more event bytes, plus the pool entries their ids add, keep the file within
+ * max_size; the first refusal caps the writer for good. */
+int js_jfrw_admit(js_jfr_writer *w, uint32_t thread, uint32_t trace, uint32_t state, uint64_t bytes);
+/* The chunk's one checkpoint event (delta 0): every pool its events reference, none empty. Pools
+ * are written in dependency order (traces mark methods, methods mark classes, classes make
+ * packages and symbols), so each count is known when its pool starts. */
+void js_jfrw_write_checkpoint(js_jfr_writer *w, uint64_t ticks);
+
+#endif

@@ -1,0 +1,233 @@
+/* store.c - see store.h. Open addressing over one anonymous mapping:
+ * [header][trace slots][pair slots][frame arena]. Pages are touched only when used.
+ */
+#include "sample/store.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "sample/safe_fmt.h"
+
+#include "util/hashmix.h"
+
+#define MAX_PROBES 256
+
+typedef struct {
+    _Atomic uint64_t hash; /* 0 = empty */
+    _Atomic uint32_t ready; /* 1 once off/nframes are published */
+    uint32_t nframes;
+    uint64_t off;
+} trace_slot;
+
+typedef struct {
+    _Atomic uint64_t key; /* trace id << 32 | thread; 0 = empty */
+    _Atomic uint64_t weight;
+} pair_slot;
+
+struct js_store {
+    size_t map_bytes;
+    uint32_t trace_mask, pair_mask;
+    uint64_t arena_cap;
+    trace_slot *traces;
+    pair_slot *pairs;
+    js_raw_frame *arena;
+    _Atomic uint64_t arena_used;
+    _Atomic uint32_t ntraces;
+    _Atomic uint64_t dropped, total;
+};
+
+/* Smallest power of two >= v (v >= 1). */
+static uint64_t pow2_at_least(uint64_t v)
+{
+    uint64_t p = 1;
+    while (p < v) p <<= 1;
+    return p;
+}
+
+static size_t round_up(size_t v, size_t a)
+{
+    return (v + a - 1) / a * a;
+}
+
+/* Hash of a frame list; never 0. */
+static uint64_t hash_frames(const js_raw_frame *f, int n)
+{
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n;
+    for (int i = 0; i < n; i++) {
+        /* method and (bci, kind) go through separate mixing rounds so that no two fields can cancel. */
+        h = js_mix64(h ^ (uint64_t)(uintptr_t)f[i].method);
+        h = js_mix64(h ^ ((uint64_t)(uint32_t)f[i].bci | (uint64_t)(uint32_t)f[i].kind << 32)) + (uint64_t)i;
+    }
+    return h ? h : 1;
+}
+
+js_store *js_store_create(uint32_t max_traces, uint64_t max_frames, uint32_t max_pairs, char *err, size_t errlen)
+{
+    if (max_traces > JS_STORE_MAX_TRACES || max_pairs > JS_STORE_MAX_PAIRS || max_frames > JS_STORE_MAX_FRAMES) {
+        js_safe_fmt(err, errlen, "call-trace store too large: %u traces, %llu frames, %u pairs (limits %u, %llu, %u)",
+                 max_traces, (unsigned long long)max_frames, max_pairs, JS_STORE_MAX_TRACES,
+                 (unsigned long long)JS_STORE_MAX_FRAMES, JS_STORE_MAX_PAIRS);
+        return NULL;
+    }
+    uint64_t nt = pow2_at_least(max_traces ? max_traces : 1), np = pow2_at_least(max_pairs ? max_pairs : 1);
+    size_t page = 4096;
+    size_t hdr = round_up(sizeof(js_store), page);
+    size_t tbytes = round_up(nt * sizeof(trace_slot), page);
+    size_t pbytes = round_up(np * sizeof(pair_slot), page);
+    size_t abytes = round_up(max_frames * sizeof(js_raw_frame), page);
+    size_t total = hdr + tbytes + pbytes + abytes;
+    void *m = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) {
+        js_safe_fmt(err, errlen, "cannot reserve %zu bytes for the call-trace store: %s", total, js_safe_errstr(errno));
+        return NULL;
+    }
+    js_store *s = m;
+    s->map_bytes = total;
+    s->trace_mask = (uint32_t)(nt - 1);
+    s->pair_mask = (uint32_t)(np - 1);
+    s->arena_cap = max_frames;
+    s->traces = (trace_slot *)((char *)m + hdr);
+    s->pairs = (pair_slot *)((char *)m + hdr + tbytes);
+    s->arena = (js_raw_frame *)((char *)m + hdr + tbytes + pbytes);
+    return s;
+}
+
+void js_store_destroy(js_store *s)
+{
+    if (s) munmap(s, s->map_bytes);
+}
+
+/* Reserve n arena frames at *off; false (nothing taken) when they do not fit. Signal-safe. */
+static bool arena_reserve(js_store *s, uint64_t n, uint64_t *off)
+{
+    uint64_t cur = atomic_load_explicit(&s->arena_used, memory_order_relaxed);
+    do {
+        if (cur + n > s->arena_cap) return false;
+    } while (!atomic_compare_exchange_weak_explicit(&s->arena_used, &cur, cur + n, memory_order_relaxed,
+                                                    memory_order_relaxed));
+    *off = cur;
+    return true;
+}
+
+/* Find or insert the trace; returns its id (slot + 1) or 0 when full. Signal-safe. */
+static uint32_t trace_id(js_store *s, const js_raw_frame *frames, int n)
+{
+    uint64_t h = hash_frames(frames, n);
+    uint32_t i = (uint32_t)h & s->trace_mask;
+    uint32_t probes = s->trace_mask + 1 < MAX_PROBES ? s->trace_mask + 1 : MAX_PROBES;
+    for (uint32_t p = 0; p < probes; p++, i = (i + 1) & s->trace_mask) {
+        trace_slot *t = &s->traces[i];
+        uint64_t cur = atomic_load_explicit(&t->hash, memory_order_acquire);
+        if (cur == h) return i + 1;
+        if (cur != 0) continue;
+        uint64_t off;
+        if (!arena_reserve(s, (uint64_t)n, &off)) return 0;
+        memcpy(&s->arena[off], frames, (size_t)n * sizeof *frames);
+        uint64_t expected = 0;
+        if (atomic_compare_exchange_strong_explicit(&t->hash, &expected, h, memory_order_acq_rel,
+                                                    memory_order_acquire)) {
+            t->off = off;
+            t->nframes = (uint32_t)n;
+            atomic_store_explicit(&t->ready, 1, memory_order_release);
+            atomic_fetch_add_explicit(&s->ntraces, 1, memory_order_relaxed);
+            return i + 1;
+        }
+        if (expected == h) return i + 1; /* lost the race to the same trace: arena bytes wasted */
+    }
+    return 0;
+}
+
+/* Add weight to the (trace, thread) pair; 0 on success, -1 when full. Signal-safe. */
+static int pair_add(js_store *s, uint32_t trace, uint32_t thread, uint64_t weight)
+{
+    uint64_t key = ((uint64_t)trace << 32) | thread;
+    uint32_t i = (uint32_t)js_mix64(key) & s->pair_mask;
+    uint32_t probes = s->pair_mask + 1 < MAX_PROBES ? s->pair_mask + 1 : MAX_PROBES;
+    for (uint32_t p = 0; p < probes; p++, i = (i + 1) & s->pair_mask) {
+        pair_slot *e = &s->pairs[i];
+        uint64_t cur = atomic_load_explicit(&e->key, memory_order_acquire);
+        if (cur == 0) {
+            uint64_t expected = 0;
+            if (atomic_compare_exchange_strong_explicit(&e->key, &expected, key, memory_order_acq_rel,
+                                                        memory_order_acquire))
+                cur = key;
+            else
+                cur = expected;
+        }
+        if (cur == key) {
+            atomic_fetch_add_explicit(&e->weight, weight, memory_order_relaxed);
+            return 0;
+        }
+    }
+    return -1;
+}
+
+uint32_t js_store_add(js_store *s, const js_raw_frame *frames, int n, uint32_t thread, uint64_t weight)
+{
+    if (n <= 0) return 0;
+    uint32_t id = trace_id(s, frames, n);
+    if (id == 0 || pair_add(s, id, thread, weight) != 0) {
+        atomic_fetch_add_explicit(&s->dropped, 1, memory_order_relaxed);
+        return 0;
+    }
+    atomic_fetch_add_explicit(&s->total, weight, memory_order_relaxed);
+    return id;
+}
+
+void js_store_reset(js_store *s)
+{
+    size_t hdr = (size_t)((char *)s->traces - (char *)s);
+    /* Anonymous private pages read back as zeros after MADV_DONTNEED: memory is returned too. */
+    madvise((char *)s + hdr, s->map_bytes - hdr, MADV_DONTNEED);
+    atomic_store(&s->arena_used, 0);
+    atomic_store(&s->ntraces, 0);
+    atomic_store(&s->dropped, 0);
+    atomic_store(&s->total, 0);
+}
+
+uint64_t js_store_dropped(const js_store *s)
+{
+    return atomic_load(&((js_store *)s)->dropped);
+}
+
+uint64_t js_store_total_weight(const js_store *s)
+{
+    return atomic_load(&((js_store *)s)->total);
+}
+
+uint32_t js_store_trace_count(const js_store *s)
+{
+    return atomic_load(&((js_store *)s)->ntraces);
+}
+
+const js_raw_frame *js_store_trace(const js_store *s, uint32_t id, int *n)
+{
+    if (id == 0 || id > s->trace_mask + 1) return NULL;
+    trace_slot *t = &s->traces[id - 1];
+    if (!atomic_load_explicit(&t->ready, memory_order_acquire)) return NULL;
+    *n = (int)t->nframes;
+    return &s->arena[t->off];
+}
+
+int js_store_foreach_pair(const js_store *s, js_pair_fn fn, void *ctx)
+{
+    for (uint64_t i = 0; i <= s->pair_mask; i++) {
+        pair_slot *e = &s->pairs[i];
+        uint64_t key = atomic_load_explicit(&e->key, memory_order_acquire);
+        uint64_t w = atomic_load_explicit(&e->weight, memory_order_relaxed);
+        if (!key || !w) continue;
+        int n;
+        if (!js_store_trace(s, (uint32_t)(key >> 32), &n)) continue;
+        int rc = fn((uint32_t)(key >> 32), (uint32_t)key, w, ctx);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+size_t js_store_reserved_bytes(const js_store *s)
+{
+    return s->map_bytes;
+}
