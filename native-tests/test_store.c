@@ -261,7 +261,8 @@ static void test_full_trace_table(void **state UNUSED)
     js_store_destroy(s);
 }
 
-/* With 8 pair slots a 9th (trace, thread) is dropped exactly; existing pairs keep accumulating. */
+/* With 8 pair slots a 9th (trace, thread) is not aggregated, but its trace id is still returned (a streamed
+ * event can name it) and its weight is counted as pair-dropped; existing pairs keep accumulating. */
 static void test_full_pair_table(void **state UNUSED)
 {
     js_store *s = make(4, 16, 8);
@@ -269,9 +270,14 @@ static void test_full_pair_table(void **state UNUSED)
     uint32_t id = js_store_add(s, st, 1, 1, 1);
     for (uint32_t t = 2; t <= 8; t++) assert_int_equal(js_store_add(s, st, 1, t, 1), id);
     assert_int_equal(js_store_dropped(s), 0);
-    assert_int_equal(js_store_add(s, st, 1, 9, 50), 0);
-    assert_int_equal(js_store_add(s, st, 1, 10, 50), 0);
-    assert_int_equal(js_store_dropped(s), 2);
+    assert_int_equal(js_store_add(s, st, 1, 9, 50), id);
+    assert_int_equal(js_store_add(s, st, 1, 10, 50), id);
+    assert_int_equal(js_store_dropped(s), 0);
+    js_store_fill f;
+    js_store_usage(s, &f);
+    assert_int_equal(f.pair_dropped_weight, 100);
+    assert_int_equal(f.pairs, 8);
+    assert_int_equal(f.max_pairs, 8);
     assert_int_equal(js_store_add(s, st, 1, 8, 2), id);
     assert_int_equal(js_store_total_weight(s), 10);
     pair_log l = {0};
@@ -280,6 +286,30 @@ static void test_full_pair_table(void **state UNUSED)
     assert_int_equal(l.sum, 10);
     assert_int_equal(pair_weight(&l, id, 8), 3);
     assert_int_equal(pair_weight(&l, id, 9), 0);
+    js_store_destroy(s);
+}
+
+/* The journal lists every published trace once, in publication order, and forgets them at reset;
+ * the generation tag is kept across reset. */
+static void test_journal_and_generation(void **state UNUSED)
+{
+    js_store *s = make(64, 256, 64);
+    uint32_t ids[20];
+    for (int k = 0; k < 20; k++) {
+        js_raw_frame st[2] = {jf((uint64_t)k + 1, k), jf(99, 0)};
+        ids[k] = js_store_add(s, st, 2, 1, 1);
+        assert_true(ids[k] > 0);
+        js_store_add(s, st, 2, 2, 1); /* the same trace again: not journaled twice */
+    }
+    assert_int_equal(js_store_trace_count(s), 20);
+    for (uint32_t q = 0; q < 20; q++) assert_int_equal(js_store_trace_id_at(s, q), ids[q]);
+    assert_int_equal(js_store_trace_id_at(s, 20), 0);
+    assert_int_equal(js_store_trace_id_at(s, 1u << 30), 0);
+    js_store_set_gen(s, 7);
+    js_store_reset(s);
+    assert_int_equal(js_store_gen(s), 7);
+    assert_int_equal(js_store_trace_count(s), 0);
+    assert_int_equal(js_store_trace_id_at(s, 0), 0);
     js_store_destroy(s);
 }
 
@@ -347,19 +377,26 @@ static void test_reset_and_reuse(void **state UNUSED)
 /* A capacity above 2^31 either fails to create or works (no silently dead table). */
 static void test_huge_capacity_is_usable_or_refused(void **state UNUSED)
 {
-    char err[256];
+    char err[256] = "";
     js_raw_frame st[1] = {jf(1, 1)};
-    uint32_t caps[2][2] = {{0x80000001u, 16}, {16, 0x80000001u}};
+    /* Over the limits: refused with a line that names the limits. */
+    uint32_t over[2][2] = {{JS_STORE_MAX_TRACES + 1u, 16}, {16, JS_STORE_MAX_PAIRS + 1u}};
     for (int i = 0; i < 2; i++) {
-        js_store *s = js_store_create(caps[i][0], 16, caps[i][1], err, sizeof err);
-        if (!s) continue; /* refusing is fine */
-        uint32_t id = js_store_add(s, st, 1, 1, 1);
-        if (!id) print_error("store(%#x traces, %#x pairs) dropped its first sample\n", caps[i][0], caps[i][1]);
-        assert_true(id > 0);
-        int n = 0;
-        assert_non_null(js_store_trace(s, id, &n));
-        js_store_destroy(s);
+        err[0] = 0;
+        assert_null(js_store_create(over[i][0], 16, over[i][1], err, sizeof err));
+        assert_non_null(strstr(err, "too large"));
     }
+    /* At the limits: created (address space only) and usable, including the last trace slot. */
+    js_store *s = js_store_create(JS_STORE_MAX_TRACES, 16, JS_STORE_MAX_PAIRS, err, sizeof err);
+    if (!s) print_error("js_store_create at the limits: %s\n", err);
+    assert_non_null(s);
+    uint32_t id = js_store_add(s, st, 1, 1, 1);
+    assert_true(id > 0 && id <= JS_STORE_MAX_TRACES);
+    int n = 0;
+    assert_non_null(js_store_trace(s, id, &n));
+    assert_int_equal(n, 1);
+    assert_null(js_store_trace(s, JS_STORE_MAX_TRACES + 1u, &n));
+    js_store_destroy(s);
 }
 
 /* ---- concurrency: 8 threads + SIGALRM/SIGPROF handlers inserting into one store ---- */
@@ -571,6 +608,7 @@ int main(void)
         cmocka_unit_test(test_arena_refusal_does_not_leak_space),
         cmocka_unit_test(test_reset_and_reuse),
         cmocka_unit_test(test_huge_capacity_is_usable_or_refused),
+        cmocka_unit_test(test_journal_and_generation),
         cmocka_unit_test(test_concurrent_threads_and_signals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -40,7 +40,9 @@ js_store *js_store_create(uint32_t max_traces, uint64_t max_frames, uint32_t max
 /* Unmap everything. No handler may be running. */
 void js_store_destroy(js_store *s);
 /* Signal-safe. Record weight for the stack frames[0..n) (frames[0] = leaf) on thread `thread`.
- * Returns the trace id (>0), or 0 if the sample was dropped because the store is full. */
+ * Returns the trace id (>0), or 0 if the sample was dropped because the trace table or frame
+ * arena is full. When only the (trace, thread) pair table is full the trace id is still returned
+ * (a streamed event can name it) and the weight is counted in pair_dropped_weight. */
 uint32_t js_store_add(js_store *s, const js_raw_frame *frames, int n, uint32_t thread, uint64_t weight);
 /* Forget all traces (and give the memory back). No handler may be running. */
 void js_store_reset(js_store *s);
@@ -54,6 +56,21 @@ const js_raw_frame *js_store_trace(const js_store *s, uint32_t id, int *n);
 /* Call fn for every published (trace, thread) pair with non-zero weight; stops if fn returns non-zero. */
 typedef int (*js_pair_fn)(uint32_t trace, uint32_t thread, uint64_t weight, void *ctx);
 int js_store_foreach_pair(const js_store *s, js_pair_fn fn, void *ctx);
+/* Id of the seq-th trace published (0-based, in publication order), or 0 if not yet published:
+ * lets a reader visit only the traces added since it last looked. */
+uint32_t js_store_trace_id_at(const js_store *s, uint32_t seq);
+/* Generation tag of the store (set by its owner between uses; read by the handler to tag events). */
+void js_store_set_gen(js_store *s, uint32_t gen);
+uint32_t js_store_gen(const js_store *s);
+/* How full the store is, and what it could not keep: samples dropped because the trace table or
+ * arena was full, and weight whose trace was kept but not aggregated (pair table full). */
+typedef struct {
+    uint32_t traces, max_traces;
+    uint64_t frames, max_frames;
+    uint32_t pairs, max_pairs;
+    uint64_t dropped, pair_dropped_weight;
+} js_store_fill;
+void js_store_usage(const js_store *s, js_store_fill *f);
 /* Bytes of address space reserved (for status and docs). */
 size_t js_store_reserved_bytes(const js_store *s);
 

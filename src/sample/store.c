@@ -32,11 +32,15 @@ struct js_store {
     uint32_t trace_mask, pair_mask;
     uint64_t arena_cap;
     trace_slot *traces;
+    _Atomic uint32_t *journal; /* trace ids in publication order (js_store_trace_id_at) */
     pair_slot *pairs;
     js_raw_frame *arena;
     _Atomic uint64_t arena_used;
     _Atomic uint32_t ntraces;
     _Atomic uint64_t dropped, total;
+    _Atomic uint64_t pair_dropped; /* weight kept as a trace (streamed) but not aggregated: pair table full */
+    _Atomic uint32_t npairs;
+    _Atomic uint32_t gen;
 };
 
 /* Smallest power of two >= v (v >= 1). */
@@ -76,9 +80,10 @@ js_store *js_store_create(uint32_t max_traces, uint64_t max_frames, uint32_t max
     size_t page = 4096;
     size_t hdr = round_up(sizeof(js_store), page);
     size_t tbytes = round_up(nt * sizeof(trace_slot), page);
+    size_t jbytes = round_up(nt * sizeof(uint32_t), page);
     size_t pbytes = round_up(np * sizeof(pair_slot), page);
     size_t abytes = round_up(max_frames * sizeof(js_raw_frame), page);
-    size_t total = hdr + tbytes + pbytes + abytes;
+    size_t total = hdr + tbytes + jbytes + pbytes + abytes;
     void *m = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (m == MAP_FAILED) {
         js_safe_fmt(err, errlen, "cannot reserve %zu bytes for the call-trace store: %s", total, js_safe_errstr(errno));
@@ -90,8 +95,9 @@ js_store *js_store_create(uint32_t max_traces, uint64_t max_frames, uint32_t max
     s->pair_mask = (uint32_t)(np - 1);
     s->arena_cap = max_frames;
     s->traces = (trace_slot *)((char *)m + hdr);
-    s->pairs = (pair_slot *)((char *)m + hdr + tbytes);
-    s->arena = (js_raw_frame *)((char *)m + hdr + tbytes + pbytes);
+    s->journal = (_Atomic uint32_t *)((char *)m + hdr + tbytes);
+    s->pairs = (pair_slot *)((char *)m + hdr + tbytes + jbytes);
+    s->arena = (js_raw_frame *)((char *)m + hdr + tbytes + jbytes + pbytes);
     return s;
 }
 
@@ -132,7 +138,8 @@ static uint32_t trace_id(js_store *s, const js_raw_frame *frames, int n)
             t->off = off;
             t->nframes = (uint32_t)n;
             atomic_store_explicit(&t->ready, 1, memory_order_release);
-            atomic_fetch_add_explicit(&s->ntraces, 1, memory_order_relaxed);
+            uint32_t seq = atomic_fetch_add_explicit(&s->ntraces, 1, memory_order_relaxed);
+            atomic_store_explicit(&s->journal[seq], i + 1, memory_order_release);
             return i + 1;
         }
         if (expected == h) return i + 1; /* lost the race to the same trace: arena bytes wasted */
@@ -152,8 +159,10 @@ static int pair_add(js_store *s, uint32_t trace, uint32_t thread, uint64_t weigh
         if (cur == 0) {
             uint64_t expected = 0;
             if (atomic_compare_exchange_strong_explicit(&e->key, &expected, key, memory_order_acq_rel,
-                                                        memory_order_acquire))
+                                                        memory_order_acquire)) {
                 cur = key;
+                atomic_fetch_add_explicit(&s->npairs, 1, memory_order_relaxed);
+            }
             else
                 cur = expected;
         }
@@ -169,11 +178,13 @@ uint32_t js_store_add(js_store *s, const js_raw_frame *frames, int n, uint32_t t
 {
     if (n <= 0) return 0;
     uint32_t id = trace_id(s, frames, n);
-    if (id == 0 || pair_add(s, id, thread, weight) != 0) {
+    if (id == 0) {
         atomic_fetch_add_explicit(&s->dropped, 1, memory_order_relaxed);
         return 0;
     }
-    atomic_fetch_add_explicit(&s->total, weight, memory_order_relaxed);
+    /* The trace is stored, so a streamed event can still name it; only the aggregate misses it. */
+    if (pair_add(s, id, thread, weight) != 0) atomic_fetch_add_explicit(&s->pair_dropped, weight, memory_order_relaxed);
+    else atomic_fetch_add_explicit(&s->total, weight, memory_order_relaxed);
     return id;
 }
 
@@ -186,6 +197,8 @@ void js_store_reset(js_store *s)
     atomic_store(&s->ntraces, 0);
     atomic_store(&s->dropped, 0);
     atomic_store(&s->total, 0);
+    atomic_store(&s->pair_dropped, 0);
+    atomic_store(&s->npairs, 0);
 }
 
 uint64_t js_store_dropped(const js_store *s)
@@ -225,6 +238,35 @@ int js_store_foreach_pair(const js_store *s, js_pair_fn fn, void *ctx)
         if (rc) return rc;
     }
     return 0;
+}
+
+uint32_t js_store_trace_id_at(const js_store *s, uint32_t seq)
+{
+    if (seq > s->trace_mask) return 0;
+    return atomic_load_explicit(&((js_store *)s)->journal[seq], memory_order_acquire);
+}
+
+void js_store_set_gen(js_store *s, uint32_t gen)
+{
+    atomic_store_explicit(&s->gen, gen, memory_order_release);
+}
+
+uint32_t js_store_gen(const js_store *s)
+{
+    return atomic_load_explicit(&((js_store *)s)->gen, memory_order_acquire);
+}
+
+void js_store_usage(const js_store *s, js_store_fill *f)
+{
+    js_store *m = (js_store *)s;
+    f->traces = atomic_load(&m->ntraces);
+    f->max_traces = m->trace_mask + 1;
+    f->frames = atomic_load(&m->arena_used);
+    f->max_frames = m->arena_cap;
+    f->pairs = atomic_load(&m->npairs);
+    f->max_pairs = m->pair_mask + 1;
+    f->dropped = atomic_load(&m->dropped);
+    f->pair_dropped_weight = atomic_load(&m->pair_dropped);
 }
 
 size_t js_store_reserved_bytes(const js_store *s)
