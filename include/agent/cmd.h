@@ -9,18 +9,8 @@
 #define JS_CMD_H
 
 #include <stddef.h>
+#include "core/status.h"
 
-typedef enum {
-    JS_OK = 0,
-    JS_ERR_ARGS,   /* unknown or malformed option */
-    JS_ERR_STATE,  /* e.g. stop without a running session */
-    JS_ERR_ENGINE, /* no sampling engine could start */
-    JS_ERR_IO,     /* output could not be written */
-    JS_ERR_UNSUPPORTED
-} js_status;
-
-/* Short description of a status. */
-const char *js_strerror(js_status st);
 /* Parse and execute cmd; reply text (one or more lines) into out. */
 js_status js_execute(const char *cmd, char *out, size_t outlen);
 /* Parse-only check used at -agentpath load to fail fast: JS_OK or JS_ERR_ARGS with the line. */

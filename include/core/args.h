@@ -18,6 +18,8 @@
 
 #define JS_DEFAULT_INTERVAL_NS 10000000LL  /* 10 ms */
 #define JS_MIN_INTERVAL_NS 100000LL        /* 100 us floor: protects the JVM */
+#define JS_HOUR_NS 3600000000000LL
+#define JS_MAX_DURATION_NS (30LL * 24 * JS_HOUR_NS) /* longest duration any option takes */
 #define JS_DEFAULT_JSTACKDEPTH 2048
 #define JS_MAX_JSTACKDEPTH 8192
 
@@ -53,6 +55,8 @@ typedef struct {
     uint64_t chunk_size;         /* JFR chunk size in bytes (chunksize=), 0 = writer default */
     long long chunk_time_ns;     /* JFR chunk duration (chunktime=), 0 = none */
     uint64_t jfr_max_size;       /* cap on the JFR file (jfrmaxsize=), 0 = none */
+    long long timeout_ns;        /* stop by itself after this long (timeout=), 0 = never */
+    long long loop_ns;           /* continuous: a new output file every period (loop=), 0 = one output */
     char log[JS_PATH_MAX];
     js_loglevel loglevel;
     int loglevel_set;
@@ -62,14 +66,17 @@ typedef struct {
 void js_args_defaults(js_args *a);
 /* Parse cmd (may be NULL or empty) into a; 0 on success, -1 with one line in err. */
 int js_args_parse(const char *cmd, js_args *a, char *err, size_t errlen);
-/* Parse "10ms", "500us", "1s", "100000" (ns) into ns; -1 if malformed. */
+/* Parse "10ms", "500us", "1s", "5m", "2h", "100000" (ns) into ns (at most 30 days); -1 if malformed. */
 long long js_parse_duration_ns(const char *s);
 /* Parse "512", "64k", "10m", "1g" (bytes; k/m/g are KiB/MiB/GiB) into bytes; 0 if malformed. */
 uint64_t js_parse_size(const char *s);
 /* Path the JFR recording goes to after %p/%t expansion, or "" if none: file= when its format is
  * JFR, else jfrfile=. -1 if too long. */
 int js_args_jfr_path(const js_args *a, int pid, long long epoch_sec, char *out, size_t outlen);
-/* Expand %p (pid) and %t (YYYYMMDD-HHMMSS) and %% in pattern; -1 if out would overflow. */
+/* Expand %p (pid), %t (YYYYMMDD-HHMMSS), %n (seq, the loop= file number) and %% in pattern; other
+ * '%' sequences stay as they are. -1 if out would overflow. */
+int js_expand_path_seq(const char *pattern, int pid, long long epoch_sec, unsigned seq, char *out, size_t outlen);
+/* js_expand_path_seq with seq 0. */
 int js_expand_path(const char *pattern, int pid, long long epoch_sec, char *out, size_t outlen);
 /* Output format: explicit flag, else from the extension, else collapsed. */
 js_out_format js_args_output_format(const js_args *a, const char *path);

@@ -18,12 +18,18 @@
 #include "sample/store.h"
 
 /* Open path and start the writer thread; the options in a are recorded as settings in the file.
- * 0, or -1 with one line in err. */
-int js_jfr_stream_start(JavaVM *vm, const char *path, const js_args *a, const js_store *s, char *err, size_t errlen);
+ * Events name their trace as (store generation << JS_SAMPLER_GEN_SHIFT | id) in s0 or s1, the
+ * session's two stores. Chunks end after chunktime= (default 60 s) or chunksize=. 0, or -1 with
+ * one line in err. */
+int js_jfr_stream_start(JavaVM *vm, const char *path, const js_args *a, const js_store *s0, const js_store *s1,
+                        char *err, size_t errlen);
+/* Write every event buffered so far (before a store they name is reset). */
+void js_jfr_stream_flush(void);
 /* The ring handlers append to while the stream runs (NULL when none). */
 js_evring *js_jfr_stream_ring(void);
-/* Drain, finish the file and stop the writer thread. No handler may still be appending. msg gets
- * "wrote JFR recording ... to PATH" or the error line. 0 or -1. */
-int js_jfr_stream_stop(char *msg, size_t msglen);
+/* Drain, finish the file and stop the writer thread. No handler may still be appending, unless
+ * abandon_ring is set: then the ring is left to the handler (not drained, replaced next time).
+ * msg gets "wrote JFR recording ... to PATH" or the error line. 0 or -1. */
+int js_jfr_stream_stop(int abandon_ring, char *msg, size_t msglen);
 
 #endif

@@ -1,10 +1,17 @@
 /* profiler.h - the profiler core: one session at a time, driven only by the dispatcher
- * (cmd.h) and by thread lifecycle hooks from the VM layer.
+ * (agent/cmd.h) and by thread lifecycle hooks from the VM layer.
  *
- * Owns the engine choice (cpu -> ctimer -> itimer fallback, one log line saying which and
- * why), the call-trace store, the per-thread engine attachment and the housekeeping thread
- * (new/ended threads, name refresh). All functions run on normal threads and are serialised
- * by one mutex. Process-wide state: one agent per process.
+ * One state machine: idle -> running -> stopping -> idle, and dead after VM death. start, stop,
+ * dump and status may arrive at any time from any thread; each is answered (text + status). A
+ * start while running, a stop or dump while idle, or any command after VM death is refused with
+ * one clear line and JS_ERR_STATE. Commands are serialised by one lock that no JVMTI callback
+ * takes: thread start/end go to the arming module's short lock.
+ *
+ * Bounded for weeks: samples go to one of two call-trace stores; the housekeeping thread swaps
+ * them when the active one fills up (and at every loop= file), folds the full one into the
+ * session's named profile (text outputs) after the JFR stream has taken its events, and empties
+ * it. Memory a handler may touch is reset or freed only after every handler is proven out of it.
+ * Process-wide state: one agent per process.
  */
 #ifndef JS_PROFILER_H
 #define JS_PROFILER_H
@@ -14,23 +21,24 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "core/args.h"
+#include "core/status.h"
 
 /* Hand the core the VM (needed to attach its housekeeping thread and resolve names). */
 void js_profiler_init(JavaVM *vm, jvmtiEnv *jvmti);
-/* Start a session with args; out gets one line. 0 or -1. */
-int js_profiler_start(const js_args *a, char *out, size_t outlen);
+/* Start a session with args; out gets one line. */
+js_status js_profiler_start(const js_args *a, char *out, size_t outlen);
 /* Stop the session and write its output (a's output options override the session's). */
-int js_profiler_stop(const js_args *a, char *out, size_t outlen);
-/* Write the output of the running (or last) session without stopping. */
-int js_profiler_dump(const js_args *a, char *out, size_t outlen);
-/* Multi-line status: state, engine, counters, handler timings. */
-int js_profiler_status(char *out, size_t outlen);
+js_status js_profiler_stop(const js_args *a, char *out, size_t outlen);
+/* Write the output of the running session without stopping. */
+js_status js_profiler_dump(const js_args *a, char *out, size_t outlen);
+/* Multi-line status: state, engine, interval, elapsed, counters, store fill, handler timings. */
+js_status js_profiler_status(char *out, size_t outlen);
 /* 1 while a session runs. */
 int js_profiler_running(void);
 /* VM layer hooks: a Java thread started (env = its JNIEnv, java_tid its Thread id) / ended. */
 void js_profiler_thread_start(int tid, void *env, const char *name, int64_t java_tid);
 void js_profiler_thread_end(int tid);
-/* VM death: stop a running session, writing its output; releases everything. */
+/* VM death: stop a running session, writing its output; later commands are refused. */
 void js_profiler_shutdown(void);
 
 #endif

@@ -3,31 +3,60 @@
  * The handler is async-signal-safe: no malloc, no locks that block, no stdio, no JVMTI/JNI;
  * errno is preserved. It writes only into memory prepared by js_sampler_arm. Its settings
  * are process-wide because a signal handler has no context argument.
+ *
+ * Handshakes (both Dekker-style, sequentially consistent on both sides):
+ * - arm/disarm: a handler counts itself in, then checks `armed`; disarm clears `armed`, then
+ *   waits for the count to reach zero. Either the handler sees disarmed or disarm sees it inside.
+ * - store swap: a handler counts itself into the current store's slot, then re-reads which slot
+ *   is current; the swapper publishes the new slot, then waits for the old slot's count to drain.
+ * A wait that times out (a handler stuck inside, e.g. a stopped thread) is reported, and the
+ * caller must then abandon - never reuse or free - the memory that handler may still write.
+ *
+ * Self-limiting cost: each thread's handler time is measured; a thread whose handlers took more
+ * than a quarter of its recent wall time skips walks until it has run again (the skipped weight
+ * is carried into its next sample and counted as throttled), so a deep stack at a short interval
+ * cannot livelock a thread in its signal handler.
+ *
+ * Signals that are not ours (the engine's weight is 0) are passed to the handler installed
+ * before ours, if there was one; a default or ignored disposition is left alone (counted).
  */
 #ifndef JS_SAMPLER_H
 #define JS_SAMPLER_H
 
-#include <stddef.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "sample/evring.h"
 #include "sample/store.h"
 #include "sample/threads.h"
 #include "sample/walker.h"
 
-/* Pick a free profiling signal (SIGPROF unless a foreign handler owns it; itimer needs SIGPROF)
- * and install the handler. Returns the signal, or -1 with err. Idempotent. */
-int js_sampler_install(int want_sigprof_only, char *err, size_t errlen);
 /* Signal-safe: the weight of a signal for the thread whose engine handle is given (-1 if the
  * thread is unknown), 0 if the signal is not ours. Supplied by the sampling engine. */
 typedef uint64_t (*js_weight_fn)(const siginfo_t *si, intptr_t handle);
 
-/* Begin accepting samples weighed by weight, walked by walker, into store, walking up to depth frames; each stored
- * sample is also appended to ring when it is not NULL (streamed outputs). */
-int js_sampler_arm(js_weight_fn weight, const js_walker *w, js_store *s, js_evring *ring, int depth, char *err,
-                   size_t errlen);
-/* Stop accepting samples and wait (bounded) until no handler is inside; returns handlers still
- * inside after the wait (0 normally). */
+/* Bits of a streamed event's trace key: (store generation mod 64) << JS_SAMPLER_GEN_SHIFT | trace
+ * id. Trace ids fit below the shift (JS_STORE_MAX_TRACES = 2^24), keys stay within 31 bits. */
+#define JS_SAMPLER_GEN_SHIFT 25
+#define JS_SAMPLER_GEN_MASK 63u
+
+/* Pick a free profiling signal (SIGPROF, SIGVTALRM, SIGRTMIN+6, SIGRTMIN+7: the first with no
+ * handler) and install the handler; when every one is taken, share SIGPROF with its owner. itimer
+ * needs SIGPROF to itself (want_sigprof_only). Returns the signal, or -1 with err. Idempotent. */
+int js_sampler_install(int want_sigprof_only, char *err, size_t errlen);
+/* 1 if the installed signal is shared with a handler installed before ours. */
+int js_sampler_shared(void);
+/* Begin accepting samples weighed by weight, walked by walker, into store, walking up to depth
+ * frames; each stored sample is also appended to ring when it is not NULL (streamed outputs).
+ * interval_ns is the engine's mean period (the throttle's yardstick). 0, or -1 with err. */
+int js_sampler_arm(js_weight_fn weight, const js_walker *w, js_store *s, js_evring *ring, int depth,
+                   long long interval_ns, char *err, size_t errlen);
+/* Make next the store handlers write to and return the previous one once no handler is inside
+ * it; NULL if a handler is still inside after 1 s (the old store must then be abandoned). */
+js_store *js_sampler_swap_store(js_store *next);
+/* Stop accepting samples and wait (bounded, 1 s) until no handler is inside; returns handlers still
+ * inside after the wait (0 normally). When non-zero, the stores and ring last armed must be
+ * abandoned; the frame buffers are abandoned by the sampler itself (the next arm maps new ones). */
 int js_sampler_disarm(void);
 /* Restore the previous signal disposition (agent unload). */
 void js_sampler_uninstall(void);

@@ -18,10 +18,12 @@ void js_stats_sample(uint64_t weight);
 void js_stats_dropped(uint64_t weight);
 void js_stats_walk_error(int code);
 void js_stats_foreign_signal(void);
+/* A walk skipped because the thread's handlers used too much of its time (weight carried on). */
+void js_stats_throttled(uint64_t weight);
 void js_stats_handler_ns(uint64_t ns);
 
 typedef struct {
-    uint64_t samples, weight, dropped, dropped_weight, foreign;
+    uint64_t samples, weight, dropped, dropped_weight, foreign, throttled, throttled_weight;
     uint64_t walk_errors[JS_WALK_ERR_KINDS];
     uint64_t handler_count;
     uint64_t handler_min_ns, handler_median_ns, handler_p99_ns, handler_max_ns;

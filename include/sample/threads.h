@@ -21,6 +21,8 @@ typedef struct {
     _Atomic int armed;          /* engine attached (perf counter / timer) */
     _Atomic intptr_t handle;    /* engine's per-thread handle: perf fd, kernel timer id; -1 none */
     _Atomic int seen;           /* rescan mark */
+    _Atomic uint64_t quiet_until_ns; /* sampler throttle: skip walks before this CLOCK_MONOTONIC time */
+    _Atomic uint64_t carry;          /* weight of skipped samples, added to the thread's next sample */
 } js_thread;
 
 /* Empty the table (no handler may be running). */

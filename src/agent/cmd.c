@@ -8,19 +8,6 @@
 #include "core/profiler.h"
 #include "util/version.h"
 
-const char *js_strerror(js_status st)
-{
-    switch (st) {
-    case JS_OK: return "ok";
-    case JS_ERR_ARGS: return "bad arguments";
-    case JS_ERR_STATE: return "wrong profiler state";
-    case JS_ERR_ENGINE: return "no sampling engine available";
-    case JS_ERR_IO: return "output error";
-    case JS_ERR_UNSUPPORTED: return "not supported";
-    }
-    return "unknown error";
-}
-
 /* Checks beyond syntax that need no VM: formats the agent cannot write yet. */
 static js_status check_request(const js_args *a, char *out, size_t outlen)
 {
@@ -61,20 +48,10 @@ js_status js_execute(const char *cmd, char *out, size_t outlen)
         if (js_log_configure(a.loglevel, a.log, err, sizeof err) != 0) js_error("%s", err);
     }
     switch (a.action) {
-    case JS_ACTION_START:
-        if (js_profiler_running()) {
-            snprintf(out, outlen, "profiler already running");
-            return JS_ERR_STATE;
-        }
-        return js_profiler_start(&a, out, outlen) == 0 ? JS_OK : JS_ERR_ENGINE;
-    case JS_ACTION_STOP:
-        if (!js_profiler_running()) {
-            snprintf(out, outlen, "profiler is not running");
-            return JS_ERR_STATE;
-        }
-        return js_profiler_stop(&a, out, outlen) == 0 ? JS_OK : JS_ERR_IO;
-    case JS_ACTION_DUMP: return js_profiler_dump(&a, out, outlen) == 0 ? JS_OK : JS_ERR_IO;
-    case JS_ACTION_STATUS: js_profiler_status(out, outlen); return JS_OK;
+    case JS_ACTION_START: return js_profiler_start(&a, out, outlen);
+    case JS_ACTION_STOP: return js_profiler_stop(&a, out, outlen);
+    case JS_ACTION_DUMP: return js_profiler_dump(&a, out, outlen);
+    case JS_ACTION_STATUS: return js_profiler_status(out, outlen);
     case JS_ACTION_VERSION: snprintf(out, outlen, "jsampler %s", JS_VERSION); return JS_OK;
     case JS_ACTION_NONE: break;
     }

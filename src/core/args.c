@@ -47,8 +47,10 @@ long long js_parse_duration_ns(const char *s)
     else if (strcmp(end, "us") == 0) mul = 1000ULL;
     else if (strcmp(end, "ms") == 0) mul = 1000000ULL;
     else if (strcmp(end, "s") == 0) mul = 1000000000ULL;
+    else if (strcmp(end, "m") == 0) mul = 60ULL * 1000000000ULL;
+    else if (strcmp(end, "h") == 0) mul = 3600ULL * 1000000000ULL;
     else return -1;
-    if (v > (unsigned long long)(3600LL * 1000000000LL) / mul) return -1; /* over an hour: malformed */
+    if (v > (unsigned long long)JS_MAX_DURATION_NS / mul) return -1; /* over 30 days: malformed */
     return (long long)(v * mul);
 }
 
@@ -199,7 +201,7 @@ static int parse_keyval(js_args *a, const char *key, const char *v, char *err, s
         return parse_event(a, v, err, errlen);
     } else if (strcmp(key, "interval") == 0) {
         long long ns = js_parse_duration_ns(v);
-        if (ns <= 0) why = "expected a duration like 10ms, 500us, 1s or a number of ns";
+        if (ns <= 0 || ns > JS_HOUR_NS) why = "expected a duration up to 1h, like 10ms, 500us, 1s or a number of ns";
         else if (ns < JS_MIN_INTERVAL_NS) a->interval_ns = JS_MIN_INTERVAL_NS, a->interval_clamped = 1;
         else a->interval_ns = ns, a->interval_clamped = 0;
     } else if (strcmp(key, "jstackdepth") == 0) {
@@ -219,10 +221,16 @@ static int parse_keyval(js_args *a, const char *key, const char *v, char *err, s
         if (a->chunk_size < 65536) why = "expected a size of at least 64k, like 10m or 1048576";
     } else if (strcmp(key, "chunktime") == 0) {
         a->chunk_time_ns = js_parse_duration_ns(v);
-        if (a->chunk_time_ns < 1000000000LL) why = "expected a duration of at least 1s and at most 1h, like 60s";
+        if (a->chunk_time_ns < 1000000000LL || a->chunk_time_ns > JS_HOUR_NS) why = "expected a duration of at least 1s and at most 1h, like 60s";
     } else if (strcmp(key, "jfrmaxsize") == 0) {
         a->jfr_max_size = js_parse_size(v);
         if (a->jfr_max_size < 65536) why = "expected a size of at least 64k, like 30m";
+    } else if (strcmp(key, "timeout") == 0) {
+        a->timeout_ns = js_parse_duration_ns(v);
+        if (a->timeout_ns < 1000000LL) why = "expected a duration of at least 1ms and at most 30 days, like 30s or 2h";
+    } else if (strcmp(key, "loop") == 0) {
+        a->loop_ns = js_parse_duration_ns(v);
+        if (a->loop_ns < 1000000000LL) why = "expected a duration of at least 1s and at most 30 days, like 10m";
     } else if (strcmp(key, "log") == 0) {
         if (copy_value(a->log, sizeof a->log, v)) why = "expected a non-empty path under 1024 bytes";
     } else if (strcmp(key, "loglevel") == 0) {
@@ -270,6 +278,11 @@ int js_args_parse(const char *cmd, js_args *a, char *err, size_t errlen)
 
 int js_expand_path(const char *pattern, int pid, long long epoch_sec, char *out, size_t outlen)
 {
+    return js_expand_path_seq(pattern, pid, epoch_sec, 0, out, outlen);
+}
+
+int js_expand_path_seq(const char *pattern, int pid, long long epoch_sec, unsigned seq, char *out, size_t outlen)
+{
     size_t o = 0;
     for (const char *p = pattern; *p; p++) {
         char piece[64];
@@ -282,6 +295,9 @@ int js_expand_path(const char *pattern, int pid, long long epoch_sec, char *out,
             struct tm tm;
             localtime_r(&t, &tm);
             strftime(piece, sizeof piece, "%Y%m%d-%H%M%S", &tm);
+            p++;
+        } else if (*p == '%' && p[1] == 'n') {
+            snprintf(piece, sizeof piece, "%u", seq);
             p++;
         } else if (*p == '%' && p[1] == '%') {
             add = "%";

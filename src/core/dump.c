@@ -8,69 +8,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/names.h"
+#include "core/fold.h"
 #include "output/output.h"
-#include "core/thread_names.h"
-#include "sample/threads.h"
-
-#define NAME_MAX_LEN 1024
-
-typedef struct {
-    const js_store *s;
-    const js_args *a;
-    js_profile *p;
-    uint32_t *ids; /* jstackdepth + 1 */
-    int failed;
-} build_ctx;
-
-/* Add one (trace, thread) pair to the profile, root first. */
-static int add_pair(uint32_t trace, uint32_t thread, uint64_t weight, void *ctx)
-{
-    build_ctx *c = ctx;
-    int n;
-    const js_raw_frame *f = js_store_trace(c->s, trace, &n);
-    if (!f) return 0;
-    uint32_t depth = 0;
-    char name[NAME_MAX_LEN];
-    if (c->a->threads) {
-        js_threads_label(thread, name, sizeof name);
-        c->ids[depth++] = js_profile_frame(c->p, name, JS_FT_THREAD);
-    }
-    for (int i = n - 1; i >= 0; i--) {
-        js_frame_type t = js_names_frame(f, i, n, c->a->lines, c->a->sig, name, sizeof name);
-        c->ids[depth++] = js_profile_frame(c->p, name, t);
-    }
-    for (uint32_t i = 0; i < depth; i++)
-        if (c->ids[i] == UINT32_MAX) c->failed = 1;
-    if (c->failed || js_profile_add(c->p, c->ids, depth, weight) != 0) {
-        c->failed = 1;
-        return 1;
-    }
-    return 0;
-}
-
-int js_dump_profile(const js_store *s, const js_args *a, js_profile *p, char *err, size_t errlen)
-{
-    build_ctx c = {s, a, p, malloc(((size_t)a->jstackdepth + 2) * sizeof(uint32_t)), 0};
-    if (!c.ids) {
-        snprintf(err, errlen, "out of memory building the profile");
-        return -1;
-    }
-    js_store_foreach_pair(s, add_pair, &c);
-    free(c.ids);
-    if (c.failed) {
-        snprintf(err, errlen, "out of memory building the profile");
-        return -1;
-    }
-    snprintf(p->title, sizeof p->title, "%s", a->title[0] ? a->title : "jsampler CPU profile");
-    snprintf(p->unit, sizeof p->unit, "samples");
-    js_profile_filter(p, a->include, a->exclude);
-    if (js_profile_normalize(p) != 0) {
-        snprintf(err, errlen, "out of memory sorting the profile");
-        return -1;
-    }
-    return 0;
-}
 
 /* Run the writer for fmt. */
 static int write_format(FILE *f, js_out_format fmt, const js_profile *p, const js_args *a, char *err, size_t errlen)
@@ -102,7 +41,7 @@ static int write_file(const char *path, js_out_format fmt, const js_profile *p, 
     return rc;
 }
 
-int js_dump_write(const js_store *s, const js_args *a, char *msg, size_t msglen)
+int js_dump_write_profile(const js_profile *src, const js_args *a, char *msg, size_t msglen)
 {
     char path[JS_PATH_MAX] = "";
     if (a->file[0] && js_expand_path(a->file, (int)getpid(), (long long)time(NULL), path, sizeof path) != 0) {
@@ -113,7 +52,14 @@ int js_dump_write(const js_store *s, const js_args *a, char *msg, size_t msglen)
     js_profile p;
     js_profile_init(&p);
     char err[1024] = "";
-    int rc = js_dump_profile(s, a, &p, err, sizeof err);
+    int rc = js_fold_copy(&p, src);
+    if (rc != 0) snprintf(err, sizeof err, "out of memory building the profile");
+    if (rc == 0) {
+        snprintf(p.title, sizeof p.title, "%s", a->title[0] ? a->title : "jsampler CPU profile");
+        snprintf(p.unit, sizeof p.unit, "samples");
+        js_profile_filter(&p, a->include, a->exclude);
+        if ((rc = js_profile_normalize(&p)) != 0) snprintf(err, sizeof err, "out of memory sorting the profile");
+    }
     if (rc == 0) rc = write_file(path, fmt, &p, a, err, sizeof err);
     if (rc == 0)
         snprintf(msg, msglen, "wrote %s profile (%llu samples, %zu stacks) to %s", js_out_format_name(fmt),

@@ -13,6 +13,7 @@
 #include "core/names.h"
 #include "core/thread_names.h"
 #include "sample/threads.h"
+#include "sample/sampler.h"
 #include "sample/walker.h"
 
 #define RING_STRIPES 16
@@ -21,14 +22,16 @@
 #define UNKNOWN_THREAD_KEY 0x7ffffffeu /* samples of threads the registry never saw */
 #define PSEUDO_KEY (1ULL << 62)        /* method keys of pseudo frames: PSEUDO_KEY | code */
 #define NULL_ID_CODE 0x100000000ULL    /* "[unknown_method]": a Java frame without a jmethodID */
-#define MAX_SETTINGS 10
+#define MAX_SETTINGS 12
+#define DEFAULT_CHUNK_TIME_NS (60ULL * 1000000000ULL) /* a killed JVM loses at most the last minute */
 
 /* One recording per process (the handler that feeds it is process-wide); guarded by the
  * profiler's session lock for start/stop, owned by the writer thread in between. */
 static struct {
     JavaVM *vm;
-    const js_store *store;
-    js_evring *ring; /* created once, reused by later recordings */
+    const js_store *stores[2]; /* the session's two stores: events name their trace as gen << shift | id */
+    js_evring *ring; /* created once, reused by later recordings (replaced if abandoned) */
+    pthread_mutex_t lock; /* drains and writer calls: the writer thread, rotations and stop */
     int active;
     js_jfr_writer *w;
     pthread_t thread;
@@ -42,7 +45,7 @@ static struct {
     char thread_name[JS_THREAD_NAME_MAX];
     js_jfr_setting settings[MAX_SETTINGS];
     char values[MAX_SETTINGS][64];
-} J;
+} J = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* CLOCK_MONOTONIC in ns: the clock the handler stamps events with. */
 static uint64_t mono_ns(void)
@@ -52,11 +55,21 @@ static uint64_t mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+/* The store an event's trace key belongs to (its generation bits), or NULL. */
+static const js_store *store_of(uint32_t key)
+{
+    uint32_t gen = key >> JS_SAMPLER_GEN_SHIFT;
+    for (int i = 0; i < 2; i++)
+        if (J.stores[i] && (js_store_gen(J.stores[i]) & JS_SAMPLER_GEN_MASK) == gen) return J.stores[i];
+    return NULL;
+}
+
 /* Frames of a stored trace for the writer, leaf first. */
 static int source_trace(void *ctx, uint32_t id, js_jfr_frame *out, int max, int *truncated)
 {
     int n;
-    const js_raw_frame *f = js_store_trace(J.store, id, &n);
+    const js_store *s = store_of(id);
+    const js_raw_frame *f = s ? js_store_trace(s, id & ((1u << JS_SAMPLER_GEN_SHIFT) - 1), &n) : NULL;
     if (!f) return -1;
     *truncated = n > max;
     if (n > max) n = max;
@@ -145,9 +158,13 @@ static void write_event(const js_ring_event *e, void *ctx)
 /* Drain the ring and rotate the chunk when due. */
 static void pump(void)
 {
-    js_evring_drain(J.ring, write_event, NULL);
-    char err[512];
-    if (!J.failed && js_jfr_maybe_rotate(J.w, mono_ns(), err, sizeof err) != 0) fail(err);
+    pthread_mutex_lock(&J.lock);
+    if (J.w) {
+        js_evring_drain(J.ring, write_event, NULL);
+        char err[512];
+        if (!J.failed && js_jfr_maybe_rotate(J.w, mono_ns(), err, sizeof err) != 0) fail(err);
+    }
+    pthread_mutex_unlock(&J.lock);
 }
 
 /* Writer thread: attached to the VM (names come through JVMTI), pumps until told to stop. */
@@ -159,7 +176,7 @@ static void *writer_main(void *arg)
     while (!atomic_load(&J.stop)) {
         struct timespec ts = {0, DRAIN_MS * 1000000L};
         nanosleep(&ts, NULL);
-        if (!J.failed) pump();
+        pump();
     }
     if (attached) (*J.vm)->DetachCurrentThread(J.vm);
     return NULL;
@@ -181,7 +198,8 @@ static int fill_settings(const js_args *a)
     return n;
 }
 
-int js_jfr_stream_start(JavaVM *vm, const char *path, const js_args *a, const js_store *s, char *err, size_t errlen)
+int js_jfr_stream_start(JavaVM *vm, const char *path, const js_args *a, const js_store *s0, const js_store *s1,
+                        char *err, size_t errlen)
 {
     if (J.active) {
         snprintf(err, errlen, "a JFR recording is already being written");
@@ -193,14 +211,15 @@ int js_jfr_stream_start(JavaVM *vm, const char *path, const js_args *a, const js
     js_jfr_options o;
     memset(&o, 0, sizeof o);
     o.chunk_size = a->chunk_size;
-    o.chunk_time_ns = (uint64_t)a->chunk_time_ns;
+    o.chunk_time_ns = a->chunk_time_ns ? (uint64_t)a->chunk_time_ns : DEFAULT_CHUNK_TIME_NS;
     o.max_size = a->jfr_max_size;
     o.max_depth = a->jstackdepth;
     o.recording_name = "jsampler";
     o.nsettings = fill_settings(a);
     o.settings = J.settings;
     J.vm = vm;
-    J.store = s;
+    J.stores[0] = s0;
+    J.stores[1] = s1;
     J.failed = 0;
     J.error[0] = 0;
     snprintf(J.path, sizeof J.path, "%s", path);
@@ -213,12 +232,17 @@ int js_jfr_stream_start(JavaVM *vm, const char *path, const js_args *a, const js
     return 0;
 }
 
+void js_jfr_stream_flush(void)
+{
+    if (J.active) pump();
+}
+
 js_evring *js_jfr_stream_ring(void)
 {
     return J.active ? J.ring : NULL;
 }
 
-int js_jfr_stream_stop(char *msg, size_t msglen)
+int js_jfr_stream_stop(int abandon_ring, char *msg, size_t msglen)
 {
     if (!J.active) {
         snprintf(msg, msglen, "no JFR recording is being written");
@@ -227,15 +251,18 @@ int js_jfr_stream_stop(char *msg, size_t msglen)
     atomic_store(&J.stop, 1);
     if (J.thread_started) pthread_join(J.thread, NULL);
     J.thread_started = 0;
-    js_evring_drain(J.ring, write_event, NULL); /* after a failure this only empties the ring */
+    pthread_mutex_lock(&J.lock);
+    if (abandon_ring) J.ring = NULL; /* a handler may still hold a stripe: never drain or reuse it */
+    else js_evring_drain(J.ring, write_event, NULL); /* after a failure this only empties the ring */
     js_jfr_stats st;
     js_jfr_get_stats(J.w, &st);
     char err[512] = "";
     int rc = js_jfr_close(J.w, mono_ns(), err, sizeof err);
     J.w = NULL;
     J.active = 0;
+    pthread_mutex_unlock(&J.lock);
     if (rc != 0) fail(err);
-    uint64_t lost = js_evring_dropped(J.ring);
+    uint64_t lost = J.ring ? js_evring_dropped(J.ring) : 0;
     if (J.failed) {
         snprintf(msg, msglen, "JFR recording '%s' is incomplete: %s", J.path, J.error);
         return -1;

@@ -10,29 +10,41 @@
 #include <unistd.h>
 
 #include "sample/safe_fmt.h"
-
 #include "sample/stats.h"
 
 /* Frame buffers claimed by handlers with a non-blocking try-lock; a handler that finds every
  * buffer busy drops its sample (counted). */
 #define STRIPES 16
+/* A thread's handlers may use at most 1/(1+QUIET_FACTOR) of its wall time: after a handler that
+ * took c ns, walks are skipped for QUIET_FACTOR * c ns. */
+#define QUIET_FACTOR 3
+#define WAIT_STEP_NS 1000000L /* 1 ms */
+#define WAIT_STEPS 1000       /* bounded waits: 1 s */
+
+#define SC memory_order_seq_cst
+#define RLX memory_order_relaxed
 
 /* Process-wide handler state (a signal handler has no context pointer). */
 static struct {
     _Atomic int armed;
-    _Atomic int inside;
+    _Atomic int inside;              /* handlers between entry and exit */
     js_weight_fn weight;
     const js_walker *walker;
-    js_store *store;
-    js_evring *ring; /* streamed events (JFR), or NULL */
+    js_store *stores[2];             /* the current store and the one before a swap */
+    _Atomic int cur;                 /* index into stores of the store handlers write to */
+    _Atomic int users[2];            /* handlers inside stores[i] */
+    js_evring *ring;                 /* streamed events (JFR), or NULL */
     int depth;
+    long long interval_ns;
     int signo;
-    struct sigaction old;
-    js_raw_frame *buffers; /* STRIPES * depth frames, mmapped once */
+    struct sigaction old;            /* disposition before ours: foreign signals go there */
+    int shared;                      /* 1 if old is another program's handler for our signal */
+    js_raw_frame *buffers;           /* STRIPES * depth frames */
     size_t buffers_bytes;
     _Atomic int busy[STRIPES];
 } S;
 
+/* CLOCK_MONOTONIC in ns (vDSO: signal-safe). */
 static uint64_t now_ns(void)
 {
     struct timespec ts;
@@ -40,14 +52,19 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+/* Sleep 1 ms (waits on normal threads only). */
+static void nap(void)
+{
+    struct timespec ts = {0, WAIT_STEP_NS};
+    nanosleep(&ts, NULL);
+}
+
 /* Claim a free frame buffer, starting at a tid-dependent stripe; -1 if all are busy. */
 static int claim_stripe(int tid)
 {
     for (int i = 0; i < STRIPES; i++) {
         int k = (tid + i) % STRIPES, expected = 0;
-        if (atomic_compare_exchange_strong_explicit(&S.busy[k], &expected, 1, memory_order_acquire,
-                                                    memory_order_relaxed))
-            return k;
+        if (atomic_compare_exchange_strong_explicit(&S.busy[k], &expected, 1, memory_order_acquire, RLX)) return k;
     }
     return -1;
 }
@@ -55,7 +72,7 @@ static int claim_stripe(int tid)
 /* Walk the interrupted thread into buf; on failure one pseudo-frame naming the error. */
 static int walk(void *uc, js_thread *t, js_raw_frame *buf)
 {
-    void *env = t ? atomic_load_explicit(&t->env, memory_order_relaxed) : NULL;
+    void *env = t ? atomic_load_explicit(&t->env, RLX) : NULL;
     int n = env ? S.walker->walk(uc, env, buf, S.depth) : JS_WALK_NO_ENV;
     if (n > 0) return n;
     js_stats_walk_error(n);
@@ -65,41 +82,92 @@ static int walk(void *uc, js_thread *t, js_raw_frame *buf)
     return 1;
 }
 
-static void handler(int signo, siginfo_t *si, void *uc)
+/* Enter the current store: count in, then confirm it is still current (see sampler.h). */
+static int enter_store(void)
 {
-    int saved_errno = errno;
-    atomic_fetch_add_explicit(&S.inside, 1, memory_order_acq_rel);
-    if (!atomic_load_explicit(&S.armed, memory_order_acquire)) goto out;
-    uint64_t t0 = now_ns();
-    int tid = (int)syscall(SYS_gettid);
-    js_thread *t = js_threads_find(tid);
-    uint64_t w = S.weight(si, t ? atomic_load_explicit(&t->handle, memory_order_relaxed) : -1);
-    if (w == 0) {
-        js_stats_foreign_signal();
-        goto out;
+    for (;;) {
+        int k = atomic_load_explicit(&S.cur, SC);
+        atomic_fetch_add_explicit(&S.users[k], 1, SC);
+        if (atomic_load_explicit(&S.cur, SC) == k) return k;
+        atomic_fetch_sub_explicit(&S.users[k], 1, memory_order_release);
     }
+}
+
+/* Hand a signal that is not ours to the handler installed before ours, if any. */
+static void chain(int signo, siginfo_t *si, void *uc)
+{
+    if (S.old.sa_flags & SA_SIGINFO) {
+        if (S.old.sa_sigaction) S.old.sa_sigaction(signo, si, uc);
+    } else if (S.old.sa_handler != SIG_DFL && S.old.sa_handler != SIG_IGN) {
+        S.old.sa_handler(signo);
+    }
+}
+
+/* 1 if thread t must skip this walk (its handlers used too much of its time); carries w. */
+static int throttled(js_thread *t, uint64_t t0, uint64_t w)
+{
+    if (!t || t0 >= atomic_load_explicit(&t->quiet_until_ns, RLX)) return 0;
+    atomic_fetch_add_explicit(&t->carry, w, RLX);
+    js_stats_throttled(w);
+    return 1;
+}
+
+/* Walk, store and stream one sample of weight w for thread t. */
+static void take_sample(void *uc, js_thread *t, int tid, uint64_t t0, uint64_t w)
+{
     int k = claim_stripe(tid);
     if (k < 0) {
         js_stats_dropped(w);
-        goto out;
+        return;
     }
+    if (t) w += atomic_exchange_explicit(&t->carry, 0, RLX);
     js_raw_frame *buf = S.buffers + (size_t)k * (size_t)S.depth;
     int n = walk(uc, t, buf);
-    uint32_t serial = t ? atomic_load_explicit(&t->serial, memory_order_relaxed) : 0;
-    uint32_t id = js_store_add(S.store, buf, n, serial, w);
+    uint32_t serial = t ? atomic_load_explicit(&t->serial, RLX) : 0;
+    int sk = enter_store();
+    js_store *store = S.stores[sk];
+    uint32_t id = js_store_add(store, buf, n, serial, w);
+    uint32_t gen = js_store_gen(store) & JS_SAMPLER_GEN_MASK;
+    atomic_fetch_sub_explicit(&S.users[sk], 1, memory_order_release);
     atomic_store_explicit(&S.busy[k], 0, memory_order_release);
-    if (id) {
-        js_stats_sample(w);
-        if (S.ring) {
-            js_ring_event ev = {t0, id, serial, (uint32_t)(w > UINT32_MAX ? UINT32_MAX : w), 0};
-            js_evring_put(S.ring, k, &ev);
-        }
-    } else {
+    if (!id) {
         js_stats_dropped(w);
+        return;
     }
-    js_stats_handler_ns(now_ns() - t0);
+    js_stats_sample(w);
+    if (S.ring) {
+        js_ring_event ev = {t0, gen << JS_SAMPLER_GEN_SHIFT | id, serial, (uint32_t)(w > UINT32_MAX ? UINT32_MAX : w),
+                            0};
+        js_evring_put(S.ring, k, &ev);
+    }
+}
+
+static void handler(int signo, siginfo_t *si, void *uc)
+{
+    int saved_errno = errno;
+    atomic_fetch_add_explicit(&S.inside, 1, SC);
+    int tid = (int)syscall(SYS_gettid);
+    js_thread *t = js_threads_find(tid);
+    int chain_it = 0;
+    if (!atomic_load_explicit(&S.armed, SC)) {
+        chain_it = 1; /* not sampling: nothing of this signal is ours */
+        goto out;
+    }
+    uint64_t t0 = now_ns();
+    uint64_t w = S.weight(si, t ? atomic_load_explicit(&t->handle, RLX) : -1);
+    if (w == 0) {
+        js_stats_foreign_signal();
+        chain_it = 1;
+        goto out;
+    }
+    if (throttled(t, t0, w)) goto out;
+    take_sample(uc, t, tid, t0, w);
+    uint64_t t1 = now_ns();
+    js_stats_handler_ns(t1 - t0);
+    if (t) atomic_store_explicit(&t->quiet_until_ns, t1 + QUIET_FACTOR * (t1 - t0), RLX);
 out:
-    atomic_fetch_sub_explicit(&S.inside, 1, memory_order_acq_rel);
+    atomic_fetch_sub_explicit(&S.inside, 1, SC);
+    if (chain_it) chain(signo, si, uc);
     errno = saved_errno;
 }
 
@@ -115,7 +183,7 @@ static int signal_free(int signo)
 int js_sampler_install(int want_sigprof_only, char *err, size_t errlen)
 {
     if (S.signo) {
-        if (want_sigprof_only && S.signo != SIGPROF) {
+        if (want_sigprof_only && (S.signo != SIGPROF || S.shared)) {
             js_safe_fmt(err, errlen, "SIGPROF is owned by another handler (jsampler uses signal %d)", S.signo);
             return -1;
         }
@@ -126,10 +194,13 @@ int js_sampler_install(int want_sigprof_only, char *err, size_t errlen)
     int chosen = -1;
     for (int i = 0; i < n && chosen < 0; i++)
         if (signal_free(candidates[i])) chosen = candidates[i];
-    if (chosen < 0) {
-        js_safe_fmt(err, errlen, want_sigprof_only ? "SIGPROF is owned by another handler"
-                                                : "no free profiling signal (SIGPROF, SIGVTALRM, SIGRTMIN+6/7 taken)");
+    if (chosen < 0 && want_sigprof_only) {
+        js_safe_fmt(err, errlen, "SIGPROF is owned by another handler");
         return -1;
+    }
+    if (chosen < 0) { /* every candidate taken: share SIGPROF, passing on what is not ours */
+        chosen = SIGPROF;
+        S.shared = 1;
     }
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -145,8 +216,8 @@ int js_sampler_install(int want_sigprof_only, char *err, size_t errlen)
     return chosen;
 }
 
-int js_sampler_arm(js_weight_fn weight, const js_walker *w, js_store *s, js_evring *ring, int depth, char *err,
-                   size_t errlen)
+int js_sampler_arm(js_weight_fn weight, const js_walker *w, js_store *s, js_evring *ring, int depth,
+                   long long interval_ns, char *err, size_t errlen)
 {
     size_t need = (size_t)STRIPES * (size_t)depth * sizeof(js_raw_frame);
     if (need > S.buffers_bytes) {
@@ -160,23 +231,43 @@ int js_sampler_arm(js_weight_fn weight, const js_walker *w, js_store *s, js_evri
         }
         S.buffers_bytes = need;
     }
+    for (int i = 0; i < STRIPES; i++) atomic_store(&S.busy[i], 0);
     S.weight = weight;
     S.walker = w;
-    S.store = s;
+    S.stores[0] = S.stores[1] = s;
+    atomic_store_explicit(&S.cur, 0, SC);
     S.ring = ring;
     S.depth = depth;
-    atomic_store_explicit(&S.armed, 1, memory_order_release);
+    S.interval_ns = interval_ns;
+    atomic_store_explicit(&S.armed, 1, SC);
     return 0;
+}
+
+js_store *js_sampler_swap_store(js_store *next)
+{
+    int old = atomic_load_explicit(&S.cur, SC);
+    S.stores[1 - old] = next;
+    atomic_store_explicit(&S.cur, 1 - old, SC);
+    for (int i = 0; i < WAIT_STEPS && atomic_load_explicit(&S.users[old], SC) > 0; i++) nap();
+    return atomic_load_explicit(&S.users[old], SC) > 0 ? NULL : S.stores[old];
 }
 
 int js_sampler_disarm(void)
 {
-    atomic_store_explicit(&S.armed, 0, memory_order_release);
-    for (int i = 0; i < 1000 && atomic_load(&S.inside) > 0; i++) {
-        struct timespec ts = {0, 1000000};
-        nanosleep(&ts, NULL);
+    atomic_store_explicit(&S.armed, 0, SC);
+    for (int i = 0; i < WAIT_STEPS && atomic_load_explicit(&S.inside, SC) > 0; i++) nap();
+    int left = atomic_load_explicit(&S.inside, SC);
+    if (left > 0) {
+        /* A handler may still write into the frame buffers: leave them to it, map new ones next time. */
+        S.buffers = NULL;
+        S.buffers_bytes = 0;
     }
-    return atomic_load(&S.inside);
+    return left;
+}
+
+int js_sampler_shared(void)
+{
+    return S.shared;
 }
 
 void js_sampler_uninstall(void)
@@ -184,4 +275,5 @@ void js_sampler_uninstall(void)
     if (!S.signo) return;
     sigaction(S.signo, &S.old, NULL);
     S.signo = 0;
+    S.shared = 0;
 }

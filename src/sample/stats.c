@@ -10,7 +10,7 @@
 
 /* Process-wide: signal handlers have no context argument to carry a pointer. */
 static struct {
-    _Atomic uint64_t samples, weight, dropped, dropped_weight, foreign;
+    _Atomic uint64_t samples, weight, dropped, dropped_weight, foreign, throttled, throttled_weight;
     _Atomic uint64_t walk_errors[JS_WALK_ERR_KINDS];
     _Atomic uint64_t hist[HIST_BUCKETS + 1];
     _Atomic uint64_t min_ns, max_ns;
@@ -26,6 +26,8 @@ void js_stats_reset(void)
     atomic_store(&st.dropped, 0);
     atomic_store(&st.dropped_weight, 0);
     atomic_store(&st.foreign, 0);
+    atomic_store(&st.throttled, 0);
+    atomic_store(&st.throttled_weight, 0);
     for (int i = 0; i < JS_WALK_ERR_KINDS; i++) atomic_store(&st.walk_errors[i], 0);
     for (int i = 0; i <= HIST_BUCKETS; i++) atomic_store(&st.hist[i], 0);
     atomic_store(&st.min_ns, UINT64_MAX);
@@ -50,6 +52,12 @@ void js_stats_walk_error(int code)
     int i = -code;
     if (i < 0 || i >= JS_WALK_ERR_KINDS) i = JS_WALK_ERR_KINDS - 1;
     atomic_fetch_add_explicit(&st.walk_errors[i], 1, RELAXED);
+}
+
+void js_stats_throttled(uint64_t weight)
+{
+    atomic_fetch_add_explicit(&st.throttled, 1, RELAXED);
+    atomic_fetch_add_explicit(&st.throttled_weight, weight, RELAXED);
 }
 
 void js_stats_foreign_signal(void)
@@ -91,6 +99,8 @@ void js_stats_get(js_stats_snapshot *o)
     o->dropped = atomic_load(&st.dropped);
     o->dropped_weight = atomic_load(&st.dropped_weight);
     o->foreign = atomic_load(&st.foreign);
+    o->throttled = atomic_load(&st.throttled);
+    o->throttled_weight = atomic_load(&st.throttled_weight);
     for (int i = 0; i < JS_WALK_ERR_KINDS; i++) o->walk_errors[i] = atomic_load(&st.walk_errors[i]);
     uint64_t n = 0;
     uint64_t local[HIST_BUCKETS + 1];

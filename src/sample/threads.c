@@ -53,6 +53,8 @@ static js_thread *claim_locked(int tid, int *created)
         atomic_store(&s->env, NULL);
         atomic_store(&s->armed, 0);
         atomic_store(&s->handle, -1);
+        atomic_store(&s->quiet_until_ns, 0);
+        atomic_store(&s->carry, 0);
         if (atomic_compare_exchange_strong(&s->tid, &cur, tid)) {
             *created = 1;
             return s;

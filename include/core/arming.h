@@ -1,0 +1,41 @@
+/* arming.h - which sampling engine runs, and attaching it to every thread of the process.
+ *
+ * Chooses the engine (cpu -> ctimer -> itimer fallback, with the reason when it differs from the
+ * request), installs the signal handler, arms the sampler, and attaches the engine to each thread:
+ * those the JVM reports (ThreadStart/ThreadEnd) and those found in /proc/self/task (threads that
+ * existed before the agent, JVM-internal and native threads). Its lock is short and never held
+ * across file I/O, a dump or JVMTI calls for names: a JVMTI thread callback never waits behind a
+ * command. Normal threads only.
+ */
+#ifndef JS_ARMING_H
+#define JS_ARMING_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "core/args.h"
+#include "sample/evring.h"
+#include "sample/store.h"
+
+typedef struct {
+    const char *engine;      /* "cpu", "ctimer", "itimer" */
+    const char *description; /* "perf_events cpu-clock" */
+    int signo;
+    int shared_signal;       /* 1 if the signal is shared with a handler installed before ours */
+    char why[512];           /* why the engine differs from the one asked for, or "" */
+} js_arming_info;
+
+/* Pick and start an engine for a, arming the sampler into store (and ring); attach it to every
+ * thread. 0, or -1 with one line in err. */
+int js_arming_start(const js_args *a, js_store *store, js_evring *ring, js_arming_info *info, char *err,
+                    size_t errlen);
+/* Detach the engine from every thread and stop it (no new signals are raised after this). */
+void js_arming_stop(void);
+/* Register and attach threads found in /proc/self/task, release those that are gone. */
+void js_arming_rescan(void);
+/* Threads the engine could not attach to since start, and the first error; 0 if none. */
+int js_arming_failures(char *first, size_t len);
+/* VM hooks: a Java thread started (its JNIEnv, name and java.lang.Thread id) / ended. */
+void js_arming_thread_start(int tid, void *env, const char *name, int64_t java_tid);
+void js_arming_thread_end(int tid);
+
+#endif

@@ -1,0 +1,204 @@
+/* arming.c - see arming.h. */
+#include "core/arming.h"
+
+#include <dirent.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/thread_names.h"
+#include "engine/engine.h"
+#include "sample/sampler.h"
+#include "sample/threads.h"
+#include "sample/walker.h"
+
+/* Engine attachment is process-wide like the thread table it works on. The lock guards `engine`
+ * and per-thread attach/detach; it is held for one thread's attach at a time, never across I/O
+ * of outputs or name resolution. */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static const js_engine *engine;  /* running engine, NULL when idle */
+static int failures;
+static char first_failure[256];
+static int rescan_gen;           /* rescan generation, under lock */
+
+/* Attach the running engine to one slot if not yet done. Caller holds lock. */
+static void arm_thread(js_thread *t)
+{
+    if (!engine || !engine->per_thread) return;
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&t->armed, &expected, 1)) return;
+    char err[256];
+    if (engine->thread_start(atomic_load(&t->tid), &t->handle, err, sizeof err) != 0) {
+        atomic_store(&t->armed, 0);
+        if (failures++ == 0) snprintf(first_failure, sizeof first_failure, "%s", err);
+    }
+}
+
+/* Detach the engine from one slot. Caller holds lock. */
+static void disarm_thread(js_thread *t)
+{
+    int expected = 1;
+    if (engine && engine->per_thread && atomic_compare_exchange_strong(&t->armed, &expected, 0))
+        engine->thread_stop(&t->handle);
+}
+
+static void arm_cb(js_thread *t, void *ctx)
+{
+    pthread_mutex_lock(&lock);
+    arm_thread(t);
+    pthread_mutex_unlock(&lock);
+}
+
+static void disarm_cb(js_thread *t, void *ctx)
+{
+    disarm_thread(t);
+}
+
+/* Release the slot of a thread that is gone. */
+static void sweep_cb(js_thread *t, void *ctx)
+{
+    int gen = *(int *)ctx;
+    if (atomic_load(&t->seen) == gen) return;
+    char comm[JS_THREAD_NAME_MAX];
+    int tid = atomic_load(&t->tid);
+    if (tid <= 0 || js_threads_comm(tid, comm, sizeof comm) == 0) return; /* still alive */
+    pthread_mutex_lock(&lock);
+    if (atomic_load(&t->tid) == tid) {
+        disarm_thread(t);
+        js_threads_release(t);
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+void js_arming_rescan(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (!d) return;
+    pthread_mutex_lock(&lock);
+    int gen = ++rescan_gen;
+    pthread_mutex_unlock(&lock);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        int tid = atoi(e->d_name);
+        if (tid <= 0) continue;
+        char comm[JS_THREAD_NAME_MAX] = "";
+        int named = js_threads_comm(tid, comm, sizeof comm) == 0;
+        pthread_mutex_lock(&lock);
+        int created;
+        js_thread *t = js_threads_claim(tid, &created);
+        if (t) {
+            atomic_store(&t->seen, gen);
+            if (created && named) js_threads_set_name(atomic_load(&t->serial), tid, comm);
+            arm_thread(t);
+        }
+        pthread_mutex_unlock(&lock);
+    }
+    closedir(d);
+    js_threads_foreach(sweep_cb, &gen);
+}
+
+/* Try one engine: signal, handler, process-wide start. */
+static int try_engine(const js_engine *e, const js_args *a, js_store *store, js_evring *ring, js_arming_info *info,
+                      char *err, size_t errlen)
+{
+    int signo = js_sampler_install(e == &js_engine_itimer, err, errlen);
+    if (signo < 0) return -1;
+    if (js_sampler_arm(e->sample_weight, &js_walker_agct, store, ring, a->jstackdepth, a->interval_ns, err,
+                       errlen) != 0)
+        return -1;
+    if (e->start(a->interval_ns, signo, err, errlen) != 0) {
+        js_sampler_disarm();
+        return -1;
+    }
+    info->engine = e->name;
+    info->description = e->description;
+    info->signo = signo;
+    info->shared_signal = js_sampler_shared();
+    pthread_mutex_lock(&lock);
+    engine = e;
+    failures = 0;
+    first_failure[0] = 0;
+    pthread_mutex_unlock(&lock);
+    return 0;
+}
+
+int js_arming_start(const js_args *a, js_store *store, js_evring *ring, js_arming_info *info, char *err,
+                    size_t errlen)
+{
+    memset(info, 0, sizeof *info);
+    char werr[256];
+    if (js_walker_agct.init(werr, sizeof werr) != 0) {
+        snprintf(err, errlen, "%s", werr);
+        return -1;
+    }
+    int rc;
+    if (a->event == JS_EV_CTIMER) {
+        rc = try_engine(&js_engine_ctimer, a, store, ring, info, err, errlen);
+    } else if (a->event == JS_EV_ITIMER) {
+        rc = try_engine(&js_engine_itimer, a, store, ring, info, err, errlen);
+        snprintf(info->why, sizeof info->why, "itimer chosen: process-wide, loses periods below the 4 ms tick");
+    } else {
+        char perr[256], cerr[256], ierr[256];
+        if ((rc = try_engine(&js_engine_perf, a, store, ring, info, perr, sizeof perr)) == 0) {
+        } else if ((rc = try_engine(&js_engine_ctimer, a, store, ring, info, cerr, sizeof cerr)) == 0) {
+            snprintf(info->why, sizeof info->why, "perf_events refused (%s); fell back to ctimer", perr);
+        } else if ((rc = try_engine(&js_engine_itimer, a, store, ring, info, ierr, sizeof ierr)) == 0) {
+            snprintf(info->why, sizeof info->why, "perf_events refused (%s), ctimer failed (%s); fell back to "
+                     "itimer, which is process-wide and inaccurate", perr, cerr);
+        } else {
+            snprintf(err, errlen, "no sampling engine could start: perf_events: %s; ctimer: %s; itimer: %s", perr,
+                     cerr, ierr);
+        }
+    }
+    if (rc != 0) return -1;
+    js_threads_foreach(arm_cb, NULL);
+    js_arming_rescan();
+    return 0;
+}
+
+void js_arming_stop(void)
+{
+    pthread_mutex_lock(&lock);
+    const js_engine *e = engine;
+    js_threads_foreach(disarm_cb, NULL);
+    engine = NULL;
+    pthread_mutex_unlock(&lock);
+    if (e) e->stop();
+}
+
+int js_arming_failures(char *first, size_t len)
+{
+    pthread_mutex_lock(&lock);
+    int n = failures;
+    snprintf(first, len, "%s", first_failure);
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
+void js_arming_thread_start(int tid, void *env, const char *name, int64_t java_tid)
+{
+    pthread_mutex_lock(&lock);
+    int created;
+    js_thread *t = js_threads_claim(tid, &created);
+    if (t) {
+        atomic_store(&t->env, env);
+        uint32_t serial = atomic_load(&t->serial);
+        js_threads_set_name(serial, tid, name);
+        js_threads_set_java_id(serial, java_tid);
+        arm_thread(t);
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+void js_arming_thread_end(int tid)
+{
+    pthread_mutex_lock(&lock);
+    js_thread *t = js_threads_find(tid);
+    if (t) {
+        disarm_thread(t);
+        js_threads_release(t);
+    }
+    pthread_mutex_unlock(&lock);
+}

@@ -1,0 +1,70 @@
+/* session_int.h - what the session's files share: its state, and the steps of a session.
+ *
+ * session.c holds the state machine and the commands; session_io.c the outputs (JFR stream,
+ * folded profile, stop and dump); session_hk.c the housekeeping thread (thread rescans, names,
+ * store rotation, loop= files, timeout=) and the store pair. All of it runs with js_cmd_lock held
+ * unless a function says otherwise.
+ */
+#ifndef JS_SESSION_INT_H
+#define JS_SESSION_INT_H
+
+#include <jni.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/args.h"
+#include "core/arming.h"
+#include "core/status.h"
+#include "output/profile.h"
+#include "sample/store.h"
+
+enum { JS_STATE_IDLE = 0, JS_STATE_RUNNING, JS_STATE_STOPPING, JS_STATE_DEAD };
+
+typedef struct {
+    JavaVM *vm;
+    _Atomic int state;
+    js_args args;              /* the running session's request */
+    js_arming_info eng;
+    js_store *stores[2];       /* [active] is written by handlers; the other is empty, ready for a swap */
+    int active;
+    uint32_t gen;              /* generation tag of the active store */
+    js_profile profile;        /* text outputs: every rotated store, folded */
+    int text_output;           /* the session writes a non-JFR file at the end */
+    int jfr;                   /* a JFR recording streams */
+    unsigned seq;              /* loop= file number (%n) */
+    uint64_t started_ns, deadline_ns, next_loop_ns, file_started_ns;
+    _Atomic uint64_t rotations, abandoned_stores, unaggregated_weight;
+    uint64_t dropped_written;  /* dropped weight already written as a pseudo-frame */
+    uint32_t names_cursor;     /* traces of the active store whose names are resolved */
+    int throttle_logged;
+    pthread_t hk;
+    int hk_started;
+    _Atomic int hk_stop;
+} js_session;
+
+extern js_session P;
+extern pthread_mutex_t js_cmd_lock;
+
+uint64_t js_session_now(void);
+void js_session_format_ns(long long ns, char *buf, size_t len);
+
+/* session_hk.c: the two stores exist and are empty (created once, re-created if abandoned). */
+int js_session_stores_ready(char *err, size_t errlen);
+/* Swap stores, let the JFR stream take the old one's events, fold it (text outputs), empty it. */
+int js_session_rotate(char *err, size_t errlen);
+void js_session_reset_counters(void);
+void js_session_start_housekeeper(void);
+/* Status text (without the state), safe without js_cmd_lock. */
+void js_session_format_status(int running, char *out, size_t outlen);
+
+/* session_io.c */
+js_status js_session_open_outputs(const js_args *a, char *out, size_t outlen);
+void js_session_close_outputs(void);
+js_status js_session_stop_locked(const js_args *req, int from_housekeeper, char *out, size_t outlen);
+js_status js_session_dump_locked(const js_args *req, char *out, size_t outlen);
+/* loop=: finish the current file(s) and start the next. */
+void js_session_next_file(void);
+
+#endif
