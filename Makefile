@@ -62,7 +62,8 @@ deps:
 
 # ---- tests ----
 NATIVE_TESTS := $(patsubst native-tests/%.c,%,$(wildcard native-tests/test_*.c))
-TEST_LIB_SRCS := $(COMMON_SRCS) $(wildcard src/sample/*.c) src/core/stats_format.c
+# Native tests link every layer below the agent's JVMTI entry points (no JVM needed).
+TEST_LIB_SRCS := $(COMMON_SRCS) $(filter-out src/agent/%,$(AGENT_SRCS))
 native-test: deps
 	@$(MAKE) --no-print-directory run-native-tests VARIANT=plain
 
@@ -70,14 +71,27 @@ check-asan: deps
 	@$(MAKE) --no-print-directory run-native-tests VARIANT=asan \
 	    CFLAGS="-O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
 
+# Each variant (plain, asan) compiles the library sources once into build/tests-VARIANT/libjstest.a.
 TDIR = $(BUILD)/tests-$(VARIANT)
+TEST_OBJS = $(TEST_LIB_SRCS:src/%.c=$(TDIR)/obj/%.o)
 run-native-tests: $(NATIVE_TESTS:%=$(BUILD)/tests-$(VARIANT)/%)
 	@set -e; pass=0; for t in $^; do echo "== $$t"; ./$$t; pass=$$((pass+1)); done; \
 	 echo "native tests ($(VARIANT)): $$pass suites passed"
 
-$(BUILD)/tests-$(VARIANT)/%: native-tests/%.c $(TEST_LIB_SRCS) $(wildcard include/*/*.h src/*/*.h) $(GEN_HDRS) native-tests/testutil.h
+$(TDIR)/obj/%.o: src/%.c | $(GEN_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Wno-error=unused-function -o $@ $< $(TEST_LIB_SRCS) $(LDLIBS) -lcmocka
+	@echo "  CC ($(VARIANT)) $<"
+	@$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(TDIR)/libjstest.a: $(TEST_OBJS)
+	@rm -f $@ && ar rcs $@ $^
+
+-include $(wildcard $(BUILD)/tests-*/obj/*/*.d)
+
+$(BUILD)/tests-$(VARIANT)/%: native-tests/%.c $(TDIR)/libjstest.a native-tests/testutil.h
+	@mkdir -p $(dir $@)
+	@echo "  CCLD ($(VARIANT)) $@"
+	@$(CC) $(ALL_CFLAGS) -Wno-error=unused-function -o $@ $< $(TDIR)/libjstest.a $(LDLIBS) -lcmocka
 
 # The layers: no include points up a layer, and no object of the signal-safe zone (src/sample/) references
 # malloc, free, stdio, pthread mutexes or JVMTI/JNI (its undefined symbols are read with nm).

@@ -393,16 +393,18 @@ static void test_err_overlong_token(void **state UNUSED)
     assert_string_equal(small, "unknown option ");
 }
 
-/* js_parse_duration_ns: exact ns for valid input, -1 for anything malformed or over an hour. */
+/* js_parse_duration_ns: exact ns for valid input (s, ms, us, ns, m, h), -1 for anything malformed or over
+ * 30 days. */
 static void test_parse_duration(void **state UNUSED)
 {
     static const struct { const char *s; long long ns; } t[] = {
         {"0", 0},           {"1", 1},          {"100000", 100000},     {"7ns", 7},
         {"5us", 5000},      {"10ms", 10000000}, {"2s", 2000000000LL},  {"3600s", 3600000000000LL},
         {"3600000ms", 3600000000000LL},        {"3600000000000", 3600000000000LL},
-        {"3601s", -1},      {"3600001ms", -1},  {"3600000000001", -1}, {"abc", -1},
+        {"3601s", 3601000000000LL}, {"5m", 300000000000LL}, {"2h", 7200000000000LL}, {"720h", 2592000000000000LL},
+        {"721h", -1},       {"2592001s", -1},   {"2592000000000001", -1}, {"abc", -1},
         {"10xs", -1},       {"-5ms", -1},       {"+5ms", -1},          {"", -1},
-        {"ms", -1},         {"10 ms", -1},      {"10MS", -1},          {"1h", -1},
+        {"ms", -1},         {"10 ms", -1},      {"10MS", -1},          {"1H", -1},
         {"1.5s", -1},       {"99999999999999999999", -1}, {"18446744073709551615", -1}};
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
         long long got = js_parse_duration_ns(t[i].s);

@@ -15,6 +15,7 @@
 #include "core/args.h"
 #include "sample/evring.h"
 #include "sample/store.h"
+#include "sample/walker.h"
 
 typedef struct {
     const char *engine;      /* "cpu", "ctimer", "itimer" */
@@ -34,6 +35,8 @@ void js_arming_stop(void);
 void js_arming_rescan(void);
 /* Threads the engine could not attach to since start, and the first error; 0 if none. */
 int js_arming_failures(char *first, size_t len);
+/* Walk stacks with w from the next start (NULL: AsyncGetCallTrace, the default). For tests. */
+void js_arming_use_walker(const js_walker *w);
 /* VM hooks: a Java thread started (its JNIEnv, name and java.lang.Thread id) / ended. */
 void js_arming_thread_start(int tid, void *env, const char *name, int64_t java_tid);
 void js_arming_thread_end(int tid);

@@ -22,6 +22,7 @@ static const js_engine *engine;  /* running engine, NULL when idle */
 static int failures;
 static char first_failure[256];
 static int rescan_gen;           /* rescan generation, under lock */
+static const js_walker *walker = &js_walker_agct; /* swappable for tests (js_arming_use_walker) */
 
 /* Attach the running engine to one slot if not yet done. Caller holds lock. */
 static void arm_thread(js_thread *t)
@@ -105,7 +106,7 @@ static int try_engine(const js_engine *e, const js_args *a, js_store *store, js_
 {
     int signo = js_sampler_install(e == &js_engine_itimer, err, errlen);
     if (signo < 0) return -1;
-    if (js_sampler_arm(e->sample_weight, &js_walker_agct, store, ring, a->jstackdepth, a->interval_ns, err,
+    if (js_sampler_arm(e->sample_weight, walker, store, ring, a->jstackdepth, a->interval_ns, err,
                        errlen) != 0)
         return -1;
     if (e->start(a->interval_ns, signo, err, errlen) != 0) {
@@ -129,7 +130,7 @@ int js_arming_start(const js_args *a, js_store *store, js_evring *ring, js_armin
 {
     memset(info, 0, sizeof *info);
     char werr[256];
-    if (js_walker_agct.init(werr, sizeof werr) != 0) {
+    if (walker->init(werr, sizeof werr) != 0) {
         snprintf(err, errlen, "%s", werr);
         return -1;
     }
@@ -166,6 +167,11 @@ void js_arming_stop(void)
     engine = NULL;
     pthread_mutex_unlock(&lock);
     if (e) e->stop();
+}
+
+void js_arming_use_walker(const js_walker *w)
+{
+    walker = w ? w : &js_walker_agct;
 }
 
 int js_arming_failures(char *first, size_t len)

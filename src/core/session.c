@@ -18,20 +18,20 @@
 
 /* The one session of the process (a signal handler, the engines and JVMTI are process-wide).
  * Every field is guarded by cmd_lock, except `state` (read without it by status and hooks). */
-js_session P;
+js_session js_sess;
 pthread_mutex_t js_cmd_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static const char *const state_names[] = {"idle", "running", "stopping", "dead"};
 
 void js_profiler_init(JavaVM *vm, jvmtiEnv *jvmti)
 {
-    P.vm = vm;
+    js_sess.vm = vm;
     js_names_init(vm, jvmti);
 }
 
 int js_profiler_running(void)
 {
-    return atomic_load(&P.state) == JS_STATE_RUNNING;
+    return atomic_load(&js_sess.state) == JS_STATE_RUNNING;
 }
 
 /* CLOCK_MONOTONIC in ns. */
@@ -77,24 +77,24 @@ static void report_start(const js_args *a, char *out, size_t outlen)
 {
     char iv[32], sig[24], extra[96] = "";
     js_session_format_ns(a->interval_ns, iv, sizeof iv);
-    signal_name(P.eng.signo, sig, sizeof sig);
+    signal_name(js_sess.eng.signo, sig, sizeof sig);
     if (a->timeout_ns) js_session_format_ns(a->timeout_ns, extra, sizeof extra);
     char loop[32] = "";
     if (a->loop_ns) js_session_format_ns(a->loop_ns, loop, sizeof loop);
-    snprintf(out, outlen, "profiling started: engine=%s (%s) interval=%s%s signal=%s%s%s%s%s%s%s%s", P.eng.engine,
-             P.eng.description, iv, a->interval_clamped ? " (raised to the 100us floor)" : "", sig,
-             P.eng.shared_signal ? " (shared with the handler installed before)" : "", a->timeout_ns ? " timeout=" : "",
-             extra, a->loop_ns ? " loop=" : "", loop, P.eng.why[0] ? "; " : "", P.eng.why);
-    if (P.eng.why[0]) js_warn("%s", out);
+    snprintf(out, outlen, "profiling started: engine=%s (%s) interval=%s%s signal=%s%s%s%s%s%s%s%s", js_sess.eng.engine,
+             js_sess.eng.description, iv, a->interval_clamped ? " (raised to the 100us floor)" : "", sig,
+             js_sess.eng.shared_signal ? " (shared with the handler installed before)" : "", a->timeout_ns ? " timeout=" : "",
+             extra, a->loop_ns ? " loop=" : "", loop, js_sess.eng.why[0] ? "; " : "", js_sess.eng.why);
+    if (js_sess.eng.why[0]) js_warn("%s", out);
     else js_info("%s", out);
-    if (strcmp(P.eng.engine, "cpu") == 0 && a->interval_ns < 20000000LL && on_hypervisor())
+    if (strcmp(js_sess.eng.engine, "cpu") == 0 && a->interval_ns < 20000000LL && on_hypervisor())
         js_info("virtualised CPU: each cpu sample is one more timer interrupt, which costs tens of microseconds under a "
                 "hypervisor; event=ctimer samples on the scheduler tick instead (cheaper, coarser), see "
                 "docs/BENCHMARKS.md");
     char first[256];
     int failures = js_arming_failures(first, sizeof first);
     if (failures)
-        js_warn("engine %s could not attach to %d thread(s); first error: %s", P.eng.engine, failures, first);
+        js_warn("engine %s could not attach to %d thread(s); first error: %s", js_sess.eng.engine, failures, first);
 }
 
 /* Start, with cmd_lock held and the session idle. */
@@ -107,19 +107,19 @@ static js_status start_locked(const js_args *a, char *out, size_t outlen)
     }
     js_stats_reset();
     js_session_reset_counters();
-    P.args = *a;
+    js_sess.args = *a;
     js_status st = js_session_open_outputs(a, out, outlen);
     if (st != JS_OK) return st;
-    if (js_arming_start(a, P.stores[P.active], js_jfr_stream_ring(), &P.eng, err, sizeof err) != 0) {
+    if (js_arming_start(a, js_sess.stores[js_sess.active], js_jfr_stream_ring(), &js_sess.eng, err, sizeof err) != 0) {
         snprintf(out, outlen, "%s", err);
         js_error("%s", err);
         js_session_close_outputs();
         return JS_ERR_ENGINE;
     }
-    P.started_ns = js_session_now();
-    P.deadline_ns = a->timeout_ns ? P.started_ns + (uint64_t)a->timeout_ns : 0;
-    P.next_loop_ns = a->loop_ns ? P.started_ns + (uint64_t)a->loop_ns : 0;
-    atomic_store(&P.state, JS_STATE_RUNNING);
+    js_sess.started_ns = js_session_now();
+    js_sess.deadline_ns = a->timeout_ns ? js_sess.started_ns + (uint64_t)a->timeout_ns : 0;
+    js_sess.next_loop_ns = a->loop_ns ? js_sess.started_ns + (uint64_t)a->loop_ns : 0;
+    atomic_store(&js_sess.state, JS_STATE_RUNNING);
     js_session_start_housekeeper();
     report_start(a, out, outlen);
     js_debug("start: jstackdepth=%d threads=%d lines=%d file='%s' jfrfile='%s'", a->jstackdepth, a->threads, a->lines,
@@ -131,7 +131,7 @@ js_status js_profiler_start(const js_args *a, char *out, size_t outlen)
 {
     pthread_mutex_lock(&js_cmd_lock);
     js_status st;
-    int s = atomic_load(&P.state);
+    int s = atomic_load(&js_sess.state);
     if (s != JS_STATE_IDLE) {
         snprintf(out, outlen, s == JS_STATE_DEAD ? "the JVM is shutting down: profiling cannot start"
                                                  : "profiler already running (stop it first)");
@@ -146,7 +146,7 @@ js_status js_profiler_start(const js_args *a, char *out, size_t outlen)
 /* The refusal for a command that needs a running session; JS_OK if it runs. */
 static js_status need_running(const char *what, char *out, size_t outlen)
 {
-    int s = atomic_load(&P.state);
+    int s = atomic_load(&js_sess.state);
     if (s == JS_STATE_RUNNING) return JS_OK;
     snprintf(out, outlen, "%s: %s", what,
              s == JS_STATE_DEAD ? "the JVM is shutting down" : "profiler is not running");
@@ -175,7 +175,7 @@ js_status js_profiler_status(char *out, size_t outlen)
 {
     /* No lock: status must answer even while a long dump holds cmd_lock. Fields read here are
      * atomics or settled while running. */
-    int s = atomic_load(&P.state);
+    int s = atomic_load(&js_sess.state);
     char body[3072];
     js_session_format_status(s == JS_STATE_RUNNING, body, sizeof body);
     snprintf(out, outlen, "state=%s %s", state_names[s], body);
@@ -184,25 +184,25 @@ js_status js_profiler_status(char *out, size_t outlen)
 
 void js_profiler_thread_start(int tid, void *env, const char *name, int64_t java_tid)
 {
-    if (atomic_load(&P.state) == JS_STATE_DEAD) return;
+    if (atomic_load(&js_sess.state) == JS_STATE_DEAD) return;
     js_arming_thread_start(tid, env, name, java_tid);
 }
 
 void js_profiler_thread_end(int tid)
 {
-    if (atomic_load(&P.state) == JS_STATE_DEAD) return;
+    if (atomic_load(&js_sess.state) == JS_STATE_DEAD) return;
     js_arming_thread_end(tid);
 }
 
 void js_profiler_shutdown(void)
 {
     pthread_mutex_lock(&js_cmd_lock);
-    if (atomic_load(&P.state) == JS_STATE_RUNNING) {
+    if (atomic_load(&js_sess.state) == JS_STATE_RUNNING) {
         js_args none;
         js_args_defaults(&none);
         char out[2048];
         js_session_stop_locked(&none, 0, out, sizeof out);
     }
-    atomic_store(&P.state, JS_STATE_DEAD);
+    atomic_store(&js_sess.state, JS_STATE_DEAD);
     pthread_mutex_unlock(&js_cmd_lock);
 }

@@ -44,7 +44,7 @@ typedef struct {
     _Atomic int hk_stop;
 } js_session;
 
-extern js_session P;
+extern js_session js_sess;
 extern pthread_mutex_t js_cmd_lock;
 
 uint64_t js_session_now(void);

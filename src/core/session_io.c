@@ -28,26 +28,26 @@ static int jfr_path(const js_args *a, unsigned seq, char *out, size_t outlen)
 static js_status start_jfr(unsigned seq, char *out, size_t outlen)
 {
     char path[JS_PATH_MAX], err[768];
-    if (jfr_path(&P.args, seq, path, sizeof path) != 0) {
+    if (jfr_path(&js_sess.args, seq, path, sizeof path) != 0) {
         snprintf(out, outlen, "JFR output path is too long after expansion");
         return JS_ERR_ARGS;
     }
     if (!path[0]) return JS_OK;
-    if (js_jfr_stream_start(P.vm, path, &P.args, P.stores[0], P.stores[1], err, sizeof err) != 0) {
+    if (js_jfr_stream_start(js_sess.vm, path, &js_sess.args, js_sess.stores[0], js_sess.stores[1], err, sizeof err) != 0) {
         snprintf(out, outlen, "%s", err);
         return JS_ERR_IO;
     }
-    P.jfr = 1;
+    js_sess.jfr = 1;
     return JS_OK;
 }
 
 js_status js_session_open_outputs(const js_args *a, char *out, size_t outlen)
 {
-    P.jfr = 0;
-    P.text_output = js_args_output_format(a, a->file) != JS_OUT_JFR;
-    js_profile_free(&P.profile);
-    js_profile_init(&P.profile);
-    P.file_started_ns = js_session_now();
+    js_sess.jfr = 0;
+    js_sess.text_output = js_args_output_format(a, a->file) != JS_OUT_JFR;
+    js_profile_free(&js_sess.profile);
+    js_profile_init(&js_sess.profile);
+    js_sess.file_started_ns = js_session_now();
     js_status st = start_jfr(0, out, outlen);
     if (st != JS_OK) js_error("%s", out);
     return st;
@@ -56,17 +56,17 @@ js_status js_session_open_outputs(const js_args *a, char *out, size_t outlen)
 void js_session_close_outputs(void)
 {
     char ignored[512];
-    if (P.jfr) js_jfr_stream_stop(0, ignored, sizeof ignored);
-    P.jfr = 0;
-    js_profile_free(&P.profile);
-    js_profile_init(&P.profile);
+    if (js_sess.jfr) js_jfr_stream_stop(0, ignored, sizeof ignored);
+    js_sess.jfr = 0;
+    js_profile_free(&js_sess.profile);
+    js_profile_init(&js_sess.profile);
 }
 
 /* Output options of the request override the session's; names (threads, lines, sig) were fixed
  * when the samples were folded, so only where and how the profile is written can change. */
 static js_args output_args(const js_args *req)
 {
-    js_args o = P.args;
+    js_args o = js_sess.args;
     if (req->file[0]) snprintf(o.file, sizeof o.file, "%s", req->file);
     if (req->format != JS_OUT_NONE) o.format = req->format, o.flat_top = req->flat_top;
     if (req->title[0]) snprintf(o.title, sizeof o.title, "%s", req->title);
@@ -81,8 +81,8 @@ static void add_drops(js_profile *p)
 {
     js_stats_snapshot s;
     js_stats_get(&s);
-    if (s.dropped_weight > P.dropped_written) js_fold_pseudo(p, "[dropped: buffers full]", s.dropped_weight - P.dropped_written);
-    P.dropped_written = s.dropped_weight;
+    if (s.dropped_weight > js_sess.dropped_written) js_fold_pseudo(p, "[dropped: buffers full]", s.dropped_weight - js_sess.dropped_written);
+    js_sess.dropped_written = s.dropped_weight;
 }
 
 /* Write profile p as the session's text output with o (file expanded with seq). */
@@ -112,47 +112,47 @@ static void log_summary(void)
     char buf[1024];
     js_stats_format(&s, buf, sizeof buf);
     for (char *p = buf; (p = strchr(p, '\n')) != NULL;) *p = ' ';
-    js_info("profiling stopped: engine=%s %s rotations=%llu", P.eng.engine, buf,
-            (unsigned long long)atomic_load(&P.rotations));
+    js_info("profiling stopped: engine=%s %s rotations=%llu", js_sess.eng.engine, buf,
+            (unsigned long long)atomic_load(&js_sess.rotations));
 }
 
 js_status js_session_stop_locked(const js_args *req, int from_housekeeper, char *out, size_t outlen)
 {
-    atomic_store(&P.state, JS_STATE_STOPPING);
-    atomic_store(&P.hk_stop, 1);
-    if (P.hk_started && !from_housekeeper) pthread_join(P.hk, NULL);
-    else if (P.hk_started) pthread_detach(P.hk);
-    P.hk_started = 0;
+    atomic_store(&js_sess.state, JS_STATE_STOPPING);
+    atomic_store(&js_sess.hk_stop, 1);
+    if (js_sess.hk_started && !from_housekeeper) pthread_join(js_sess.hk, NULL);
+    else if (js_sess.hk_started) pthread_detach(js_sess.hk);
+    js_sess.hk_started = 0;
     js_arming_stop();
     int left = js_sampler_disarm();
     if (left) {
         js_warn("%d signal handler(s) still running 1 s after sampling stopped; their buffers are abandoned", left);
-        P.stores[0] = P.stores[1] = NULL; /* never reset or reuse what a handler may still write */
-        atomic_fetch_add(&P.abandoned_stores, 2);
+        js_sess.stores[0] = js_sess.stores[1] = NULL; /* never reset or reuse what a handler may still write */
+        atomic_fetch_add(&js_sess.abandoned_stores, 2);
     }
     log_summary();
     out[0] = 0;
     js_status st = JS_OK;
     char msg[1024];
-    if (P.jfr) {
+    if (js_sess.jfr) {
         if (js_jfr_stream_stop(left > 0, msg, sizeof msg) != 0) st = JS_ERR_IO, js_error("%s", msg);
         else js_info("%s", msg);
         append(out, outlen, msg);
-        P.jfr = 0;
+        js_sess.jfr = 0;
     }
     js_args o = output_args(req);
     if (js_args_output_format(&o, o.file) != JS_OUT_JFR) {
         char err[512];
-        if (P.stores[P.active] && js_fold_store(P.stores[P.active], &P.args, &P.profile, err, sizeof err) != 0)
+        if (js_sess.stores[js_sess.active] && js_fold_store(js_sess.stores[js_sess.active], &js_sess.args, &js_sess.profile, err, sizeof err) != 0)
             js_error("%s", err);
-        add_drops(&P.profile);
-        if (write_text(&P.profile, &o, P.seq, msg, sizeof msg) != 0) st = JS_ERR_IO, js_error("%s", msg);
+        add_drops(&js_sess.profile);
+        if (write_text(&js_sess.profile, &o, js_sess.seq, msg, sizeof msg) != 0) st = JS_ERR_IO, js_error("%s", msg);
         else js_info("%s", msg);
         append(out, outlen, msg);
     }
-    js_profile_free(&P.profile);
-    js_profile_init(&P.profile);
-    atomic_store(&P.state, JS_STATE_IDLE);
+    js_profile_free(&js_sess.profile);
+    js_profile_init(&js_sess.profile);
+    atomic_store(&js_sess.state, JS_STATE_IDLE);
     return st;
 }
 
@@ -167,17 +167,17 @@ js_status js_session_dump_locked(const js_args *req, char *out, size_t outlen)
     js_profile snap;
     js_profile_init(&snap);
     int rc;
-    if (P.text_output) { /* everything so far: rotate, then copy the folded profile */
+    if (js_sess.text_output) { /* everything so far: rotate, then copy the folded profile */
         if (js_session_rotate(err, sizeof err) != 0) js_warn("%s", err);
-        rc = js_fold_copy(&snap, &P.profile);
+        rc = js_fold_copy(&snap, &js_sess.profile);
     } else { /* a JFR session folds nothing: name what the active store holds */
-        rc = js_fold_store(P.stores[P.active], &P.args, &snap, err, sizeof err);
+        rc = js_fold_store(js_sess.stores[js_sess.active], &js_sess.args, &snap, err, sizeof err);
     }
     js_status st = JS_OK;
     if (rc != 0) {
         snprintf(out, outlen, "out of memory building the profile");
         st = JS_ERR_IO;
-    } else if (write_text(&snap, &o, P.seq, out, outlen) != 0) {
+    } else if (write_text(&snap, &o, js_sess.seq, out, outlen) != 0) {
         js_error("%s", out);
         st = JS_ERR_IO;
     }
@@ -188,19 +188,19 @@ js_status js_session_dump_locked(const js_args *req, char *out, size_t outlen)
 void js_session_next_file(void)
 {
     char msg[1024], err[512];
-    if (P.text_output) {
+    if (js_sess.text_output) {
         if (js_session_rotate(err, sizeof err) != 0) js_warn("%s", err);
-        add_drops(&P.profile);
-        if (write_text(&P.profile, &P.args, P.seq, msg, sizeof msg) != 0) js_error("%s", msg);
+        add_drops(&js_sess.profile);
+        if (write_text(&js_sess.profile, &js_sess.args, js_sess.seq, msg, sizeof msg) != 0) js_error("%s", msg);
         else js_info("%s", msg);
-        js_profile_free(&P.profile);
-        js_profile_init(&P.profile);
+        js_profile_free(&js_sess.profile);
+        js_profile_init(&js_sess.profile);
     }
-    if (P.jfr) {
+    if (js_sess.jfr) {
         if (js_jfr_stream_stop(0, msg, sizeof msg) != 0) js_error("%s", msg);
         else js_info("%s", msg);
-        P.jfr = 0;
+        js_sess.jfr = 0;
     }
-    P.seq++;
-    if (start_jfr(P.seq, msg, sizeof msg) != JS_OK) js_error("loop: %s", msg);
+    js_sess.seq++;
+    if (start_jfr(js_sess.seq, msg, sizeof msg) != JS_OK) js_error("loop: %s", msg);
 }
