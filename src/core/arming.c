@@ -30,10 +30,12 @@ static void arm_thread(js_thread *t)
     if (!engine || !engine->per_thread) return;
     int expected = 0;
     if (!atomic_compare_exchange_strong(&t->armed, &expected, 1)) return;
-    char err[256];
-    if (engine->thread_start(atomic_load(&t->tid), &t->handle, err, sizeof err) != 0) {
+    char err[256], comm[JS_THREAD_NAME_MAX];
+    int tid = atomic_load(&t->tid);
+    if (engine->thread_start(tid, &t->handle, err, sizeof err) != 0) {
         atomic_store(&t->armed, 0);
-        if (failures++ == 0) snprintf(first_failure, sizeof first_failure, "%s", err);
+        if (js_threads_comm(tid, comm, sizeof comm) != 0) js_threads_release(t); /* it ended meanwhile */
+        else if (failures++ == 0) snprintf(first_failure, sizeof first_failure, "%s", err);
     }
 }
 
@@ -154,8 +156,8 @@ int js_arming_start(const js_args *a, js_store *store, js_evring *ring, js_armin
         }
     }
     if (rc != 0) return -1;
+    js_arming_rescan(); /* drops slots of threads that ended while idle, attaches the live ones */
     js_threads_foreach(arm_cb, NULL);
-    js_arming_rescan();
     return 0;
 }
 

@@ -1,0 +1,312 @@
+/* test_session.c - the session state machine through the dispatcher's core (profiler.h): every
+ * command in every state, concurrent stops, restart cycles, store rotation that keeps every sample,
+ * timeout= and loop=. Real engines (perf_events, or ctimer where it is refused) sample busy threads
+ * of this process; a fake walker stands in for AsyncGetCallTrace (there is no JVM here). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/arming.h"
+#include "core/profiler.h"
+#include "core/status.h"
+#include "sample/stats.h"
+
+#define UNUSED __attribute__((unused))
+#define WORKERS 2
+
+static char g_dir[64];
+static _Atomic int g_run_workers;
+static _Atomic unsigned g_walks;
+static _Atomic unsigned g_distinct = 1; /* distinct stacks the fake walker cycles through */
+static _Atomic int g_depth = 2;         /* frames per fake stack */
+static pthread_t g_workers[WORKERS];
+
+static int fake_init(char *err, size_t errlen)
+{
+    return 0;
+}
+
+/* A stack of g_depth frames whose leaf cycles through g_distinct methods. */
+static int fake_walk(void *uc, void *env, js_raw_frame *f, int max)
+{
+    unsigned k = atomic_fetch_add(&g_walks, 1) % atomic_load(&g_distinct);
+    int depth = atomic_load(&g_depth);
+    if (depth > max) depth = max;
+    for (int i = 0; i < depth; i++) {
+        f[i].bci = i;
+        f[i].kind = JS_RF_JAVA;
+        f[i].method = (const void *)(uintptr_t)(0x100000 + (i == 0 ? k : 1000000u + (unsigned)i) * 16u);
+    }
+    return depth;
+}
+
+static const js_walker fake_walker = {"fake", fake_init, fake_walk};
+
+/* A busy thread known to the core as a Java thread (non-NULL env). */
+static void *worker(void *arg)
+{
+    js_profiler_thread_start((int)syscall(SYS_gettid), (void *)1, "worker", 0);
+    volatile uint64_t x = 0;
+    while (atomic_load(&g_run_workers))
+        for (int i = 0; i < 100000; i++) x += (uint64_t)i * 2654435761u;
+    js_profiler_thread_end((int)syscall(SYS_gettid));
+    return NULL;
+}
+
+static int setup(void **state)
+{
+    snprintf(g_dir, sizeof g_dir, "/tmp/jsampler-session-XXXXXX");
+    if (!mkdtemp(g_dir)) return -1;
+    js_arming_use_walker(&fake_walker);
+    atomic_store(&g_run_workers, 1);
+    for (int i = 0; i < WORKERS; i++)
+        if (pthread_create(&g_workers[i], NULL, worker, NULL) != 0) return -1;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    atomic_store(&g_run_workers, 0);
+    for (int i = 0; i < WORKERS; i++) pthread_join(g_workers[i], NULL);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Run "cmd" (parsed like every entry point's) and return its status; the reply goes to out. */
+static js_status run(const char *cmd, char *out, size_t outlen)
+{
+    js_args a;
+    js_args_defaults(&a);
+    char err[256];
+    if (js_args_parse(cmd, &a, err, sizeof err) != 0) fail_msg("bad test command '%s': %s", cmd, err);
+    switch (a.action) {
+    case JS_ACTION_START: return js_profiler_start(&a, out, outlen);
+    case JS_ACTION_STOP: return js_profiler_stop(&a, out, outlen);
+    case JS_ACTION_DUMP: return js_profiler_dump(&a, out, outlen);
+    case JS_ACTION_STATUS: return js_profiler_status(out, outlen);
+    default: fail_msg("unexpected command '%s'", cmd);
+    }
+    return JS_ERR_ARGS;
+}
+
+/* Expect status st for cmd, and (if non-NULL) want within the reply. */
+static void expect(const char *cmd, js_status st, const char *want)
+{
+    char out[4096] = "";
+    js_status got = run(cmd, out, sizeof out);
+    if (got != st || (want && !strstr(out, want)))
+        fail_msg("'%s': got %s '%s', want %s containing '%s'", cmd, js_strerror(got), out, js_strerror(st),
+                 want ? want : "");
+}
+
+/* Sum of the weights of a collapsed file; -1 if it cannot be read. */
+static long long collapsed_total(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    char line[8192];
+    long long total = 0;
+    while (fgets(line, sizeof line, f)) {
+        char *sp = strrchr(line, ' ');
+        if (sp) total += atoll(sp + 1);
+    }
+    fclose(f);
+    return total;
+}
+
+/* Open file descriptors of this process. */
+static int count_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* Every command in the idle and running states (the dead state is the last test). */
+static void test_commands_in_every_state(void **state UNUSED)
+{
+    char cmd[256];
+    expect("stop", JS_ERR_STATE, "not running");
+    expect("dump", JS_ERR_STATE, "not running");
+    expect("status", JS_OK, "state=idle");
+    snprintf(cmd, sizeof cmd, "start,interval=1ms,file=%s/a.collapsed", g_dir);
+    expect(cmd, JS_OK, "profiling started");
+    expect(cmd, JS_ERR_STATE, "already running");
+    expect("status", JS_OK, "state=running");
+    sleep_ms(200);
+    snprintf(cmd, sizeof cmd, "dump,file=%s/d.collapsed", g_dir);
+    expect(cmd, JS_OK, "wrote collapsed profile");
+    assert_true(collapsed_total(cmd + strlen("dump,file=")) > 0);
+    snprintf(cmd, sizeof cmd, "dump,file=%s/d.jfr", g_dir);
+    expect(cmd, JS_ERR_ARGS, "dump writes text formats");
+    expect("stop", JS_OK, "wrote collapsed profile");
+    expect("stop", JS_ERR_STATE, "not running");
+    expect("dump", JS_ERR_STATE, "not running");
+    expect("status", JS_OK, "state=idle");
+    snprintf(cmd, sizeof cmd, "%s/a.collapsed", g_dir);
+    assert_true(collapsed_total(cmd) > 0);
+}
+
+typedef struct {
+    pthread_barrier_t *go;
+    js_status st;
+} stopper;
+
+static void *stop_thread(void *arg)
+{
+    stopper *s = arg;
+    char cmd[128], out[2048];
+    snprintf(cmd, sizeof cmd, "stop,file=%s/race.collapsed", g_dir);
+    pthread_barrier_wait(s->go);
+    s->st = run(cmd, out, sizeof out);
+    return NULL;
+}
+
+/* Two stops racing: exactly one stops, the other is told the profiler is not running. */
+static void test_concurrent_stops(void **state UNUSED)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "start,interval=1ms,file=%s/race.collapsed", g_dir);
+    for (int round = 0; round < 20; round++) {
+        expect(cmd, JS_OK, NULL);
+        sleep_ms(20);
+        pthread_barrier_t go;
+        pthread_barrier_init(&go, NULL, 2);
+        stopper s[2] = {{&go, -1}, {&go, -1}};
+        pthread_t t[2];
+        for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, stop_thread, &s[i]);
+        for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+        pthread_barrier_destroy(&go);
+        int ok = (s[0].st == JS_OK) + (s[1].st == JS_OK), refused = (s[0].st == JS_ERR_STATE) + (s[1].st == JS_ERR_STATE);
+        if (ok != 1 || refused != 1) fail_msg("round %d: statuses %d and %d", round, s[0].st, s[1].st);
+    }
+}
+
+/* Start/dump/stop cycles leave no file descriptor or thread behind. */
+static void test_restart_cycles(void **state UNUSED)
+{
+    char start[256], dump[256], stop[256];
+    snprintf(start, sizeof start, "start,event=%s,interval=1ms,file=%s/c.collapsed", "cpu", g_dir);
+    snprintf(dump, sizeof dump, "dump,file=%s/cd.collapsed", g_dir);
+    snprintf(stop, sizeof stop, "stop");
+    expect(start, JS_OK, NULL); /* the first session creates what later ones reuse */
+    expect(stop, JS_OK, NULL);
+    int fds = count_fds();
+    for (int i = 0; i < 50; i++) {
+        if (i % 2) snprintf(start, sizeof start, "start,event=ctimer,interval=1ms,file=%s/c.collapsed", g_dir);
+        expect(start, JS_OK, NULL);
+        sleep_ms(10);
+        expect(dump, JS_OK, NULL);
+        expect(stop, JS_OK, NULL);
+    }
+    assert_int_equal(count_fds(), fds);
+}
+
+/* Deep distinct stacks fill the store: it is swapped several times and every sample still reaches the output. */
+static void test_rotation_keeps_every_sample(void **state UNUSED)
+{
+    char cmd[256], out[4096], path[128];
+    atomic_store(&g_distinct, 50000);
+    atomic_store(&g_depth, 400);
+    snprintf(path, sizeof path, "%s/rot.collapsed", g_dir);
+    snprintf(cmd, sizeof cmd, "start,interval=200us,jstackdepth=512,file=%s", path);
+    expect(cmd, JS_OK, NULL);
+    uint64_t rotations = 0;
+    for (int i = 0; i < 100 && rotations < 3; i++) {
+        sleep_ms(100);
+        run("status", out, sizeof out);
+        const char *r = strstr(out, "rotations=");
+        rotations = r ? strtoull(r + 10, NULL, 10) : 0;
+    }
+    expect("stop", JS_OK, NULL);
+    atomic_store(&g_distinct, 1);
+    atomic_store(&g_depth, 2);
+    js_stats_snapshot s;
+    js_stats_get(&s);
+    if (rotations < 3) fail_msg("only %llu rotations in 10 s", (unsigned long long)rotations);
+    assert_int_equal(s.dropped, 0);
+    assert_true(s.samples > 0);
+    assert_int_equal(collapsed_total(path), (long long)s.weight);
+}
+
+/* timeout= ends the session by itself and writes its output. */
+static void test_timeout(void **state UNUSED)
+{
+    char cmd[256], out[2048], path[128];
+    snprintf(path, sizeof path, "%s/t.collapsed", g_dir);
+    snprintf(cmd, sizeof cmd, "start,interval=1ms,timeout=300ms,file=%s", path);
+    expect(cmd, JS_OK, "timeout=300ms");
+    int idle = 0;
+    for (int i = 0; i < 200 && !idle; i++) {
+        sleep_ms(10);
+        run("status", out, sizeof out);
+        idle = strstr(out, "state=idle") != NULL;
+    }
+    assert_true(idle);
+    assert_true(collapsed_total(path) > 0);
+    expect("stop", JS_ERR_STATE, "not running");
+}
+
+/* loop=1s writes one file per second, numbered by %n, each with samples. */
+static void test_loop(void **state UNUSED)
+{
+    char cmd[256], path[128];
+    snprintf(cmd, sizeof cmd, "start,interval=1ms,loop=1s,file=%s/l-%%n.collapsed", g_dir);
+    expect(cmd, JS_OK, "loop=1s");
+    sleep_ms(3500);
+    expect("stop", JS_OK, NULL);
+    for (int n = 0; n <= 3; n++) {
+        snprintf(path, sizeof path, "%s/l-%d.collapsed", g_dir, n);
+        long long total = collapsed_total(path);
+        if (total <= 0) fail_msg("%s: total %lld", path, total);
+    }
+    snprintf(path, sizeof path, "%s/l-4.collapsed", g_dir);
+    assert_int_equal(collapsed_total(path), -1);
+}
+
+/* After VM death every command that changes state is refused; status still answers. */
+static void test_dead_state(void **state UNUSED)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "start,interval=1ms,file=%s/dead.collapsed", g_dir);
+    expect(cmd, JS_OK, NULL);
+    sleep_ms(100);
+    js_profiler_shutdown();
+    assert_true(collapsed_total(cmd + strlen("start,interval=1ms,file=")) > 0);
+    expect(cmd, JS_ERR_STATE, "shutting down");
+    expect("stop", JS_ERR_STATE, "shutting down");
+    expect("dump", JS_ERR_STATE, "shutting down");
+    expect("status", JS_OK, "state=dead");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_commands_in_every_state), cmocka_unit_test(test_concurrent_stops),
+        cmocka_unit_test(test_restart_cycles),          cmocka_unit_test(test_rotation_keeps_every_sample),
+        cmocka_unit_test(test_timeout),                 cmocka_unit_test(test_loop),
+        cmocka_unit_test(test_dead_state),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
