@@ -46,9 +46,9 @@ public final class IntegrationTest {
     static final Pattern FATAL_ERROR = Pattern.compile("#\\s+A fatal error|SIGSEGV|SIGBUS|SIGILL|SIGFPE");
     static final String HELLO_MARKER = "HELLO_MAIN_RAN";
 
-    private final Path java;
-    private final Path agent;
-    private final Path classes;
+    final Path java;
+    final Path agent;
+    final Path classes;
     private final Path work;
     private final Path html;
     private final Path noperf;
@@ -121,6 +121,9 @@ public final class IntegrationTest {
         safely("itimer", this::itimer);
         safely("html", this::htmlOutput);
         safely("options", this::optionChecks);
+        SessionChecks session = new SessionChecks(this);
+        safely("deep-livelock", session::deepLivelock);
+        safely("sigterm-recording", session::sigtermRecording);
         safely("no-hs-err", this::noCrashes);
         return summary(start);
     }

@@ -17,7 +17,7 @@
 #define STRIPES 16
 /* A thread's handlers may use at most 1/(1+QUIET_FACTOR) of its wall time: after a handler that
  * took c ns, walks are skipped for QUIET_FACTOR * c ns. */
-#define QUIET_FACTOR 3
+#define QUIET_FACTOR 7
 #define WAIT_STEP_NS 1000000L /* 1 ms */
 #define WAIT_STEPS 1000       /* bounded waits: 1 s */
 

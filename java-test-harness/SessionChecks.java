@@ -1,0 +1,175 @@
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Checks of the session core that need a child JVM run differently from {@link IntegrationTest#launch}: without the
+ * agent (the unprofiled baseline) or stopped by a signal.
+ *
+ * <ul>
+ * <li>{@code deep-livelock}: a thread recursing to StackOverflowError and back, profiled at interval=100us, ends
+ * within 2x its unprofiled time (medians of 3 interleaved runs each).</li>
+ * <li>{@code sigterm-recording}: SIGTERM sent mid-run ends that JVM within 5 s and leaves a recording the JDK's
+ * {@code jfr} tool reads, with samples in it.</li>
+ * </ul>
+ */
+final class SessionChecks {
+    static final double MAX_SLOWDOWN = 2.0;
+    static final long TERM_DEADLINE_MS = 5000;
+    static final Pattern DONE = Pattern.compile("DEEP_DONE rounds=\\d+ ms=(\\d+)");
+
+    private final IntegrationTest t;
+
+    SessionChecks(IntegrationTest t) {
+        this.t = t;
+    }
+
+    /** A finished child: exit code, output, and how long it ran. */
+    static final class Child {
+        int exitCode;
+        boolean timedOut;
+        String stdout = "";
+        String stderr = "";
+        long wallMs;
+    }
+
+    /** Run java [agent] -cp classes DeepRecursion args in dir; if termAfterMs > 0, SIGTERM it then. */
+    Child run(Path dir, String agentOptions, long termAfterMs, String... args) throws IOException, InterruptedException {
+        Files.createDirectories(dir);
+        List<String> cmd = new ArrayList<>();
+        cmd.add(t.java.toString());
+        cmd.add("-XX:ErrorFile=" + dir.resolve("hs_err_%p.log"));
+        if (agentOptions != null) {
+            cmd.add("-agentpath:" + t.agent + "=" + agentOptions);
+        }
+        cmd.add("-cp");
+        cmd.add(t.classes.toString());
+        cmd.add("DeepRecursion");
+        cmd.addAll(Arrays.asList(args));
+        Path out = dir.resolve("stdout.txt");
+        Path err = dir.resolve("stderr.txt");
+        Files.writeString(dir.resolve("command.txt"), String.join(" ", cmd) + "\n");
+        long t0 = System.nanoTime();
+        Process p = new ProcessBuilder(cmd).directory(dir.toFile()).redirectOutput(out.toFile())
+                .redirectError(err.toFile()).start();
+        Child c = new Child();
+        long termAt = 0;
+        if (termAfterMs > 0 && !p.waitFor(termAfterMs, TimeUnit.MILLISECONDS)) {
+            termAt = System.nanoTime();
+            p.destroy(); // SIGTERM
+        }
+        boolean done = p.waitFor(IntegrationTest.TIMEOUT_SECONDS, TimeUnit.SECONDS);
+        if (!done) {
+            p.destroyForcibly();
+            p.waitFor(10, TimeUnit.SECONDS);
+        }
+        long end = System.nanoTime();
+        c.timedOut = !done;
+        c.exitCode = done ? p.exitValue() : -1;
+        c.wallMs = ((termAt != 0 ? end - termAt : end - t0)) / 1_000_000;
+        c.stdout = Files.readString(out, StandardCharsets.UTF_8);
+        c.stderr = Files.readString(err, StandardCharsets.UTF_8);
+        return c;
+    }
+
+    /** The workload's own time (DEEP_DONE ms=), or -1. */
+    static long workMs(Child c) {
+        Matcher m = DONE.matcher(c.stdout);
+        return m.find() ? Long.parseLong(m.group(1)) : -1;
+    }
+
+    static long median(List<Long> v) {
+        List<Long> s = new ArrayList<>(v);
+        Collections.sort(s);
+        return s.get(s.size() / 2);
+    }
+
+    void deepLivelock() {
+        String name = "deep-livelock";
+        if (!t.selected(name)) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        List<String> problems = new ArrayList<>();
+        List<String> details = new ArrayList<>();
+        List<Long> plain = new ArrayList<>();
+        List<Long> profiled = new ArrayList<>();
+        try {
+            for (int i = 0; i < 3; i++) {
+                Path base = t.runDir(name).resolve("run" + i);
+                Child a = run(base.resolve("plain"), null, 0, "300");
+                Child b = run(base.resolve("agent"), "start,interval=100us,file=" + base.resolve("agent/p.jfr"), 0,
+                        "300");
+                for (Child c : List.of(a, b)) {
+                    if (c.timedOut || c.exitCode != 0 || workMs(c) < 0) {
+                        problems.add("run " + i + (c == a ? " unprofiled" : " profiled") + ": exit " + c.exitCode
+                                + (c.timedOut ? " (timed out, killed)" : "") + " in " + base);
+                    }
+                }
+                plain.add(workMs(a));
+                profiled.add(workMs(b));
+            }
+        } catch (IOException | InterruptedException e) {
+            problems.add("harness: " + e);
+        }
+        if (problems.isEmpty()) {
+            long mp = median(plain);
+            long mq = median(profiled);
+            details.add("unprofiled ms " + plain + " median " + mp + "; profiled at 100us ms " + profiled + " median "
+                    + mq + String.format(Locale.ROOT, " (x%.2f)", mq / (double) Math.max(1, mp)));
+            if (mq > MAX_SLOWDOWN * mp) {
+                problems.add(String.format(Locale.ROOT, "profiled median %d ms is over %.1fx the unprofiled %d ms", mq,
+                        MAX_SLOWDOWN, mp));
+            }
+        }
+        t.report(name, problems, details, t0);
+    }
+
+    void sigtermRecording() {
+        String name = "sigterm-recording";
+        if (!t.selected(name)) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        List<String> problems = new ArrayList<>();
+        List<String> details = new ArrayList<>();
+        try {
+            Path dir = t.runDir(name);
+            Path jfr = dir.resolve("term.jfr");
+            Child c = run(dir, "start,interval=100us,file=" + jfr, 3000, "100000");
+            details.add("exit " + c.exitCode + " " + c.wallMs + " ms after SIGTERM");
+            if (c.timedOut || c.wallMs > TERM_DEADLINE_MS) {
+                problems.add("the JVM took " + c.wallMs + " ms to end after SIGTERM (limit " + TERM_DEADLINE_MS + ")");
+            }
+            if (c.stdout.contains("DEEP_DONE")) {
+                problems.add("the workload finished before SIGTERM: the check did not test a mid-run signal");
+            }
+            Path jfrTool = t.java.getParent().resolve("jfr");
+            Process p = new ProcessBuilder(jfrTool.toString(), "summary", jfr.toString()).redirectErrorStream(true)
+                    .start();
+            String summary = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
+                problems.add("jfr summary failed on " + jfr + ": " + summary.lines().findFirst().orElse(""));
+            } else {
+                Matcher m = Pattern.compile("jdk\\.ExecutionSample\\s+(\\d+)").matcher(summary);
+                long n = m.find() ? Long.parseLong(m.group(1)) : 0;
+                details.add(n + " jdk.ExecutionSample events in the recording");
+                if (n == 0) {
+                    problems.add("the recording holds no jdk.ExecutionSample event");
+                }
+            }
+        } catch (IOException | InterruptedException e) {
+            problems.add("harness: " + e);
+        }
+        t.report(name, problems, details, t0);
+    }
+}
