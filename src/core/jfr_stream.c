@@ -173,6 +173,7 @@ static void *writer_main(void *arg)
     JNIEnv *env = NULL;
     JavaVMAttachArgs aa = {JNI_VERSION_1_6, "jsampler jfr writer", NULL};
     int attached = J.vm && (*J.vm)->AttachCurrentThreadAsDaemon(J.vm, (void **)&env, &aa) == JNI_OK;
+    pthread_setname_np(pthread_self(), "jsampler-jfr");
     while (!atomic_load(&J.stop)) {
         struct timespec ts = {0, DRAIN_MS * 1000000L};
         nanosleep(&ts, NULL);

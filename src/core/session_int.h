@@ -1,8 +1,9 @@
 /* session_int.h - what the session's files share: its state, and the steps of a session.
  *
- * session.c holds the state machine and the commands; session_io.c the outputs (JFR stream,
- * folded profile, stop and dump); session_hk.c the housekeeping thread (thread rescans, names,
- * store rotation, loop= files, timeout=) and the store pair. All of it runs with js_cmd_lock held
+ * session.c holds the state machine and the commands; session_hk.c the housekeeping thread (thread
+ * rescans, names, loop= files, timeout=); session_io.c the outputs (JFR stream, folded profile, stop
+ * and dump); session_store.c the store pair and its rotation; session_state.c the state itself.
+ * Calls go one way: session -> hk -> io -> store -> state. All of it runs with js_cmd_lock held
  * unless a function says otherwise.
  */
 #ifndef JS_SESSION_INT_H
@@ -50,14 +51,18 @@ extern pthread_mutex_t js_cmd_lock;
 uint64_t js_session_now(void);
 void js_session_format_ns(long long ns, char *buf, size_t len);
 
-/* session_hk.c: the two stores exist and are empty (created once, re-created if abandoned). */
+/* session_store.c: the two stores exist and are empty (created once, re-created if abandoned). */
 int js_session_stores_ready(char *err, size_t errlen);
+/* 1 when the active store has passed half of a table or the frame threshold. */
+int js_session_store_full(void);
 /* Swap stores, let the JFR stream take the old one's events, fold it (text outputs), empty it. */
 int js_session_rotate(char *err, size_t errlen);
 void js_session_reset_counters(void);
-void js_session_start_housekeeper(void);
 /* Status text (without the state), safe without js_cmd_lock. */
 void js_session_format_status(int running, char *out, size_t outlen);
+
+/* session_hk.c */
+void js_session_start_housekeeper(void);
 
 /* session_io.c */
 js_status js_session_open_outputs(const js_args *a, char *out, size_t outlen);

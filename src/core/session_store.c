@@ -1,0 +1,101 @@
+/* session_store.c - the session's pair of call-trace stores: one written by signal handlers, the other
+ * empty and ready; swapped when the active one fills up, the full one folded into the profile and emptied. */
+#include <stdio.h>
+
+#include "core/fold.h"
+#include "core/jfr_stream.h"
+#include "core/stats_format.h"
+#include "sample/sampler.h"
+#include "sample/stats.h"
+#include "session_int.h"
+#include "util/log.h"
+
+#define STORE_TRACES (1u << 16)
+#define STORE_FRAMES (4ull << 20) /* 64 MiB of address space per store, touched only as used */
+#define STORE_PAIRS (1u << 18)
+#define ROTATE_FRAMES (1ull << 20) /* swap past 16 MiB of frames: resident frames stay under ~2 x 16 MiB */
+
+int js_session_stores_ready(char *err, size_t errlen)
+{
+    for (int i = 0; i < 2; i++) {
+        if (!js_sess.stores[i] && !(js_sess.stores[i] = js_store_create(STORE_TRACES, STORE_FRAMES, STORE_PAIRS, err, errlen)))
+            return -1;
+        js_store_reset(js_sess.stores[i]);
+    }
+    js_store_set_gen(js_sess.stores[js_sess.active], ++js_sess.gen);
+    js_sess.names_cursor = 0;
+    return 0;
+}
+
+void js_session_reset_counters(void)
+{
+    atomic_store(&js_sess.rotations, 0);
+    atomic_store(&js_sess.unaggregated_weight, 0);
+    js_sess.dropped_written = 0;
+    js_sess.throttle_logged = 0;
+    js_sess.seq = 0;
+}
+
+int js_session_store_full(void)
+{
+    js_store_fill f;
+    js_store_usage(js_sess.stores[js_sess.active], &f);
+    return f.traces >= f.max_traces / 2 || f.frames >= ROTATE_FRAMES || f.frames >= f.max_frames / 2 ||
+           f.pairs >= f.max_pairs / 2;
+}
+
+int js_session_rotate(char *err, size_t errlen)
+{
+    int old_i = js_sess.active, next_i = 1 - js_sess.active;
+    if (!js_sess.stores[next_i] && !(js_sess.stores[next_i] = js_store_create(STORE_TRACES, STORE_FRAMES, STORE_PAIRS, err,
+                                                                  errlen)))
+        return -1;
+    js_store *next = js_sess.stores[next_i];
+    js_store_set_gen(next, ++js_sess.gen);
+    js_store *old = js_sampler_swap_store(next);
+    js_sess.active = next_i;
+    js_sess.names_cursor = 0;
+    atomic_fetch_add(&js_sess.rotations, 1);
+    if (!old) {
+        /* A handler is still inside it after 1 s: leave it to that handler, never reuse it. */
+        js_sess.stores[old_i] = NULL;
+        atomic_fetch_add(&js_sess.abandoned_stores, 1);
+        snprintf(err, errlen, "a signal handler stayed inside the call-trace store for 1 s; store abandoned");
+        return -1;
+    }
+    if (js_sess.jfr) js_jfr_stream_flush(); /* events naming the old store are written before it is emptied */
+    js_store_fill f;
+    js_store_usage(old, &f);
+    atomic_fetch_add(&js_sess.unaggregated_weight, f.pair_dropped_weight);
+    int rc = 0;
+    if (js_sess.text_output) rc = js_fold_store(old, &js_sess.args, &js_sess.profile, err, errlen);
+    js_store_reset(old);
+    js_debug("store rotated: %u traces, %llu frames, %u pairs folded", f.traces, (unsigned long long)f.frames,
+             f.pairs);
+    return rc;
+}
+
+void js_session_format_status(int running, char *out, size_t outlen)
+{
+    js_stats_snapshot s;
+    js_stats_get(&s);
+    char stats[1024] = "";
+    js_stats_format(&s, stats, sizeof stats);
+    char iv[32] = "-";
+    double elapsed = 0, rate = 0;
+    if (running) {
+        js_session_format_ns(js_sess.args.interval_ns, iv, sizeof iv);
+        elapsed = (double)(js_session_now() - js_sess.started_ns) / 1e9;
+        rate = elapsed > 0 ? (double)s.samples / elapsed : 0;
+    }
+    js_store_fill f = {0};
+    js_store *st = running ? js_sess.stores[js_sess.active] : NULL;
+    if (st) js_store_usage(st, &f);
+    snprintf(out, outlen,
+             "event=%s engine=%s interval=%s elapsed_s=%.1f samples_per_s=%.1f\n"
+             "store: traces=%u/%u frames=%llu/%llu pairs=%u/%u rotations=%llu not_aggregated_weight=%llu%s%s\n%s",
+             running ? js_event_name(js_sess.args.event) : "-", running ? js_sess.eng.engine : "none", iv, elapsed, rate, f.traces,
+             f.max_traces, (unsigned long long)f.frames, (unsigned long long)f.max_frames, f.pairs, f.max_pairs,
+             (unsigned long long)atomic_load(&js_sess.rotations), (unsigned long long)atomic_load(&js_sess.unaggregated_weight),
+             running && js_sess.eng.why[0] ? "\nnote: " : "", running ? js_sess.eng.why : "", stats);
+}
