@@ -155,7 +155,11 @@ fuzz-jfr:
 	cd $(FUZZ_DIR) && ./fuzz_jfr_read -max_total_time=$(FUZZ_TIME) -max_len=131072 -timeout=10 -rss_limit_mb=2048 \
 	    -print_final_stats=1 corpus $(CURDIR)/native-tests/fuzz-corpus/jfr
 
-# ---- memory soak (not part of make test): 10 minutes at 1 kHz with JFR streaming; see bench/soak.sh ----
-.PHONY: soak
+# ---- memory soak (not part of make test): 10 minutes at 1 kHz on 8 threads with JFR streaming; see bench/soak.sh ----
+# ---- the agent's own cost on deep stacks with thread churn: see bench/agent_cost.sh ----
+.PHONY: soak agent-cost
 soak: all
 	@sh bench/soak.sh
+
+agent-cost: all
+	@sh bench/agent_cost.sh

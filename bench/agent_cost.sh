@@ -48,7 +48,7 @@ run() {
         rss_end=$(rss_kib $pid)
         c=$(agent_cpu_ms $pid)
         [ -n "$c" ] && cpu=$c
-        sleep 0.2
+        sleep 0.05
     done
     done_at=$(date +%s%N)
     wait $pid || true
