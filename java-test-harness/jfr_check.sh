@@ -155,6 +155,19 @@ check_jdk() {
     else
         fail "jdk$n threads/lines round trip through JFR output"
     fi
+    # Unknown lines are written as 0, not -1 (SkyWalking's OAP shows a 32-bit -1 as :65535): the collapsed input of
+    # export.jfr has no lines, so jfr print --json shows 0s there, and no -1 in it or in the agent's recording; and
+    # jsampler convert --lines shows no line for them (no ':0').
+    nolines=0
+    grep -q '"lineNumber": 0,' "$w/export.jdk.collapsed.json" 2>/dev/null || nolines=1
+    for j in "$w/export.jdk.collapsed.json" "$w/jdk.collapsed.json"; do
+        [ -s "$j" ] && ! grep -q '"lineNumber": -1' "$j" || nolines=1
+    done
+    if [ $nolines -eq 0 ] && [ -s "$w/tl.collapsed" ] && ! grep -q ':0;\|:0 [0-9]*$\|:-1\|:65535' "$w/tl.collapsed"; then
+        pass "jdk$n unknown lines are written as 0 (JFR output, the agent's recording) and never shown as ':0'"
+    else
+        fail "jdk$n unknown line numbers: -1 in jfr print --json, or a ':0' suffix in convert --lines"
+    fi
 }
 
 mkdir -p "$OUT"

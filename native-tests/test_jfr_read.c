@@ -444,7 +444,7 @@ static void pools_b(tb *p, const tspec *s, size_t *fault_at, size_t base)
     tb_var(p, 1), tb_u8(p, 0), tb_var(p, 3); /* compute <- main <- run, leaf first */
     frame(p, 2, 42, 11), frame(p, 1, 10, 12), frame(p, 3, -1, 10);
     tb_var(p, 2), tb_u8(p, 0), tb_var(p, 2);
-    frame(p, 1, 11, 12), frame(p, 3, -1, 10);
+    frame(p, 1, 11, 12), frame(p, 3, 0, 10); /* no line: 0 as most producers write it, -1 as HotSpot does */
     tb_var(p, 3), tb_u8(p, 1), tb_var(p, 3);
     frame(p, 5, 1, 14), frame(p, 4, 2, 13), frame(p, 3, -1, 10);
     tb_var(p, cid(s, C_TSTATE));
