@@ -62,9 +62,13 @@ static int read_jfr(FILE *f, const char *name, const convert_opts *o, js_profile
     js_jfr_read_stats st = {0};
     int rc = js_jfr_read_fd(fileno(f), name, &o->jfr, p, &st, err, errlen);
     if (rc == 0 && st.unfinished_at)
-        fprintf(stderr, "jsampler: warning: %s: offset %llu: the last chunk was never finished (the recording was "
-                "cut, e.g. its JVM was killed); read the %llu complete chunk(s) before it\n", name,
-                (unsigned long long)st.unfinished_at, (unsigned long long)st.chunks);
+        fprintf(stderr, "jsampler: warning: %s: offset %llu: %s; read the %llu complete chunk(s) before it\n", name,
+                (unsigned long long)st.unfinished_at,
+                st.unfinished_cut ? "the file ends inside its last chunk (the file was truncated, or copied while "
+                                    "it was being written)"
+                                  : "the last chunk was never finished (the recording was cut, e.g. its JVM was "
+                                    "killed)",
+                (unsigned long long)st.chunks);
     return rc;
 }
 
