@@ -72,6 +72,8 @@ typedef struct {
     uint64_t skipped; /* events of the selected kind dropped by the thread or time filter */
     uint64_t unfinished_at; /* offset of an unfinished last chunk that was left out, 0 if none */
     int unfinished_cut;     /* 1: that chunk runs past the end of the file; 0: its size was still 0 */
+    int64_t start_ns, end_ns; /* the chunks read span [start_ns, end_ns), ns since the epoch (their headers'
+                               * start and duration); 0, 0 when no chunk was read */
 } js_jfr_read_stats;
 
 /* Reads the JFR recording in the seekable file fd (from offset 0 to its size) into p, which must be
@@ -85,6 +87,8 @@ int js_jfr_read_mem(const void *data, size_t len, const char *name, const js_jfr
 int js_jfr_read_kind_parse(const char *s, js_jfr_read_kind *out);
 /* Name of a kind ("cpu", ...). */
 const char *js_jfr_read_kind_name(js_jfr_read_kind k);
+/* The JFR event types a kind reads, for messages ("jdk.ExecutionSample or jdk.NativeMethodSample"). */
+const char *js_jfr_read_kind_events(js_jfr_read_kind k);
 /* Parses a --from/--to value: "@MS" = absolute, milliseconds since the epoch; else a duration since the
  * recording start, a decimal number with an optional unit ns, us, ms, s (default), m, h ("90", "1.5s",
  * "200ms", "2m"). 0, or -1 if malformed or out of range. */

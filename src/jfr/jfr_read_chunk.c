@@ -162,6 +162,7 @@ static int read_header(js_jfrr_reader *r, uint64_t base, uint64_t *size, uint64_
         check_offset(c, base + 24, *meta, *size, "metadata") != 0)
         return -1;
     r->k.start_nanos = be(h + 32, 8);
+    r->k.duration_nanos = be(h + 40, 8);
     r->k.start_ticks = be(h + 48, 8);
     r->k.tps = be(h + 56, 8);
     if (r->k.tps == 0) return js_jfrr_fail(c, base + 56, "ticks per second is 0");
@@ -219,6 +220,9 @@ int js_jfrr_read_chunks(js_jfrr_reader *r)
             js_jfrr_resolve_chunk(r) != 0)
             return -1;
         r->st.chunks++;
+        if (r->st.chunks == 1) r->st.start_ns = r->st.end_ns = (int64_t)r->k.start_nanos;
+        int64_t end = (int64_t)(r->k.start_nanos + r->k.duration_nanos);
+        if (end > r->st.end_ns) r->st.end_ns = end;
         base += size;
     }
     return 0;
