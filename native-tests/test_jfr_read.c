@@ -939,6 +939,7 @@ static void test_cut_chunk(void **state)
         assert_int_equal(st.chunks, 2);
         assert_int_equal(st.unfinished_at, base[2]);
         assert_int_equal(st.unfinished_cut, 1);
+        assert_true(st.start_ns > 0 && st.end_ns >= st.start_ns + 10000); /* two chunks of 5000 and 10000 ns */
         char *got = collapsed(&p);
         tu_assert_text(got, "Cut.one 2\nCut.two 3\n");
         free(got);

@@ -836,6 +836,28 @@ static void test_trace_copied_at_event(void **state UNUSED)
     free(j);
 }
 
+/* The chunk's trace copies count towards chunk_size: many distinct deep traces with one small event each start new
+ * chunks long before their events alone would fill one, so the copies held in memory stay bounded per chunk. */
+static void test_trace_memory_bounded(void **state UNUSED)
+{
+    static const js_jfr_source src = {&ctx_known, sweep_trace, sweep_method, fx_thread};
+    js_jfr_options o = {.chunk_size = 65536};
+    js_jfr_writer *w = open_ok(tmp("bounded.jfr"), &o, &src);
+    char err[256];
+    for (uint32_t i = 0; i < 4000; i++) { /* ~4000 x 13 event bytes: under one chunk; ~4000 x 21 frames x 16 B: over 20 */
+        sample_ok(w, T0 + i * MS / 10, 1, 1 + i, 1);
+        assert_int_equal(js_jfr_maybe_rotate(w, T0 + i * MS / 10, err, sizeof err), 0);
+    }
+    js_jfr_stats st;
+    js_jfr_get_stats(w, &st);
+    assert_true(st.chunks >= 10);
+    close_ok(w, T0 + 1000 * MS);
+    jfr *j = parse_file(tmp("bounded.jfr"));
+    assert_int_equal(j->samples, 4000);
+    assert_int_equal(j->chunks, st.chunks);
+    free(j);
+}
+
 /* An unknown line (-1 from the source) is written as 0, as other JFR producers do (SkyWalking shows the 32-bit -1 as
  * :65535); known lines are kept; the "[unknown]" frame of an unknown trace has line 0 too. */
 static void test_unknown_line_is_zero(void **state UNUSED)
@@ -1045,6 +1067,7 @@ int main(void)
         cmocka_unit_test_teardown(test_write_error_midway, restore_fsize),
         cmocka_unit_test(test_metadata),
         cmocka_unit_test(test_trace_copied_at_event),
+        cmocka_unit_test(test_trace_memory_bounded),
         cmocka_unit_test(test_unknown_line_is_zero),
         cmocka_unit_test(test_symlink_refused),
     };

@@ -11,7 +11,10 @@
  *     into writer-owned per-chunk memory; the chunk's checkpoint writes from that copy. So once
  *     js_jfr_execution_sample returns, the producer may forget trace id; trace ids only need to be
  *     unique within a chunk (a producer may recycle its trace store between chunks, e.g. with a
- *     store generation in the upper bits of the 31-bit id).
+ *     store generation in the upper bits of the 31-bit id; the JDK's reader keeps the previous
+ *     chunk's entry for a key reused in the next chunk, so different frames need a different id).
+ *     The frames, their types and lines, are those the source gave for the trace's first event in
+ *     the chunk: a method compiled later in the chunk keeps the type it had then.
  *   - methods and threads lazily, at chunk end: method keys must stay valid (same key = same
  *     method) for the writer's life, thread ids until the chunk that references them ends.
  * Keys stay stable across chunks (same key = same content). Memory: per-chunk sets of referenced
