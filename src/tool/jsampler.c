@@ -64,6 +64,17 @@ static int read_collapsed(FILE *f, const char *name, const convert_opts *o, js_p
     return js_collapsed_read(f, name, p, err, errlen);
 }
 
+/* Appends formatted text to the NUL-terminated buf of cap bytes, cutting it to fit. */
+__attribute__((format(printf, 3, 4))) static void appendf(char *buf, size_t cap, const char *fmt, ...)
+{
+    size_t n = strlen(buf);
+    if (n + 1 >= cap) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + n, cap - n, fmt, ap);
+    va_end(ap);
+}
+
 /* Weight of a thread root frame, for sorting. */
 typedef struct {
     uint64_t weight;
@@ -102,7 +113,7 @@ static int list_threads(FILE *f, const char *name, const convert_opts *o, char *
     js_profile_init(&p);
     char err[ERR_MAX];
     thread_weight *tw = NULL;
-    size_t nt = 0, distinct = 0, o_len = 0;
+    size_t nt = 0, distinct = 0;
     out[0] = 0;
     if (js_jfr_read_fd(fileno(f), name, &ro, &p, NULL, err, sizeof err) == 0 && p.nframes &&
         (tw = calloc(p.nframes, sizeof *tw))) {
@@ -117,11 +128,9 @@ static int list_threads(FILE *f, const char *name, const convert_opts *o, char *
             size_t li = thread_name_len(p.frames[tw[i].frame].name, &si), j = 0;
             while (j < i && !(thread_name_len(p.frames[tw[j].frame].name, &sj) == li && memcmp(si, sj, li) == 0)) j++;
             if (j < i) continue; /* a name seen already (several threads share it) */
-            if (++distinct <= THREADS_LISTED && o_len < outlen)
-                o_len += (size_t)snprintf(out + o_len, outlen - o_len, "%s%.*s", distinct > 1 ? ", " : "", (int)li, si);
+            if (++distinct <= THREADS_LISTED) appendf(out, outlen, "%s%.*s", distinct > 1 ? ", " : "", (int)li, si);
         }
-        if (distinct > THREADS_LISTED && o_len < outlen)
-            snprintf(out + o_len, outlen - o_len, " and %zu more", distinct - THREADS_LISTED);
+        if (distinct > THREADS_LISTED) appendf(out, outlen, " and %zu more", distinct - THREADS_LISTED);
     }
     free(tw);
     js_profile_free(&p);
@@ -139,13 +148,12 @@ static int explain_nothing(FILE *f, const char *name, const convert_opts *o, con
         return READ_NOTHING;
     }
     char what[600], why[700] = "";
-    int n = snprintf(what, sizeof what, "no %s events", events);
-    if (o->jfr.thread) n += snprintf(what + n, sizeof what - (size_t)n, " for thread pattern '%s'", o->jfr.thread);
-    if (o->from_arg && o->to_arg)
-        snprintf(what + n, sizeof what - (size_t)n, " from --from %s to --to %s", o->from_arg, o->to_arg);
+    snprintf(what, sizeof what, "no %s events", events);
+    if (o->jfr.thread) appendf(what, sizeof what, " for thread pattern '%s'", o->jfr.thread);
+    if (o->from_arg && o->to_arg) appendf(what, sizeof what, " from --from %s to --to %s", o->from_arg, o->to_arg);
     else if (o->from_arg || o->to_arg)
-        snprintf(what + n, sizeof what - (size_t)n, " %s %s", o->from_arg ? "at or after --from" : "before --to",
-                 o->from_arg ? o->from_arg : o->to_arg);
+        appendf(what, sizeof what, " %s %s", o->from_arg ? "at or after --from" : "before --to",
+                o->from_arg ? o->from_arg : o->to_arg);
     char names[400];
     if (o->jfr.thread && list_threads(f, name, o, names, sizeof names))
         snprintf(why, sizeof why, "threads %s: %s",
