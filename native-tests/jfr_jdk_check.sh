@@ -20,6 +20,11 @@
 #      and allocating) with the TLAB events enabled too, and checks that `--event lock --threads` and
 #      `--event alloc --threads` give exactly the per-stack weights computed from `jfr print --json` (lock: ns
 #      from the duration; alloc: tlabSize, else allocationSize, or weight; class leaf frame "_[i]" / "_[k]").
+#   3. The CLI's refusals, once and without a JDK, on a recording converted from collapsed stacks: a selection
+#      (--event, --thread, --from, --to) that matches nothing exits 3 with one line naming it (and, for a thread
+#      pattern, the threads there are) and writes nothing; OUTPUT being INPUT (same path, another path, a hard
+#      link, a symbolic link to it, stdin) exits 2 and leaves it untouched; a JFR OUTPUT that is a symbolic link
+#      is not followed. With each JDK: --thread with no match on the real recording lists its cpusplit threads.
 # Needs build/jsampler (make). Exit status: 0 all passed (or every JDK skipped: a SKIP line each), 1 a failure.
 #
 # Run from anywhere:  sh native-tests/jfr_jdk_check.sh
@@ -230,6 +235,60 @@ public final class LockMix {
 EOF
 }
 
+# refuses CODE PATTERN ARGS...: `jsampler convert ARGS` exits CODE with exactly one stderr line holding PATTERN.
+refuses() {
+    rf_code=$1 rf_pat=$2
+    shift 2
+    "$CLI" convert "$@" >"$OUT/refuses.out" 2>"$OUT/refuses.err"
+    rf_rc=$?
+    if [ $rf_rc -eq "$rf_code" ] && [ "$(wc -l <"$OUT/refuses.err")" -eq 1 ] && grep -qF -- "$rf_pat" "$OUT/refuses.err"; then
+        return 0
+    fi
+    echo "  convert $* -> exit $rf_rc, want $rf_code and one line with: $rf_pat"
+    sed 's/^/  stderr: /' "$OUT/refuses.err"
+    return 1
+}
+
+# 3. The CLI's refusals (no JDK needed).
+check_cli() {
+    c=$OUT/cli
+    rm -rf "$c"
+    mkdir -p "$c"
+    printf '[main tid=1];A.a;B.b 5\n[worker-1 tid=2];A.a;C.c 3\n[main tid=3];X.x 1\n' >"$c/in.collapsed"
+    : >"$c/empty.collapsed"
+    if ! "$CLI" convert "$c/in.collapsed" "$c/rec.jfr" || ! "$CLI" convert "$c/empty.collapsed" "$c/empty.jfr"; then
+        fail "cli: collapsed -> jfr"
+        return 0
+    fi
+    cp "$c/rec.jfr" "$c/orig.jfr"
+    cpu="no jdk.ExecutionSample or jdk.NativeMethodSample events"
+    refuses 3 "$cpu for thread pattern 'foo' (threads in the recording: main, worker-1)" --thread foo "$c/rec.jfr" "$c/o1.collapsed" &&
+        refuses 3 "no jdk.ObjectAllocationInNewTLAB, jdk.ObjectAllocationOutsideTLAB or jdk.ObjectAllocationSample events in the recording (--event alloc)" \
+            --event alloc "$c/rec.jfr" "$c/o2.collapsed" &&
+        refuses 3 "$cpu at or after --from 1h (the recording spans" --from 1h "$c/rec.jfr" "$c/o3.collapsed" &&
+        refuses 3 "$cpu before --to 0 (" --to 0 "$c/rec.jfr" "$c/o4.json" &&
+        refuses 3 "$cpu for thread pattern 'w*' from --from 1h to --to 2h (" --thread 'w*' --from 1h --to 2h "$c/rec.jfr" "$c/o5.jfr" &&
+        refuses 3 "$cpu in the recording (--event cpu)" --event cpu "$c/empty.jfr" "$c/o6.collapsed" &&
+        [ ! -e "$c/o1.collapsed" ] && [ ! -e "$c/o2.collapsed" ] && [ ! -e "$c/o3.collapsed" ] && [ ! -e "$c/o4.json" ] &&
+        [ ! -e "$c/o5.jfr" ] && [ ! -e "$c/o6.collapsed" ] &&
+        "$CLI" convert --thread 'work*' "$c/rec.jfr" "$c/w.collapsed" && [ "$(cat "$c/w.collapsed")" = "A.a;C.c 3" ] &&
+        "$CLI" convert "$c/empty.jfr" "$c/empty.out.collapsed" && [ ! -s "$c/empty.out.collapsed" ] &&
+        pass "cli: a selection that matches nothing exits 3 with one line naming it and writes nothing" ||
+        fail "cli: selections that match nothing"
+    ln "$c/rec.jfr" "$c/hard.jfr"
+    ln -s rec.jfr "$c/sym.collapsed"
+    ln -s orig.jfr "$c/sym-out.jfr"
+    same="is the INPUT file"
+    refuses 2 "$same" "$c/rec.jfr" "$c/rec.jfr" && refuses 2 "$same" "$c/rec.jfr" "$c/../cli/rec.jfr" &&
+        refuses 2 "$same" "$c/rec.jfr" "$c/hard.jfr" && refuses 2 "$same" "$c/rec.jfr" "$c/sym.collapsed" &&
+        refuses 2 "$same" --format json "$c/rec.jfr" "$c/sym.collapsed" &&
+        refuses 2 "$same" - "$c/rec.jfr" <"$c/rec.jfr" && cmp -s "$c/rec.jfr" "$c/orig.jfr" &&
+        refuses 1 "it is a symbolic link (not followed)" "$c/in.collapsed" "$c/sym-out.jfr" &&
+        cmp -s "$c/rec.jfr" "$c/orig.jfr" &&
+        pass "cli: OUTPUT that is INPUT (path, hard link, symlink, stdin) exits 2, a symlinked JFR OUTPUT is not followed" ||
+        fail "cli: OUTPUT that is INPUT, or a symlinked JFR OUTPUT"
+}
+
 # check_jdk N JAVA_HOME
 check_jdk() {
     n=$1 home=$2
@@ -281,6 +340,13 @@ check_jdk() {
     else
         fail "jdk$n json analysis tree: ${r:-}"
     fi
+    if refuses 3 "for thread pattern 'no-such-thread' (threads in the recording: " --thread no-such-thread \
+        "$w/cpu.jfr" "$w/none.collapsed" && grep -q "cpusplit-0" "$OUT/refuses.err" && grep -q "cpusplit-1" "$OUT/refuses.err" &&
+        [ ! -e "$w/none.collapsed" ]; then
+        pass "jdk$n --thread with no match: exit 3, $(cut -c1-160 "$OUT/refuses.err")"
+    else
+        fail "jdk$n --thread with no match"
+    fi
     if "$CLI" convert "$w/cpu.jfr" "$w/cpu.html" && [ -s "$w/cpu.html" ] && grep -q 'CpuSplit.burnA' "$w/cpu.html"; then
         pass "jdk$n html flame graph written ($(wc -c <"$w/cpu.html") bytes)"
     else
@@ -317,6 +383,7 @@ if [ ! -x "$CLI" ]; then
     exit 1
 fi
 mkdir -p "$OUT" || exit 1
+check_cli
 check_jdk 17 "$JDK17"
 check_jdk 25 "$JDK25"
 if [ "$fails" -ne 0 ]; then

@@ -5,7 +5,7 @@
  *   jfr_write_driver bench OUT.jfr EVENTS STACKS      prints "events bytes bytes/event"
  *
  * EXPECT.json lists what the file must contain: per (thread, stack) event counts with every frame
- * as [class (internal form), method, descriptor, line, bci, frame type], the settings, the event and
+ * as [class (internal form), method, descriptor, line (0 = none), bci, frame type], the settings, the event and
  * chunk totals. Counts are taken from the writer's own accounting of what it wrote vs dropped.
  */
 #include <stdint.h>
@@ -167,7 +167,7 @@ static void json_frame(FILE *f, const fx_frame *fr)
     json_str(f, name);
     fputc(',', f);
     json_str(f, m->sig[0] ? m->sig : "()L;");
-    fprintf(f, ",%d,%d,\"%s\"]", fr->line, fr->bci, types[fr->type]);
+    fprintf(f, ",%d,%d,\"%s\"]", fr->line > 0 ? fr->line : 0, fr->bci, types[fr->type]); /* no line: 0 */
 }
 
 /* The expectation file: per (thread, trace) counts, settings, totals. */
@@ -201,7 +201,7 @@ static int write_expect(const char *path, uint64_t counts[NTHREADS][NTRACES], co
                 if (i) fputc(',', f);
                 json_frame(f, &traces[s][i]);
             }
-            if (!n) fprintf(f, "[\"\",\"[unknown]\",\"()L;\",-1,-1,\"C++\"]");
+            if (!n) fprintf(f, "[\"\",\"[unknown]\",\"()L;\",0,-1,\"C++\"]");
             fprintf(f, "]}");
         }
     fprintf(f, "\n]}\n");

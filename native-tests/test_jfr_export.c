@@ -183,6 +183,26 @@ static void test_refusals(void **state)
     js_profile_free(&p);
 }
 
+/* Line 0 is "no line" both ways: a ':0' suffix is not kept as a line, and frames without a line (written as 0)
+ * read back with --lines get no ':0' (nor ':-1', ':65535') suffix. */
+static void test_line_zero(void **state)
+{
+    (void)state;
+    js_profile p;
+    js_profile_init(&p);
+    const tframe a[] = {{"[t tid=7]", JS_FT_THREAD}, {"A.a:0", JS_FT_JIT}, {"B.b", JS_FT_INTERPRETED},
+                        {"C.c:7", JS_FT_JIT}, {"libc.so.6`read", JS_FT_NATIVE}, {NULL, 0}};
+    add_stack(&p, a, 3);
+    char path[64], err[256] = "";
+    tmp_path(path, sizeof path);
+    assert_int_equal(js_jfr_export(path, &p, NULL, NULL, err, sizeof err), 0);
+    char *s = read_back(path, 1, 1);
+    tu_assert_text(s, "[t tid=7];A.a;B.b;C.c:7;libc.so.6`read 3\n");
+    free(s);
+    unlink(path);
+    js_profile_free(&p);
+}
+
 /* An empty profile is a valid recording with no events. */
 static void test_empty(void **state)
 {
@@ -208,6 +228,7 @@ int main(void)
         cmocka_unit_test(test_frame_types),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_empty),
+        cmocka_unit_test(test_line_zero),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

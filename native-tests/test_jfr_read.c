@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "jfr/jfr_read.h"
+#include "jfr/jfr_write.h"
 #include "output/output.h"
 #include "output/profile.h"
 #include "testutil.h"
@@ -444,7 +445,7 @@ static void pools_b(tb *p, const tspec *s, size_t *fault_at, size_t base)
     tb_var(p, 1), tb_u8(p, 0), tb_var(p, 3); /* compute <- main <- run, leaf first */
     frame(p, 2, 42, 11), frame(p, 1, 10, 12), frame(p, 3, -1, 10);
     tb_var(p, 2), tb_u8(p, 0), tb_var(p, 2);
-    frame(p, 1, 11, 12), frame(p, 3, -1, 10);
+    frame(p, 1, 11, 12), frame(p, 3, 0, 10); /* no line: 0 as most producers write it, -1 as HotSpot does */
     tb_var(p, 3), tb_u8(p, 1), tb_var(p, 3);
     frame(p, 5, 1, 14), frame(p, 4, 2, 13), frame(p, 3, -1, 10);
     tb_var(p, cid(s, C_TSTATE));
@@ -800,13 +801,19 @@ static void test_multi_chunk(void **state)
     char err[512];
     assert_int_equal(read_buf(&both, NULL, &p, &st, err, sizeof err), 0);
     assert_int_equal(st.chunks, 2);
-    js_profile_free(&p);
-    /* trailing bytes after the last chunk */
+    /* trailing bytes after the last chunk: the start of a third chunk is a cut recording (test_cut_chunk), junk is an error */
     tb_put(&both, "FLR\0", 4);
-    expect_error(&both, a.b.n + b.b.n, "too short for a chunk header");
+    js_profile_free(&p);
+    assert_int_equal(read_buf(&both, NULL, &p, &st, err, sizeof err), 0);
+    assert_int_equal(st.chunks, 2);
+    assert_int_equal(st.unfinished_at, a.b.n + b.b.n);
     both.n -= 4;
+    js_profile_free(&p);
     tb_put(&both, "JUNKJUNKJUNKJUNKJUNKJUNKJUNKJUNKJUNKJUNKJUNKJUNKJUNKJUNKJUNKJUNKJUNKJUNK", 72);
     expect_error(&both, a.b.n + b.b.n, "not a JFR chunk (bad magic)");
+    tb_put(&both, "JUNK", 4);
+    both.n = a.b.n + b.b.n + 3; /* 3 bytes that do not start a chunk */
+    expect_error(&both, a.b.n + b.b.n, "too short for a chunk header");
     tb_free(&a.b);
     tb_free(&b.b);
     tb_free(&both);
@@ -814,7 +821,7 @@ static void test_multi_chunk(void **state)
 
 /* A recording cut while its writer was in a chunk (the process killed): that chunk's header still says size 0.
  * After complete chunks it is left out and the rest reads; as the first chunk it is an error. A truncated
- * copy (the size says more than is there) stays an error. */
+ * copy (the size says more than is there) is read the same way (more in test_cut_chunk). */
 static void test_unfinished_chunk(void **state)
 {
     tspec s1 = {100, F_NONE}, s2 = {5000, F_NONE};
@@ -840,13 +847,116 @@ static void test_unfinished_chunk(void **state)
     memset(first.p + 8, 0, 24);
     expect_error(&first, 8, "smaller than the chunk header");
 
+    assert_int_equal(st.unfinished_cut, 0);
     cut.n -= 10; /* second chunk's size restored but its bytes cut short */
     memcpy(cut.p + a.b.n + 8, b.b.p + 8, 24);
-    expect_error(&cut, a.b.n + 8, "past the end of the file");
+    expect_stacks(&cut, NULL, " 1\n" STACK2 " 2\n" STACK1 " 4\n", 7);
+    assert_int_equal(read_buf(&cut, NULL, &p, &st, err, sizeof err), 0);
+    assert_int_equal(st.unfinished_at, a.b.n);
+    assert_int_equal(st.unfinished_cut, 1);
+    js_profile_free(&p);
+    tb cut1 = {b.b.p, b.b.n - 10, b.b.n - 10}; /* a cut first chunk is an error */
+    expect_error(&cut1, 8, "past the end of the file");
     tb_free(&a.b);
     tb_free(&b.b);
     tb_free(&cut);
     tb_free(&first);
+}
+
+/* ---- a recording cut inside its third chunk (made by the project's writer) ------------------------------ */
+
+/* Writer source: trace id has one frame, method id; every thread is "main". */
+static int cut_trace(void *ctx, uint32_t id, js_jfr_frame *out, int max, int *truncated)
+{
+    *truncated = 0;
+    out[0] = (js_jfr_frame){id, -1, -1, 1};
+    return 1;
+}
+
+static int cut_method(void *ctx, uint64_t key, js_jfr_method *out)
+{
+    static const char *const names[] = {"zero", "one", "two", "three"};
+    *out = (js_jfr_method){"Cut", names[key & 3], "()V", 1, 0};
+    return 0;
+}
+
+static int cut_thread(void *ctx, uint32_t id, js_jfr_thread *out)
+{
+    *out = (js_jfr_thread){"main", 1, "main", 1};
+    return 0;
+}
+
+/* Big-endian 64-bit value at p. */
+static uint64_t be64_at(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++) v = v << 8 | p[i];
+    return v;
+}
+
+/* A file of 4 chunks (weights 2 of Cut.one, 3 of Cut.two, then 5 and 7 of Cut.three) cut anywhere inside its third
+ * chunk - in its header, right after it, in its records, one byte short - or with a third chunk whose size runs
+ * past the end: the first two chunks read, one unfinished chunk is reported. A cut first chunk is an error. */
+static void test_cut_chunk(void **state)
+{
+    char path[] = "/tmp/test_jfr_cutXXXXXX", err[512];
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    static const js_jfr_source src = {NULL, cut_trace, cut_method, cut_thread};
+    js_jfr_options o = {.chunk_time_ns = 1000};
+    const uint64_t t0 = 5000000000ULL;
+    js_jfr_writer *w = js_jfr_open(path, &o, &src, t0, err, sizeof err);
+    assert_non_null(w);
+    static const uint32_t trace[4] = {1, 2, 3, 3}, weight[4] = {2, 3, 5, 7};
+    for (int c = 0; c < 4; c++) {
+        uint64_t t = t0 + (uint64_t)c * 10000;
+        assert_int_equal(js_jfr_execution_sample(w, t + 1, 1, trace[c], JS_JFR_STATE_RUNNABLE, weight[c], err, sizeof err), 0);
+        if (c < 3) assert_int_equal(js_jfr_maybe_rotate(w, t + 5000, err, sizeof err), 0);
+    }
+    assert_int_equal(js_jfr_close(w, t0 + 50000, err, sizeof err), 0);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    tb file = {0};
+    uint8_t buf[4096];
+    for (size_t n; (n = fread(buf, 1, sizeof buf, f)) > 0;) tb_put(&file, buf, n);
+    fclose(f);
+    unlink(path);
+    size_t base[5] = {0};
+    for (int c = 0; c < 4; c++) base[c + 1] = base[c] + (size_t)be64_at(file.p + base[c] + 8);
+    assert_int_equal(base[4], file.n);
+    expect_stacks(&file, NULL, "Cut.one 2\nCut.three 12\nCut.two 3\n", 17);
+
+    size_t len3 = base[3] - base[2];
+    size_t cuts[] = {1, 3, 4, 10, 67, 68, 69, len3 / 2, len3 - 1};
+    for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
+        tb cut = {file.p, base[2] + cuts[i], base[2] + cuts[i]};
+        js_profile p;
+        js_jfr_read_stats st;
+        int rc = read_buf(&cut, NULL, &p, &st, err, sizeof err);
+        if (rc) print_error("cut at %zu of chunk 3: %s\n", cuts[i], err);
+        assert_int_equal(rc, 0);
+        assert_int_equal(st.chunks, 2);
+        assert_int_equal(st.unfinished_at, base[2]);
+        assert_int_equal(st.unfinished_cut, 1);
+        assert_true(st.start_ns > 0 && st.end_ns >= st.start_ns + 10000); /* two chunks of 5000 and 10000 ns */
+        char *got = collapsed(&p);
+        tu_assert_text(got, "Cut.one 2\nCut.two 3\n");
+        free(got);
+        js_profile_free(&p);
+    }
+    /* the whole file, but the third chunk's size says more than the file holds */
+    tb big = {0};
+    tb_put(&big, file.p, file.n);
+    patch_be(&big, base[2] + 8, file.n, 8);
+    expect_stacks(&big, NULL, "Cut.one 2\nCut.two 3\n", 5);
+    /* the first chunk cut: an error, wherever */
+    tb first = {file.p, base[1] - 1, base[1] - 1};
+    expect_error(&first, 8, "points past the end of the file");
+    first.n = 30;
+    expect_error(&first, 0, "too short for a chunk header");
+    tb_free(&big);
+    tb_free(&file);
 }
 
 /* The fd entry point: a real file reads; a pipe is refused. */
@@ -1199,6 +1309,7 @@ int main(void)
         cmocka_unit_test(test_parse),
         cmocka_unit_test(test_multi_chunk),
         cmocka_unit_test(test_unfinished_chunk),
+        cmocka_unit_test(test_cut_chunk),
         cmocka_unit_test(test_fd),
         cmocka_unit_test(test_bad_header),
         cmocka_unit_test(test_bad_checkpoints),

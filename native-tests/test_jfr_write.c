@@ -164,7 +164,7 @@ typedef struct {
 typedef struct {
     entry e[P_COUNT][PMAX];
     size_t n[P_COUNT];
-    entry frames[PMAX * 4]; /* key = trace, a = method, b = type */
+    entry frames[PMAX * 4]; /* key = trace, a = method, b = type, c = line */
     size_t nframes;
     /* totals over the file */
     int chunks;
@@ -232,7 +232,8 @@ static void parse_entry(jfr *j, rd *r, int pool)
             entry *f = &j->frames[j->nframes++];
             f->key = e->key;
             f->a = rd_var(r);
-            rd_var(r), rd_var(r); /* line, bci */
+            f->c = rd_var(r);     /* line, as its 32-bit varint */
+            rd_var(r);            /* bci */
             f->b = rd_u8(r);      /* one raw byte for async-profiler */
             assert_true(f->b < 7);
         }
@@ -738,6 +739,176 @@ static void test_write_error_midway(void **state UNUSED)
     assert_non_null(strstr(err, "File too large"));
 }
 
+/* ---- trace copies, line numbers, symbolic links ---- */
+
+/* A source whose traces change: generation 0 gives trace id frames {12, 11}, generation 1 {13, 16}; `fail`
+ * makes every lookup fail. Counts the trace calls per id. */
+typedef struct {
+    int gen, fail, calls[4];
+} mut_ctx;
+
+static int mut_trace(void *ctx, uint32_t id, js_jfr_frame *out, int max, int *truncated)
+{
+    mut_ctx *c = ctx;
+    c->calls[id & 3]++;
+    if (c->fail || max < 2) return -1;
+    *truncated = 0;
+    out[0] = (js_jfr_frame){c->gen ? 13 : 12, -1, 3, 1};
+    out[1] = (js_jfr_frame){c->gen ? 16 : 11, 20 + (int32_t)id, 7, 0};
+    return 2;
+}
+
+/* Methods and threads of the fixture, whatever the trace source's state. */
+static int mut_method(void *ctx, uint64_t key, js_jfr_method *out)
+{
+    return fx_method(&ctx_known, key, out);
+}
+
+static int mut_thread(void *ctx, uint32_t id, js_jfr_thread *out)
+{
+    return fx_thread(&ctx_known, id, out);
+}
+
+/* "name;name" of trace id's frames in the last parsed chunk (leaf first), lines into lines[] (up to 4). */
+static void trace_names(jfr *j, uint64_t id, char *out, size_t outlen, uint64_t *lines)
+{
+    size_t o = 0, k = 0;
+    out[0] = 0;
+    for (size_t i = 0; i < j->nframes; i++) {
+        if (j->frames[i].key != id) continue;
+        const entry *m = find(j, P_METHOD, j->frames[i].a);
+        assert_non_null(m);
+        const entry *name = symbol(j, m->b);
+        o += (size_t)snprintf(out + o, outlen - o, "%s%.*s", o ? ";" : "", (int)name->slen, name->s);
+        if (k < 4) lines[k++] = j->frames[i].c;
+    }
+}
+
+/* The frames of a trace are taken when its first event is written: a source that later returns other frames for
+ * the same id, or fails, does not change the file; one trace call per id and chunk; a new chunk asks again. */
+static void test_trace_copied_at_event(void **state UNUSED)
+{
+    for (int capped = 0; capped < 2; capped++) { /* max_size takes the size-estimate path */
+        mut_ctx c = {0};
+        js_jfr_source src = {&c, mut_trace, mut_method, mut_thread};
+        js_jfr_options o = {.max_size = capped ? 1000000 : 0};
+        js_jfr_writer *w = open_ok(tmp("eager.jfr"), &o, &src);
+        sample_ok(w, T0, 1, 1, 2);
+        sample_ok(w, T0 + MS, 1, 2, 1);
+        c.gen = 1; /* the producer reuses ids 1 and 2 for other stacks */
+        sample_ok(w, T0 + 2 * MS, 2, 1, 1);
+        c.fail = 1; /* ... or forgets them */
+        sample_ok(w, T0 + 3 * MS, 2, 2, 1);
+        assert_int_equal(c.calls[1], 1);
+        assert_int_equal(c.calls[2], 1);
+        close_ok(w, T0 + 4 * MS);
+        jfr *j = parse_file(tmp("eager.jfr"));
+        char names[128];
+        uint64_t lines[4];
+        assert_int_equal(j->samples, 5);
+        assert_int_equal(j->n[P_TRACE], 2);
+        for (uint64_t id = 1; id <= 2; id++) {
+            trace_names(j, id, names, sizeof names, lines);
+            assert_string_equal(names, "main;run"); /* methods 12, 11: generation 0 */
+            assert_int_equal(lines[1], 20 + id);
+        }
+        free(j);
+    }
+    /* a new chunk pulls the trace again: it holds what the source says then */
+    mut_ctx c = {0};
+    js_jfr_source src = {&c, mut_trace, mut_method, mut_thread};
+    js_jfr_options o = {.chunk_time_ns = 10 * MS};
+    char err[256];
+    js_jfr_writer *w = open_ok(tmp("eager2.jfr"), &o, &src);
+    sample_ok(w, T0, 1, 1, 1);
+    sample_ok(w, T0 + MS, 1, 1, 1);
+    assert_int_equal(js_jfr_maybe_rotate(w, T0 + 20 * MS, err, sizeof err), 0);
+    c.gen = 1;
+    sample_ok(w, T0 + 21 * MS, 1, 1, 1);
+    assert_int_equal(c.calls[1], 2);
+    close_ok(w, T0 + 22 * MS);
+    jfr *j = parse_file(tmp("eager2.jfr"));
+    assert_int_equal(j->chunks, 2);
+    char names[128];
+    uint64_t lines[4];
+    trace_names(j, 1, names, sizeof names, lines); /* the last chunk's pools */
+    assert_string_equal(names, "m\xc3\xa9thode_\xce\xbb;run");
+    free(j);
+}
+
+/* The chunk's trace copies count towards chunk_size: many distinct deep traces with one small event each start new
+ * chunks long before their events alone would fill one, so the copies held in memory stay bounded per chunk. */
+static void test_trace_memory_bounded(void **state UNUSED)
+{
+    static const js_jfr_source src = {&ctx_known, sweep_trace, sweep_method, fx_thread};
+    js_jfr_options o = {.chunk_size = 65536};
+    js_jfr_writer *w = open_ok(tmp("bounded.jfr"), &o, &src);
+    char err[256];
+    for (uint32_t i = 0; i < 4000; i++) { /* ~4000 x 13 event bytes: under one chunk; ~4000 x 21 frames x 16 B: over 20 */
+        sample_ok(w, T0 + i * MS / 10, 1, 1 + i, 1);
+        assert_int_equal(js_jfr_maybe_rotate(w, T0 + i * MS / 10, err, sizeof err), 0);
+    }
+    js_jfr_stats st;
+    js_jfr_get_stats(w, &st);
+    assert_true(st.chunks >= 10);
+    close_ok(w, T0 + 1000 * MS);
+    jfr *j = parse_file(tmp("bounded.jfr"));
+    assert_int_equal(j->samples, 4000);
+    assert_int_equal(j->chunks, st.chunks);
+    free(j);
+}
+
+/* An unknown line (-1 from the source) is written as 0, as other JFR producers do (SkyWalking shows the 32-bit -1 as
+ * :65535); known lines are kept; the "[unknown]" frame of an unknown trace has line 0 too. */
+static void test_unknown_line_is_zero(void **state UNUSED)
+{
+    js_jfr_writer *w = open_ok(tmp("lines.jfr"), NULL, &src_known);
+    sample_ok(w, T0, 1, 2, 1); /* fixture frames: line -1, 11, 12 */
+    sample_ok(w, T0 + MS, 1, 6, 1); /* unknown trace */
+    close_ok(w, T0 + 2 * MS);
+    jfr *j = parse_file(tmp("lines.jfr"));
+    char names[256];
+    uint64_t lines[4];
+    trace_names(j, 2, names, sizeof names, lines);
+    assert_int_equal(lines[0], 0);
+    assert_int_equal(lines[1], 11);
+    assert_int_equal(lines[2], 12);
+    trace_names(j, 6, names, sizeof names, lines);
+    assert_string_equal(names, "[unknown]");
+    assert_int_equal(lines[0], 0);
+    free(j);
+}
+
+/* A symbolic link planted at the output path makes the open fail; its target is untouched. A new file is 0600. */
+static void test_symlink_refused(void **state UNUSED)
+{
+    char target[256], link[256], err[512] = "";
+    snprintf(target, sizeof target, "%s", tmp("target.txt"));
+    snprintf(link, sizeof link, "%s", tmp("link.jfr"));
+    FILE *f = fopen(target, "w");
+    assert_non_null(f);
+    fputs("precious\n", f);
+    fclose(f);
+    assert_int_equal(symlink(target, link), 0);
+    js_jfr_writer *w = js_jfr_open(link, NULL, &src_known, T0, err, sizeof err);
+    assert_null(w);
+    assert_non_null(strstr(err, "symbolic link"));
+    assert_null(strchr(err, '\n'));
+    assert_int_equal(file_size(target), 9);
+    char dangling[256];
+    snprintf(dangling, sizeof dangling, "%s", tmp("dangling.jfr"));
+    assert_int_equal(symlink(tmp("nothing-here"), dangling), 0);
+    assert_null(js_jfr_open(dangling, NULL, &src_known, T0, err, sizeof err));
+    assert_int_equal(file_size(tmp("nothing-here")), -1); /* not created through the link */
+    mode_t old = umask(0);
+    w = open_ok(tmp("mode.jfr"), NULL, &src_known);
+    umask(old);
+    close_ok(w, T0);
+    struct stat sb;
+    assert_int_equal(stat(tmp("mode.jfr"), &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0600);
+}
+
 /* ---- metadata ---- */
 
 typedef struct {
@@ -895,6 +1066,10 @@ int main(void)
         cmocka_unit_test(test_unwritable_path),
         cmocka_unit_test_teardown(test_write_error_midway, restore_fsize),
         cmocka_unit_test(test_metadata),
+        cmocka_unit_test(test_trace_copied_at_event),
+        cmocka_unit_test(test_trace_memory_bounded),
+        cmocka_unit_test(test_unknown_line_is_zero),
+        cmocka_unit_test(test_symlink_refused),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

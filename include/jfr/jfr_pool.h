@@ -35,6 +35,10 @@ typedef struct {
 
 /* Dense id (>= 1) of key, assigning the next one if key is new; 0 out of memory. */
 uint32_t js_jfr_idmap_id(js_jfr_idmap *m, uint64_t key);
+/* Dense id of key if present, else 0 (never assigns). */
+uint32_t js_jfr_idmap_find(const js_jfr_idmap *m, uint64_t key);
+/* Forget every key (ids restart at 1); keeps the capacity. */
+void js_jfr_idmap_clear(js_jfr_idmap *m);
 void js_jfr_idmap_free(js_jfr_idmap *m);
 
 typedef struct {

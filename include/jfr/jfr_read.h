@@ -36,10 +36,13 @@
  * checkpoint chains, nesting too deep, counts larger than the bytes left, zero-size records, unknown
  * string encodings); no allocation is larger than what the bytes left could hold.
  *
- * Cut recordings: a chunk whose header still says size 0 is one its writer never finished (the process was
- * killed while it wrote it; a truncated copy has a non-zero size and is an error). When such a chunk follows
- * complete ones, reading stops there and succeeds with what the complete chunks hold; stats->unfinished_at
- * gives its offset. An unfinished first chunk has nothing complete to read and is an error.
+ * Cut recordings: a chunk after the first that the file does not hold complete is left out, and reading
+ * stops there and succeeds with what the complete chunks before it hold; stats->unfinished_at gives its
+ * offset. Two cases: its header still says size 0 (a writer never finished it: the process was killed
+ * while it wrote it; unfinished_cut = 0), or the file ends before the chunk does (the header, or the
+ * size it gives, runs past the end of the file: a copy taken while it was written, or a truncated file;
+ * unfinished_cut = 1). Bytes after the last chunk that do not start like a chunk ("FLR") are still an
+ * error. An unfinished or cut first chunk has nothing complete to read and is an error.
  *
  * The reader's own files (src/jfr_read*.c, src/jfr_meta_read*.c) share the internal jfr_read_int.h.
  */
@@ -68,6 +71,9 @@ typedef struct {
     uint64_t events;  /* events of the selected kind kept (after the thread and time filters) */
     uint64_t skipped; /* events of the selected kind dropped by the thread or time filter */
     uint64_t unfinished_at; /* offset of an unfinished last chunk that was left out, 0 if none */
+    int unfinished_cut;     /* 1: that chunk runs past the end of the file; 0: its size was still 0 */
+    int64_t start_ns, end_ns; /* the chunks read span [start_ns, end_ns), ns since the epoch (their headers'
+                               * start and duration); 0, 0 when no chunk was read */
 } js_jfr_read_stats;
 
 /* Reads the JFR recording in the seekable file fd (from offset 0 to its size) into p, which must be
@@ -81,6 +87,8 @@ int js_jfr_read_mem(const void *data, size_t len, const char *name, const js_jfr
 int js_jfr_read_kind_parse(const char *s, js_jfr_read_kind *out);
 /* Name of a kind ("cpu", ...). */
 const char *js_jfr_read_kind_name(js_jfr_read_kind k);
+/* The JFR event types a kind reads, for messages ("jdk.ExecutionSample or jdk.NativeMethodSample"). */
+const char *js_jfr_read_kind_events(js_jfr_read_kind k);
 /* Parses a --from/--to value: "@MS" = absolute, milliseconds since the epoch; else a duration since the
  * recording start, a decimal number with an optional unit ns, us, ms, s (default), m, h ("90", "1.5s",
  * "200ms", "2m"). 0, or -1 if malformed or out of range. */

@@ -3,11 +3,26 @@
  * One writer thread owns a js_jfr_writer (not thread-safe, never from a signal handler).
  * Events are encoded as they arrive and written through a bounded buffer; each chunk ends with
  * one checkpoint holding every pool entry its events referenced, then its header is patched, so
- * every finished chunk is complete on disk before the next one starts. Names are pulled at chunk
- * end through a js_jfr_source (a table of function pointers the producer fills: the agent from
- * its store and name cache, tests from fixtures). Keys stay stable across chunks (same key =
- * same content). Memory: per-chunk sets of referenced ids plus maps sized by distinct methods,
- * classes and threads; nothing grows with the number of events. Errors: -1 and one line in err.
+ * every finished chunk is complete on disk before the next one starts. What the pools hold is
+ * pulled through a js_jfr_source (a table of function pointers the producer fills: the agent from
+ * its store and name cache, tests from fixtures):
+ *   - stack traces eagerly: the frames of a trace are asked for once per chunk, inside the
+ *     js_jfr_execution_sample call that first references the trace id in that chunk, and copied
+ *     into writer-owned per-chunk memory; the chunk's checkpoint writes from that copy. So once
+ *     js_jfr_execution_sample returns, the producer may forget trace id; trace ids only need to be
+ *     unique within a chunk (a producer may recycle its trace store between chunks, e.g. with a
+ *     store generation in the upper bits of the 31-bit id; the JDK's reader keeps the previous
+ *     chunk's entry for a key reused in the next chunk, so different frames need a different id).
+ *     The frames, their types and lines, are those the source gave for the trace's first event in
+ *     the chunk: a method compiled later in the chunk keeps the type it had then.
+ *   - methods and threads lazily, at chunk end: method keys must stay valid (same key = same
+ *     method) for the writer's life, thread ids until the chunk that references them ends.
+ * Keys stay stable across chunks (same key = same content). Memory: per-chunk sets of referenced
+ * ids, the chunk's trace copies (released when the chunk ends; a chunk is also due for rotation
+ * once its copies reach chunk_size bytes, so they stay within about chunk_size between calls of
+ * js_jfr_maybe_rotate) plus maps sized by distinct methods, classes and threads; nothing grows
+ * with the number of events. Line numbers: -1 (any negative) on input is "unknown"; the file gets
+ * 0 for it, as other JFR producers write. Errors: -1 and one line in err.
  */
 #ifndef JS_JFR_WRITE_H
 #define JS_JFR_WRITE_H
@@ -22,7 +37,7 @@
 
 typedef struct {
     uint64_t method; /* caller's method key, non-zero; equal keys = same method */
-    int32_t line;    /* -1 unknown */
+    int32_t line;    /* -1 unknown (written as 0, "no line") */
     int32_t bci;     /* -1 unknown */
     uint8_t type;    /* js_frame_type 0..6 (Interpreted, JIT compiled, Inlined, Native, C++, Kernel, C1) */
 } js_jfr_frame;
@@ -42,13 +57,14 @@ typedef struct {
     uint64_t java_tid;     /* 0 if unknown */
 } js_jfr_thread;
 
-/* What the writer asks the producer at chunk end. Strings returned must stay valid until the
- * next call on the same source. Each returns 0, or -1 if the id is unknown (the writer then
- * writes a placeholder entry such as "[unknown]" so no event is left dangling). */
+/* What the writer asks the producer: trace when an event first references a trace in the chunk,
+ * method and thread at chunk end. Strings returned must stay valid until the next call on the same
+ * source. Each returns 0, or -1 if the id is unknown (the writer then writes a placeholder entry
+ * such as "[unknown]" so no event is left dangling). */
 typedef struct {
     void *ctx;
     /* Frames of stack trace `id`, leaf first, into out[0..max); *truncated = 1 if cut at max.
-     * Returns the frame count (>= 1) or -1. */
+     * Returns the frame count (>= 1) or -1. Called at most once per trace id and chunk. */
     int (*trace)(void *ctx, uint32_t id, js_jfr_frame *out, int max, int *truncated);
     int (*method)(void *ctx, uint64_t key, js_jfr_method *out);
     int (*thread)(void *ctx, uint32_t id, js_jfr_thread *out);
@@ -59,7 +75,8 @@ typedef struct {
 } js_jfr_setting;
 
 typedef struct {
-    uint64_t chunk_size;    /* start a new chunk past this many bytes; 0 = 64 MiB */
+    uint64_t chunk_size;    /* start a new chunk past this many bytes (events plus the chunk's trace
+                             * copies in memory); 0 = 64 MiB */
     uint64_t chunk_time_ns; /* start a new chunk after this long; 0 = never */
     uint64_t max_size;      /* stop writing events once the file would pass this; 0 = no cap. From the
                              * first event that would not fit (pool entries included), events are
@@ -76,12 +93,16 @@ typedef struct {
 
 typedef struct js_jfr_writer js_jfr_writer;
 
-/* Create (truncate) path and start the first chunk. start_ticks is the CLOCK_MONOTONIC ns the
+/* Create (truncate) path and start the first chunk. The file is opened with O_NOFOLLOW and mode
+ * 0600 (for a new file): a symbolic link at path is an error ("... it is a symbolic link (not
+ * followed)"), never a way to overwrite its target. start_ticks is the CLOCK_MONOTONIC ns the
  * recording starts at; all event ticks use that clock (ticksPerSecond = 1e9). */
 js_jfr_writer *js_jfr_open(const char *path, const js_jfr_options *o, const js_jfr_source *src, uint64_t start_ticks,
                            char *err, size_t errlen);
 /* Append `weight` jdk.ExecutionSample events (capped at 1000) for thread id, trace id, state key.
- * Thread and trace ids must be in 1..2^31-1 (else -1, "invalid JFR sample"). Events over max_size are
+ * If trace is new to the current chunk, its frames are pulled through source->trace and copied
+ * now: once this returns, the producer may forget trace id; trace ids only need to be unique
+ * within a chunk. Thread and trace ids must be in 1..2^31-1 (else -1, "invalid JFR sample"). Events over max_size are
  * dropped and counted, still returning 0; -1 means a write error ("cannot write JFR 'PATH': why"),
  * after which every call fails the same way and only js_jfr_close remains to be called. */
 int js_jfr_execution_sample(js_jfr_writer *w, uint64_t ticks, uint32_t thread, uint32_t trace, uint32_t state,

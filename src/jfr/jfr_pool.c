@@ -112,12 +112,18 @@ static uint32_t idmap_hash(const void *table, uint32_t id)
     return mix64(((const js_jfr_idmap *)table)->keys[id]);
 }
 
+uint32_t js_jfr_idmap_find(const js_jfr_idmap *m, uint64_t key)
+{
+    if (!m->cap) return 0;
+    for (uint32_t j = mix64(key) & (m->cap - 1); m->slot[j]; j = (j + 1) & (m->cap - 1))
+        if (m->keys[m->slot[j]] == key) return m->slot[j];
+    return 0;
+}
+
 uint32_t js_jfr_idmap_id(js_jfr_idmap *m, uint64_t key)
 {
-    uint32_t h = mix64(key);
-    if (m->cap)
-        for (uint32_t j = h & (m->cap - 1); m->slot[j]; j = (j + 1) & (m->cap - 1))
-            if (m->keys[m->slot[j]] == key) return m->slot[j];
+    uint32_t h = mix64(key), found = js_jfr_idmap_find(m, key);
+    if (found) return found;
     if (grow_slots(&m->slot, &m->cap, m->count, idmap_hash, m) != 0) return 0;
     if (grow_array((void **)&m->keys, &m->kcap, m->count + 1, sizeof *m->keys) != 0) return 0;
     uint32_t id = ++m->count;
@@ -126,6 +132,12 @@ uint32_t js_jfr_idmap_id(js_jfr_idmap *m, uint64_t key)
     while (m->slot[j]) j = (j + 1) & (m->cap - 1);
     m->slot[j] = id;
     return id;
+}
+
+void js_jfr_idmap_clear(js_jfr_idmap *m)
+{
+    if (m->slot) memset(m->slot, 0, (size_t)m->cap * sizeof *m->slot);
+    m->count = 0;
 }
 
 void js_jfr_idmap_free(js_jfr_idmap *m)

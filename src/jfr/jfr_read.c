@@ -33,6 +33,16 @@ const char *js_jfr_read_kind_name(js_jfr_read_kind k)
     return (unsigned)k < sizeof kind_names / sizeof kind_names[0] ? kind_names[k] : "unknown";
 }
 
+/* The JFR event types of a kind, as one phrase; "events" when out of range. */
+const char *js_jfr_read_kind_events(js_jfr_read_kind k)
+{
+    static const char *const events[] = {
+        "jdk.ExecutionSample or jdk.NativeMethodSample", "profiler.WallClockSample",
+        "jdk.ObjectAllocationInNewTLAB, jdk.ObjectAllocationOutsideTLAB or jdk.ObjectAllocationSample",
+        "jdk.JavaMonitorEnter or jdk.ThreadPark"};
+    return (unsigned)k < sizeof events / sizeof events[0] ? events[k] : "events";
+}
+
 /* Parses "@MS" (absolute) or a decimal duration with an optional unit (default seconds), in exact integer
  * arithmetic (fraction digits past the 18th are ignored); 0 or -1. */
 int js_jfr_read_parse_time(const char *s, int *absolute, int64_t *ns)

@@ -126,27 +126,33 @@ static int check_offset(js_jfrr_cur *c, uint64_t hdr_off, uint64_t v, uint64_t s
 }
 
 /* Reads and checks the chunk header at base; *size, *cp, *meta get the chunk size and record offsets.
- * 0, -1, or 1 for an unfinished chunk after the first (size 0; nothing else is read). */
+ * 0, -1, or for a chunk after the first that the file does not hold complete (see jfr_read.h, "Cut
+ * recordings"; nothing else is read): 1 if its size is still 0 (never finished), 2 if the file ends
+ * before the chunk does (its header, or the size it gives, runs past the end of the file). */
 static int read_header(js_jfrr_reader *r, uint64_t base, uint64_t *size, uint64_t *cp, uint64_t *meta)
 {
     js_jfrr_cur *c = &r->cur;
     uint8_t h[JS_JFRR_HEADER];
     uint64_t left = c->fsize - base;
-    if (left < JS_JFRR_HEADER)
+    size_t got = left < JS_JFRR_HEADER ? (size_t)left : JS_JFRR_HEADER;
+    errno = 0;
+    if (c->read_at(c->ctx, base, h, got) != 0)
+        return js_jfrr_fail(c, base, "read error: %s", errno ? strerror(errno) : "short read");
+    if (left < JS_JFRR_HEADER) {
+        if (base > 0 && memcmp(h, "FLR", got < 4 ? got : 4) == 0) return 2; /* cut inside a chunk header */
         return js_jfrr_fail(c, base, "%s (%llu bytes) is too short for a chunk header",
                             base ? "the rest of the file" : "the file", (unsigned long long)left);
-    errno = 0;
-    if (c->read_at(c->ctx, base, h, JS_JFRR_HEADER) != 0)
-        return js_jfrr_fail(c, base, "read error: %s", errno ? strerror(errno) : "short read");
+    }
     if (memcmp(h, "FLR", 4) != 0)
         return js_jfrr_fail(c, base, base ? "bytes after the last chunk are not a JFR chunk (bad magic)"
                                           : "not a JFR file (bad magic)");
     unsigned major = (unsigned)be(h + 4, 2), minor = (unsigned)be(h + 6, 2);
     if (major != 1 && major != 2) return js_jfrr_fail(c, base + 4, "unsupported JFR version %u.%u", major, minor);
     *size = be(h + 8, 8);
-    if (*size == 0 && base > 0) return 1; /* unfinished: see jfr_read.h, "Cut recordings" */
+    if (*size == 0 && base > 0) return 1;
     if (*size < JS_JFRR_HEADER)
         return js_jfrr_fail(c, base + 8, "chunk size %llu is smaller than the chunk header", (unsigned long long)*size);
+    if (*size > left && base > 0) return 2;
     if (*size > left)
         return js_jfrr_fail(c, base + 8, "chunk size %llu points past the end of the file (%llu bytes left)",
                             (unsigned long long)*size, (unsigned long long)left);
@@ -156,6 +162,7 @@ static int read_header(js_jfrr_reader *r, uint64_t base, uint64_t *size, uint64_
         check_offset(c, base + 24, *meta, *size, "metadata") != 0)
         return -1;
     r->k.start_nanos = be(h + 32, 8);
+    r->k.duration_nanos = be(h + 40, 8);
     r->k.start_ticks = be(h + 48, 8);
     r->k.tps = be(h + 56, 8);
     if (r->k.tps == 0) return js_jfrr_fail(c, base + 56, "ticks per second is 0");
@@ -203,6 +210,7 @@ int js_jfrr_read_chunks(js_jfrr_reader *r)
         if (h < 0) return -1;
         if (h > 0) {
             r->st.unfinished_at = base;
+            r->st.unfinished_cut = h == 2;
             break;
         }
         if (r->st.chunks == 0) set_range(r);
@@ -212,6 +220,9 @@ int js_jfrr_read_chunks(js_jfrr_reader *r)
             js_jfrr_resolve_chunk(r) != 0)
             return -1;
         r->st.chunks++;
+        if (r->st.chunks == 1) r->st.start_ns = r->st.end_ns = (int64_t)r->k.start_nanos;
+        int64_t end = (int64_t)(r->k.start_nanos + r->k.duration_nanos);
+        if (end > r->st.end_ns) r->st.end_ns = end;
         base += size;
     }
     return 0;

@@ -211,7 +211,7 @@ typedef struct {
     int32_t fr_method, fr_line, fr_type;
     js_jfrr_event_slot ev[JS_JFRR_MAX_EVENT_TYPES];
     int nev;
-    uint64_t start_nanos, start_ticks, tps;
+    uint64_t start_nanos, start_ticks, tps, duration_nanos;
 } js_jfrr_chunk;
 
 /* One read: the cursor, options, the profile being built, the current chunk, the time range, scratch space. */

@@ -9,7 +9,8 @@
  * chunk, because the JDK keeps the previous chunk's value for a reused key. A package's key is the
  * key of its name's symbol. All keys are non-zero and below 2^31.
  *
- * Files: this one (chunks, open/close, events), jfr_write_out.c (output layer), jfr_write_cp.c (checkpoint).
+ * Files: this one (chunks, open/close, events), jfr_write_out.c (output layer), jfr_write_cp.c (checkpoint),
+ * jfr_write_trace.c (the chunk's copies of stack traces, taken at their first event).
  */
 #include "jfr/jfr_write.h"
 
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -54,6 +56,7 @@ static void clear_chunk_sets(js_jfr_writer *w)
     js_jfr_set *sets[] = CHUNK_SETS(w);
     for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) js_jfr_set_clear(sets[i]);
     js_jfr_strtab_clear(&w->symbols);
+    js_jfrw_trace_reset(w);
     w->frame_types = 0;
 }
 
@@ -150,6 +153,7 @@ static void free_writer(js_jfr_writer *w)
     js_jfr_set *sets[] = CHUNK_SETS(w);
     for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) js_jfr_set_free(sets[i]);
     js_jfr_strtab_free(&w->symbols);
+    js_jfrw_trace_free(w);
     js_jfr_strtab_free(&w->class_names);
     js_jfr_idmap_free(&w->method_ids);
     js_jfr_bytes_free(&w->meta);
@@ -169,8 +173,17 @@ js_jfr_writer *js_jfr_open(const char *path, const js_jfr_options *o, const js_j
         if (w) free_writer(w);
         return NULL;
     }
-    w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (w->fd < 0) js_jfrw_set_error(w, errno);
+    w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (w->fd < 0) {
+        int e = errno;
+        struct stat sb;
+        if (e == ELOOP && lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode)) { /* a planted link is never followed */
+            snprintf(err, errlen, "cannot write JFR '%s': it is a symbolic link (not followed)", path);
+            free_writer(w);
+            return NULL;
+        }
+        js_jfrw_set_error(w, e);
+    }
     int64_t real = clock_ns(CLOCK_REALTIME);
     w->clock_offset = real - clock_ns(CLOCK_MONOTONIC);
     w->start_ms = (uint64_t)(((int64_t)start_ticks + w->clock_offset) / 1000000);
@@ -203,12 +216,18 @@ int js_jfr_execution_sample(js_jfr_writer *w, uint64_t ticks, uint32_t thread, u
     n += js_jfr_varint(ev + n, trace);
     n += js_jfr_varint(ev + n, state);
     ev[0] = (uint8_t)n; /* at most 26: a one-byte size */
-    if (w->o.max_size && !js_jfrw_admit(w, thread, trace, state, (uint64_t)n * weight)) {
+    if (w->capped) {
+        w->st.dropped_by_cap += weight;
+        return 0;
+    }
+    int new_trace = !js_jfr_idmap_find(&w->trace_ids, trace), truncated = 0;
+    int frames = new_trace ? js_jfrw_trace_pull(w, trace, &truncated) : 0; /* the only call for this chunk */
+    if (w->o.max_size && !js_jfrw_admit(w, thread, trace, state, (uint64_t)n * weight, new_trace, frames)) {
         w->st.dropped_by_cap += weight;
         return w->err_no ? js_jfrw_fail(w, err, errlen) : 0;
     }
+    if (new_trace && js_jfrw_trace_keep(w, trace, frames, truncated) != 0) return js_jfrw_fail(w, err, errlen);
     js_jfrw_ref(w, &w->threads, thread);
-    js_jfrw_ref(w, &w->traces, trace);
     js_jfrw_ref(w, &w->states, state + 1);
     for (uint32_t i = 0; i < weight; i++) js_jfrw_put(w, ev, n);
     w->st.events += weight;
@@ -219,7 +238,7 @@ int js_jfr_execution_sample(js_jfr_writer *w, uint64_t ticks, uint32_t thread, u
 int js_jfr_maybe_rotate(js_jfr_writer *w, uint64_t now_ticks, char *err, size_t errlen)
 {
     if (w->err_no) return js_jfrw_fail(w, err, errlen);
-    int due = js_jfrw_pos(w) - w->chunk_start >= w->o.chunk_size ||
+    int due = js_jfrw_pos(w) - w->chunk_start + js_jfrw_trace_bytes(w) >= w->o.chunk_size ||
               (w->o.chunk_time_ns && now_ticks > w->chunk_ticks && now_ticks - w->chunk_ticks >= w->o.chunk_time_ns);
     if (!due || !w->chunk_events || w->capped) return 0;
     if (w->o.max_size && js_jfrw_pos(w) + w->reserve + w->chunk_fixed + CP_BASE > w->o.max_size) {

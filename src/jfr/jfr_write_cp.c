@@ -10,7 +10,7 @@
 #include "jfr_write_int.h"
 
 /* Method key of a caller's method key (stable for the writer's life). */
-static uint32_t method_key(js_jfr_writer *w, uint64_t caller_key)
+uint32_t js_jfrw_method_key(js_jfr_writer *w, uint64_t caller_key)
 {
     uint32_t id = js_jfr_idmap_id(&w->method_ids, caller_key);
     if (id && id < KEY_LIMIT - 1) return id + 1;
@@ -72,15 +72,6 @@ static void resolve_thread(js_jfr_writer *w, uint32_t id, js_jfr_thread *out)
     if (!out->os_name) out->os_name = UNKNOWN;
 }
 
-/* Frames of trace id into w->frames (leaf first); the count, or -1 if unknown. */
-static int resolve_trace(js_jfr_writer *w, uint32_t id, int *truncated)
-{
-    *truncated = 0;
-    int n = w->src.trace ? w->src.trace(w->src.ctx, id, w->frames, w->o.max_depth, truncated) : -1;
-    if (n > w->o.max_depth) n = w->o.max_depth, *truncated = 1;
-    return n >= 1 ? n : -1;
-}
-
 /* ---- checkpoint size estimates (only with max_size) ---- */
 
 /* Bytes of v as a varint (encoded into a scratch buffer by the encoder the writer uses). */
@@ -109,17 +100,16 @@ static uint64_t method_cost(js_jfr_writer *w, uint32_t m)
     return cost;
 }
 
-/* Upper bound of the StackTrace entry of trace id plus the methods and classes it adds. */
-static uint64_t trace_cost(js_jfr_writer *w, uint32_t id)
+/* Upper bound of the StackTrace entry of new trace id (its n frames pulled into w->frames, n < 0 unknown)
+ * plus the methods and classes it adds. */
+static uint64_t trace_cost(js_jfr_writer *w, uint32_t id, int n)
 {
-    int truncated;
-    int n = resolve_trace(w, id, &truncated);
     if (n < 0) return 2 * VAR_MAX + 1 + FRAME_COST + UNKNOWN_METHOD_COST;
     uint64_t cost = var_len(id) + 1 + var_len((uint64_t)n);
-    for (int i = 0; i < n; i++) { /* exact, as write_trace will encode it: key, line, bci, type */
+    for (int i = 0; i < n; i++) { /* as write_trace will encode it: key, line, bci, type */
         const js_jfr_frame *f = &w->frames[i];
-        uint32_t m = method_key(w, f->method);
-        cost += var_len(m) + var_len((uint32_t)f->line) + var_len((uint32_t)f->bci) + 1;
+        uint32_t m = js_jfrw_method_key(w, f->method);
+        cost += var_len(m) + var_len((uint32_t)js_jfrw_line(f->line)) + var_len((uint32_t)f->bci) + 1;
         if (js_jfrw_ref(w, &w->est_methods, m)) cost += method_cost(w, m);
     }
     return cost;
@@ -135,13 +125,14 @@ static uint64_t thread_cost(js_jfr_writer *w, uint32_t id)
 
 /* Whether `bytes` more event bytes, plus the pool entries their ids add, keep the file within
  * max_size; the first refusal caps the writer for good. */
-int js_jfrw_admit(js_jfr_writer *w, uint32_t thread, uint32_t trace, uint32_t state, uint64_t bytes)
+int js_jfrw_admit(js_jfr_writer *w, uint32_t thread, uint32_t trace, uint32_t state, uint64_t bytes, int new_trace,
+                  int n)
 {
     if (w->capped) return 0;
     uint64_t extra = 0;
     if (!js_jfr_set_has(&w->threads, thread)) extra += thread_cost(w, thread);
     if (!js_jfr_set_has(&w->states, state + 1)) extra += STATE_COST;
-    if (!js_jfr_set_has(&w->traces, trace)) extra += trace_cost(w, trace);
+    if (new_trace) extra += trace_cost(w, trace, n);
     if (js_jfrw_pos(w) + bytes + w->reserve + extra > w->o.max_size) {
         w->capped = 1;
         return 0;
@@ -201,26 +192,25 @@ static void put_frame(js_jfr_writer *w, uint32_t method, int32_t line, int32_t b
     js_jfrw_put_var(w, type);
 }
 
-/* One StackTrace entry from the source, or a single "[unknown]" frame if the source fails. */
-static void write_trace(js_jfr_writer *w, uint32_t id)
+/* One StackTrace entry from the chunk's copy, or a single "[unknown]" frame if the source did not know it. */
+static void write_trace(js_jfr_writer *w, uint32_t id, const js_jfrw_trace *t)
 {
-    int truncated;
-    int n = resolve_trace(w, id, &truncated);
     js_jfrw_put_var(w, id);
-    js_jfrw_put_u8(w, n > 0 && truncated);
-    js_jfrw_put_var(w, n > 0 ? (uint64_t)n : 1);
-    if (n < 0) put_frame(w, PLACEHOLDER_METHOD, -1, -1, 4);
-    for (int i = 0; i < n; i++) {
-        const js_jfr_frame *f = &w->frames[i];
-        put_frame(w, method_key(w, f->method), f->line, f->bci, f->type);
+    js_jfrw_put_u8(w, t->truncated);
+    js_jfrw_put_var(w, t->n ? t->n : 1);
+    if (!t->n) put_frame(w, PLACEHOLDER_METHOD, 0, -1, 4);
+    for (uint32_t i = 0; i < t->n; i++) {
+        const js_jfrw_frame *f = &w->tframes[t->first + i];
+        put_frame(w, f->method, f->line, f->bci, f->type);
     }
 }
 
 /* StackTrace pool (marks the methods and frame types used); 1 if written. */
 static int pool_traces(js_jfr_writer *w)
 {
-    if (!pool_begin(w, JS_JFR_T_STACK_TRACE, w->traces.count)) return 0;
-    for (uint32_t i = 0, id; (id = js_jfr_set_next(&w->traces, &i));) write_trace(w, id);
+    if (!pool_begin(w, JS_JFR_T_STACK_TRACE, w->trace_ids.count)) return 0;
+    for (uint32_t slot = 1; slot <= w->trace_ids.count; slot++)
+        write_trace(w, (uint32_t)w->trace_ids.keys[slot], js_jfrw_trace_at(w, slot));
     return 1;
 }
 

@@ -2,7 +2,9 @@
  *
  * The writer's state, and the two layers its files share: output (a bounded buffer over the file with
  * varint, string and record helpers; the first failure is kept and every later write is skipped) and the
- * checkpoint (pool keys, resolution through the js_jfr_source, the size estimates behind max_size).
+ * checkpoint (pool keys, resolution through the js_jfr_source, the size estimates behind max_size); and the
+ * per-chunk copies of stack traces (jfr_write_trace.c), pulled from the source when a chunk first references
+ * a trace, so the checkpoint never asks the producer for a trace id again.
  */
 #ifndef JS_JFR_WRITE_INT_H
 #define JS_JFR_WRITE_INT_H
@@ -32,6 +34,21 @@
 #define FRAME_COST (3 * VAR_MAX + 1)
 #define STATE_COST (VAR_MAX + 1 + VAR_MAX + 32)
 #define UNKNOWN_METHOD_COST 128
+#define TRACE_KEEP_BYTES (1u << 20) /* trace copies a chunk end keeps allocated for the next chunk */
+
+/* A frame as the checkpoint will write it: writer method key, line (0 = none), bci, type 0..6. */
+typedef struct {
+    uint32_t method;
+    int32_t line, bci;
+    uint8_t type;
+} js_jfrw_frame;
+
+/* A copied trace: frames[first .. first + n) of the chunk's copies; n 0 = unknown to the source. */
+typedef struct {
+    size_t first;
+    uint32_t n;
+    uint8_t truncated;
+} js_jfrw_trace;
 
 struct js_jfr_writer {
     int fd;
@@ -53,7 +70,12 @@ struct js_jfr_writer {
     uint64_t reserve; /* with max_size: upper bound of this chunk's checkpoint */
     int capped;       /* max_size reached: events are dropped from now on */
     unsigned frame_types;
-    js_jfr_set threads, traces, states, methods, classes, packages;
+    js_jfr_set threads, states, methods, classes, packages;
+    js_jfr_idmap trace_ids;  /* caller's trace id -> slot 1..count in trace_rec, this chunk */
+    js_jfrw_trace *trace_rec; /* trace_rec[slot] */
+    uint32_t trace_cap;
+    js_jfrw_frame *tframes;   /* the chunk's frame copies */
+    size_t ntframes, tframes_cap;
     js_jfr_set est_methods, est_classes; /* already counted in reserve */
     js_jfr_strtab symbols;
     /* writer lifetime */
@@ -63,7 +85,7 @@ struct js_jfr_writer {
     js_jfr_stats st;
 };
 
-#define CHUNK_SETS(w) {&(w)->threads, &(w)->traces, &(w)->states, &(w)->methods, &(w)->classes, \
+#define CHUNK_SETS(w) {&(w)->threads, &(w)->states, &(w)->methods, &(w)->classes, \
                        &(w)->packages, &(w)->est_methods, &(w)->est_classes}
 
 /* Ticks as written: ns since TICK_SLACK before the recording started, so a sample's time takes 5 varint
@@ -72,6 +94,12 @@ struct js_jfr_writer {
 static inline uint64_t js_jfrw_tick(const js_jfr_writer *w, uint64_t t)
 {
     return t > w->tick_base ? t - w->tick_base : 0;
+}
+
+/* The line number written for a caller's line: 0 for none (-1 or any negative), as other JFR producers do. */
+static inline int32_t js_jfrw_line(int32_t line)
+{
+    return line > 0 ? line : 0;
 }
 
 /* ---- output (jfr_write_out.c) ---- */
@@ -107,11 +135,32 @@ void js_jfrw_record_end(js_jfr_writer *w, uint64_t at);
 /* Add key to a per-chunk set; 1 if new, 0 if present or out of memory (recorded). */
 int js_jfrw_ref(js_jfr_writer *w, js_jfr_set *s, uint32_t key);
 
+/* ---- trace copies (jfr_write_trace.c) ---- */
+
+/* Frames of trace id from the source into w->frames (leaf first, at most max_depth); the count, or -1 if
+ * the source does not know it. *truncated = 1 if the trace was cut. */
+int js_jfrw_trace_pull(js_jfr_writer *w, uint32_t id, int *truncated);
+/* Copy the n frames pulled into w->frames (n < 0: unknown) as this chunk's trace id; 0, or -1 out of
+ * memory (recorded). */
+int js_jfrw_trace_keep(js_jfr_writer *w, uint32_t id, int n, int truncated);
+/* The copied trace of slot 1..trace_ids.count. */
+const js_jfrw_trace *js_jfrw_trace_at(const js_jfr_writer *w, uint32_t slot);
+/* Bytes held by this chunk's trace copies (counted towards chunk_size). */
+uint64_t js_jfrw_trace_bytes(const js_jfr_writer *w);
+/* Forget this chunk's traces; memory past TRACE_KEEP_BYTES is released. */
+void js_jfrw_trace_reset(js_jfr_writer *w);
+/* Release every trace copy. */
+void js_jfrw_trace_free(js_jfr_writer *w);
+
 /* ---- checkpoint (jfr_write_cp.c) ---- */
 
+/* Method key of a caller's method key (stable for the writer's life; the placeholder without memory). */
+uint32_t js_jfrw_method_key(js_jfr_writer *w, uint64_t caller_key);
 /* Whether `bytes` more event bytes, plus the pool entries their ids add, keep the file within
- * max_size; the first refusal caps the writer for good. */
-int js_jfrw_admit(js_jfr_writer *w, uint32_t thread, uint32_t trace, uint32_t state, uint64_t bytes);
+ * max_size; the first refusal caps the writer for good. new_trace: the trace is not yet in the chunk,
+ * and its n frames (n < 0: unknown) are in w->frames. */
+int js_jfrw_admit(js_jfr_writer *w, uint32_t thread, uint32_t trace, uint32_t state, uint64_t bytes, int new_trace,
+                  int n);
 /* The chunk's one checkpoint event (delta 0): every pool its events reference, none empty. Pools
  * are written in dependency order (traces mark methods, methods mark classes, classes make
  * packages and symbols), so each count is known when its pool starts. */

@@ -1,7 +1,8 @@
 /* jsampler.c - the jsampler command-line tool: one function per subcommand.
  *
  * Exit status: 0 success, 1 input/output error (unreadable or malformed input, failed write), 2 usage error
- * (unknown command or option, missing or bad argument), each with one line on stderr.
+ * (unknown command or option, missing or bad argument, OUTPUT naming the INPUT file), 3 a JFR selection
+ * (--event, --thread, --from, --to) that matched no event (nothing is written), each with one line on stderr.
  * Inputs are read by a small table of readers, chosen by magic bytes, then by extension, else the default
  * (collapsed; stdin is sniffed only when it is a regular file); a new input format is one more table row.
  * Options that only a JFR input can honour (--event, --thread, --from, --to, --lines, --threads) are a usage
@@ -14,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/args.h"
 #include "output/collapsed_read.h"
@@ -25,6 +27,9 @@
 
 #define EXIT_IO 1
 #define EXIT_USAGE 2
+#define EXIT_NOTHING 3   /* the JFR selection matched no event */
+#define READ_NOTHING 1   /* reader_fn: the selection matched no event; err says why */
+#define THREADS_LISTED 8 /* thread names named when a --thread pattern matched nothing */
 #define ERR_MAX 1024
 #define MAGIC_MAX 16
 
@@ -37,8 +42,11 @@ typedef struct {
     int top;
     js_jfr_read_opts jfr; /* --event, --thread, --from, --to, --lines, --threads */
     const char *jfr_opt;  /* the first JFR-only option given, for the error with another input */
+    int event_given;      /* --event was given */
+    const char *from_arg, *to_arg; /* --from and --to as given, for messages */
 } convert_opts;
 
+/* Reads the input into p: 0, -1 with the error in err, or READ_NOTHING with the reason in err. */
 typedef int (*reader_fn)(FILE *f, const char *name, const convert_opts *o, js_profile *p, char *err, size_t errlen);
 
 typedef struct {
@@ -56,15 +64,127 @@ static int read_collapsed(FILE *f, const char *name, const convert_opts *o, js_p
     return js_collapsed_read(f, name, p, err, errlen);
 }
 
-/* JFR reader: needs a seekable regular file (read by offset, chunk by chunk). */
+/* Appends formatted text to the NUL-terminated buf of cap bytes, cutting it to fit. */
+__attribute__((format(printf, 3, 4))) static void appendf(char *buf, size_t cap, const char *fmt, ...)
+{
+    size_t n = strlen(buf);
+    if (n + 1 >= cap) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + n, cap - n, fmt, ap);
+    va_end(ap);
+}
+
+/* Weight of a thread root frame, for sorting. */
+typedef struct {
+    uint64_t weight;
+    uint32_t frame;
+} thread_weight;
+
+/* qsort order: heavier first, then by frame index. */
+static int by_weight(const void *a, const void *b)
+{
+    const thread_weight *x = a, *y = b;
+    if (x->weight != y->weight) return x->weight < y->weight ? 1 : -1;
+    return x->frame < y->frame ? -1 : x->frame > y->frame;
+}
+
+/* The name inside a thread root "[name tid=N]" (also "[tid=N]" -> "tid=N"): its start in *start, its length. */
+static size_t thread_name_len(const char *root, const char **start)
+{
+    size_t n = strlen(root);
+    *start = root;
+    if (n < 2 || root[0] != '[' || root[n - 1] != ']') return n;
+    const char *tid = NULL;
+    for (const char *q = strstr(root, " tid="); q; q = strstr(q + 1, " tid=")) tid = q;
+    *start = root + 1;
+    return tid ? (size_t)(tid - root - 1) : n - 2;
+}
+
+/* The thread names with events of the selected kind (time range kept, thread pattern dropped), most events
+ * first, as "a, b, c" (THREADS_LISTED at most, then "and N more") into out; 0 if there are none. */
+static int list_threads(FILE *f, const char *name, const convert_opts *o, char *out, size_t outlen)
+{
+    js_jfr_read_opts ro = o->jfr;
+    ro.thread = NULL;
+    ro.threads = 1;
+    ro.lines = 0;
+    js_profile p;
+    js_profile_init(&p);
+    char err[ERR_MAX];
+    thread_weight *tw = NULL;
+    size_t nt = 0, distinct = 0;
+    out[0] = 0;
+    if (js_jfr_read_fd(fileno(f), name, &ro, &p, NULL, err, sizeof err) == 0 && p.nframes &&
+        (tw = calloc(p.nframes, sizeof *tw))) {
+        for (size_t i = 0; i < p.nstacks; i++)
+            if (p.stacks[i].depth && p.frames[p.stacks[i].frames[0]].type == JS_FT_THREAD)
+                tw[p.stacks[i].frames[0]].weight += p.stacks[i].weight;
+        for (size_t i = 0; i < p.nframes; i++)
+            if (tw[i].weight) tw[nt++] = (thread_weight){tw[i].weight, (uint32_t)i};
+        qsort(tw, nt, sizeof *tw, by_weight);
+        for (size_t i = 0; i < nt; i++) {
+            const char *si, *sj;
+            size_t li = thread_name_len(p.frames[tw[i].frame].name, &si), j = 0;
+            while (j < i && !(thread_name_len(p.frames[tw[j].frame].name, &sj) == li && memcmp(si, sj, li) == 0)) j++;
+            if (j < i) continue; /* a name seen already (several threads share it) */
+            if (++distinct <= THREADS_LISTED) appendf(out, outlen, "%s%.*s", distinct > 1 ? ", " : "", (int)li, si);
+        }
+        if (distinct > THREADS_LISTED) appendf(out, outlen, " and %zu more", distinct - THREADS_LISTED);
+    }
+    free(tw);
+    js_profile_free(&p);
+    return distinct > 0;
+}
+
+/* Why a JFR selection (--event, --thread, --from, --to) kept no event, as one line in err; READ_NOTHING. */
+static int explain_nothing(FILE *f, const char *name, const convert_opts *o, const js_jfr_read_stats *st, char *err,
+                           size_t errlen)
+{
+    const char *events = js_jfr_read_kind_events(o->jfr.kind), *kind = js_jfr_read_kind_name(o->jfr.kind);
+    if (st->skipped == 0) {
+        snprintf(err, errlen, "%s: no %s events in the recording (--event %s%s)", name, events, kind,
+                 o->event_given ? "" : ", the default");
+        return READ_NOTHING;
+    }
+    char what[600], why[700] = "";
+    snprintf(what, sizeof what, "no %s events", events);
+    if (o->jfr.thread) appendf(what, sizeof what, " for thread pattern '%s'", o->jfr.thread);
+    if (o->from_arg && o->to_arg) appendf(what, sizeof what, " from --from %s to --to %s", o->from_arg, o->to_arg);
+    else if (o->from_arg || o->to_arg)
+        appendf(what, sizeof what, " %s %s", o->from_arg ? "at or after --from" : "before --to",
+                o->from_arg ? o->from_arg : o->to_arg);
+    char names[400];
+    if (o->jfr.thread && list_threads(f, name, o, names, sizeof names))
+        snprintf(why, sizeof why, "threads %s: %s",
+                 o->jfr.has_from || o->jfr.has_to ? "with such events in that range" : "in the recording", names);
+    else if (o->jfr.has_from || o->jfr.has_to)
+        snprintf(why, sizeof why, "the recording spans 0s to %.3fs, @%lld to @%lld in ms since the epoch; none of "
+                 "its %llu such events is in that range", (double)(st->end_ns - st->start_ns) / 1e9,
+                 (long long)(st->start_ns / 1000000), (long long)(st->end_ns / 1000000),
+                 (unsigned long long)st->skipped);
+    else
+        snprintf(why, sizeof why, "%llu such events in other threads", (unsigned long long)st->skipped);
+    snprintf(err, errlen, "%s: %s (%s)", name, what, why);
+    return READ_NOTHING;
+}
+
+/* JFR reader: needs a seekable regular file (read by offset, chunk by chunk). A selection that keeps nothing is
+ * READ_NOTHING, not an empty profile. */
 static int read_jfr(FILE *f, const char *name, const convert_opts *o, js_profile *p, char *err, size_t errlen)
 {
     js_jfr_read_stats st = {0};
     int rc = js_jfr_read_fd(fileno(f), name, &o->jfr, p, &st, err, errlen);
     if (rc == 0 && st.unfinished_at)
-        fprintf(stderr, "jsampler: warning: %s: offset %llu: the last chunk was never finished (the recording was "
-                "cut, e.g. its JVM was killed); read the %llu complete chunk(s) before it\n", name,
-                (unsigned long long)st.unfinished_at, (unsigned long long)st.chunks);
+        fprintf(stderr, "jsampler: warning: %s: offset %llu: %s; read the %llu complete chunk(s) before it\n", name,
+                (unsigned long long)st.unfinished_at,
+                st.unfinished_cut ? "the file ends inside its last chunk (the file was truncated, or copied while "
+                                    "it was being written)"
+                                  : "the last chunk was never finished (the recording was cut, e.g. its JVM was "
+                                    "killed)",
+                (unsigned long long)st.chunks);
+    if (rc == 0 && st.events == 0 && (o->event_given || o->jfr.thread || o->jfr.has_from || o->jfr.has_to))
+        return explain_nothing(f, name, o, &st, err, errlen);
     return rc;
 }
 
@@ -120,7 +240,13 @@ static void usage(FILE *f)
           "profiles can be written; '[name tid=N]' roots become the events' threads and ':LINE' suffixes\n"
           "line numbers. The JDK's jfr tool, JDK Mission Control and the SkyWalking OAP read it.\n"
           "\n"
-          "Exit status: 0 success, 1 input or output error, 2 usage error.\n",
+          "Exit status:\n"
+          "  0  success\n"
+          "  1  input or output error (unreadable or malformed input, failed write)\n"
+          "  2  usage error (unknown command or option, bad argument, OUTPUT is the INPUT file itself)\n"
+          "  3  --event, --thread, --from or --to selected no event of a JFR recording (nothing is written;\n"
+          "     the message names what matched nothing)\n"
+          "A recording whose last chunk is unfinished or cut short is read up to it, with a warning.\n",
           f);
 }
 
@@ -161,6 +287,7 @@ static int convert_jfr_opt(convert_opts *o, const char *opt, const char *val)
 {
     if (!o->jfr_opt) o->jfr_opt = opt;
     if (strcmp(opt, "--event") == 0) {
+        o->event_given = 1;
         if (js_jfr_read_kind_parse(val, &o->jfr.kind) != 0)
             return die(EXIT_USAGE, "convert: unknown event '%s' for --event (cpu, wall, alloc, lock)", val);
     } else if (strcmp(opt, "--thread") == 0) {
@@ -175,6 +302,7 @@ static int convert_jfr_opt(convert_opts *o, const char *opt, const char *val)
         *(from ? &o->jfr.has_from : &o->jfr.has_to) = 1;
         *(from ? &o->jfr.from_abs : &o->jfr.to_abs) = abs;
         *(from ? &o->jfr.from_ns : &o->jfr.to_ns) = ns;
+        *(from ? &o->from_arg : &o->to_arg) = val;
     }
     return 0;
 }
@@ -310,7 +438,7 @@ static int read_input(const char *path, const convert_opts *o, js_profile *p)
     }
     int rc = r->read(f, shown, o, p, err, sizeof err);
     if (!is_stdin) fclose(f);
-    return rc == 0 ? 0 : die(EXIT_IO, "%s", err);
+    return rc == 0 ? 0 : die(rc == READ_NOTHING ? EXIT_NOTHING : EXIT_IO, "%s", err);
 }
 
 /* SkyWalking event type of the json output for the selected JFR event kind. */
@@ -356,6 +484,17 @@ static int write_output(const char *path, js_out_format fmt, const js_profile *p
     return rc == 0 ? 0 : die(EXIT_IO, "cannot write '%s': %s", is_stdout ? "stdout" : path, err);
 }
 
+/* 1 if OUTPUT exists and is the INPUT file itself: same device and inode, through links and symbolic links
+ * (stdin '-' counts when it is a regular file; stdout '-' never does). */
+static int same_file(const char *input, const char *output)
+{
+    struct stat in, out;
+    if (strcmp(output, "-") == 0) return 0;
+    if ((strcmp(input, "-") == 0 ? fstat(STDIN_FILENO, &in) : stat(input, &in)) != 0 || !S_ISREG(in.st_mode))
+        return 0;
+    return stat(output, &out) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino;
+}
+
 /* jsampler convert [OPTIONS] INPUT OUTPUT */
 static int cmd_convert(int argc, char **argv)
 {
@@ -373,6 +512,9 @@ static int cmd_convert(int argc, char **argv)
     if (format_named(js_out_format_name(fmt)) == JS_OUT_NONE)
         return die(EXIT_USAGE, "convert: cannot write %s output ('%s'); use --format", js_out_format_name(fmt),
                    o.output);
+    if (same_file(o.input, o.output))
+        return die(EXIT_USAGE, "convert: OUTPUT '%s' is the INPUT file '%s' itself; refusing to overwrite the input "
+                   "(choose another OUTPUT)", o.output, strcmp(o.input, "-") == 0 ? "- (stdin)" : o.input);
     js_profile p;
     js_profile_init(&p);
     rc = read_input(o.input, &o, &p);
