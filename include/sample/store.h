@@ -49,6 +49,8 @@ void js_store_reset(js_store *s);
 uint64_t js_store_dropped(const js_store *s);
 uint64_t js_store_total_weight(const js_store *s);
 uint32_t js_store_trace_count(const js_store *s);
+/* Id of the seq-th published trace (publication order), or 0 if not yet published. */
+uint32_t js_store_trace_id_at(const js_store *s, uint32_t seq);
 /* Frames of trace id (leaf first), or NULL if the id is unknown or not yet published. */
 const js_raw_frame *js_store_trace(const js_store *s, uint32_t id, int *n);
 /* Call fn for every published (trace, thread) pair with non-zero weight; stops if fn returns non-zero. */

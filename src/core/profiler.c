@@ -28,6 +28,7 @@
 #define STORE_FRAMES (8ull << 20)
 #define STORE_PAIRS (1u << 18)
 #define HOUSEKEEPING_MS 500
+#define REFRESH_MS 1
 
 /* One session per process; guarded by lock. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -125,24 +126,26 @@ static void rescan_threads(void)
     js_threads_foreach(sweep_cb, &gen);
 }
 
-/* Housekeeping: new/ended threads, and names resolved while their classes are alive. */
+/* Housekeeping: new/ended threads, and names resolved while their classes are alive. Names are
+ * refreshed every REFRESH_MS (cheap: only traces published since the last refresh are looked at,
+ * and no profiler lock is held) so that a class unloaded soon after it was sampled keeps its
+ * names; the thread rescan runs every HOUSEKEEPING_MS. The store is not reset while this runs. */
 static void *housekeeper(void *arg)
 {
     JNIEnv *env = NULL;
     JavaVMAttachArgs aa = {JNI_VERSION_1_6, "jsampler housekeeper", NULL};
     int attached = P.vm && (*P.vm)->AttachCurrentThreadAsDaemon(P.vm, (void **)&env, &aa) == JNI_OK;
+    uint32_t cursor = 0; /* names refresh position in this session's store */
+    int ticks = 0;
     while (!atomic_load(&P.hk_stop)) {
-        /* Short naps so that stop (and VM exit) never waits a whole period for this thread. */
-        for (int i = 0; i < HOUSEKEEPING_MS / 10 && !atomic_load(&P.hk_stop); i++) {
-            struct timespec ts = {0, 10 * 1000000L};
-            nanosleep(&ts, NULL);
-        }
+        struct timespec ts = {0, REFRESH_MS * 1000000L};
+        nanosleep(&ts, NULL);
         if (atomic_load(&P.hk_stop)) break;
+        if (attached) js_names_refresh(P.store, &cursor);
+        if (++ticks < HOUSEKEEPING_MS / REFRESH_MS) continue;
+        ticks = 0;
         pthread_mutex_lock(&lock);
-        if (P.running) {
-            rescan_threads();
-            if (attached) js_names_refresh(P.store);
-        }
+        if (P.running) rescan_threads();
         pthread_mutex_unlock(&lock);
     }
     if (attached) (*P.vm)->DetachCurrentThread(P.vm);
@@ -247,7 +250,7 @@ int js_profiler_start(const js_args *a, char *out, size_t outlen)
         snprintf(out, outlen, "profiler already running");
         goto done;
     }
-    if (js_walker_agct.init(err, sizeof err) != 0) {
+    if (js_walker_agct.init(P.vm, err, sizeof err) != 0) {
         snprintf(out, outlen, "%s", err);
         goto done;
     }
@@ -404,7 +407,6 @@ void js_profiler_thread_start(int tid, void *env, const char *name, int64_t java
     int created;
     js_thread *t = js_threads_claim(tid, &created);
     if (t) {
-        atomic_store(&t->env, env);
         js_threads_set_name(atomic_load(&t->serial), tid, name);
         js_threads_set_java_id(atomic_load(&t->serial), java_tid);
         arm_thread(t);

@@ -53,10 +53,9 @@ static int claim_stripe(int tid)
 }
 
 /* Walk the interrupted thread into buf; on failure one pseudo-frame naming the error. */
-static int walk(void *uc, js_thread *t, js_raw_frame *buf)
+static int walk(void *uc, js_raw_frame *buf)
 {
-    void *env = t ? atomic_load_explicit(&t->env, memory_order_relaxed) : NULL;
-    int n = env ? S.walker->walk(uc, env, buf, S.depth) : JS_WALK_NO_ENV;
+    int n = S.walker->walk(uc, buf, S.depth);
     if (n > 0) return n;
     js_stats_walk_error(n);
     buf[0].bci = n;
@@ -84,7 +83,7 @@ static void handler(int signo, siginfo_t *si, void *uc)
         goto out;
     }
     js_raw_frame *buf = S.buffers + (size_t)k * (size_t)S.depth;
-    int n = walk(uc, t, buf);
+    int n = walk(uc, buf);
     uint32_t serial = t ? atomic_load_explicit(&t->serial, memory_order_relaxed) : 0;
     uint32_t id = js_store_add(S.store, buf, n, serial, w);
     atomic_store_explicit(&S.busy[k], 0, memory_order_release);

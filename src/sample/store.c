@@ -32,6 +32,7 @@ struct js_store {
     uint32_t trace_mask, pair_mask;
     uint64_t arena_cap;
     trace_slot *traces;
+    _Atomic uint32_t *journal; /* trace ids in publication order (stand-in for the lead's journal) */
     pair_slot *pairs;
     js_raw_frame *arena;
     _Atomic uint64_t arena_used;
@@ -75,7 +76,7 @@ js_store *js_store_create(uint32_t max_traces, uint64_t max_frames, uint32_t max
     uint64_t nt = pow2_at_least(max_traces ? max_traces : 1), np = pow2_at_least(max_pairs ? max_pairs : 1);
     size_t page = 4096;
     size_t hdr = round_up(sizeof(js_store), page);
-    size_t tbytes = round_up(nt * sizeof(trace_slot), page);
+    size_t tbytes = round_up(nt * sizeof(trace_slot), page) + round_up(nt * sizeof(uint32_t), page);
     size_t pbytes = round_up(np * sizeof(pair_slot), page);
     size_t abytes = round_up(max_frames * sizeof(js_raw_frame), page);
     size_t total = hdr + tbytes + pbytes + abytes;
@@ -90,6 +91,7 @@ js_store *js_store_create(uint32_t max_traces, uint64_t max_frames, uint32_t max
     s->pair_mask = (uint32_t)(np - 1);
     s->arena_cap = max_frames;
     s->traces = (trace_slot *)((char *)m + hdr);
+    s->journal = (_Atomic uint32_t *)((char *)m + hdr + round_up(nt * sizeof(trace_slot), page));
     s->pairs = (pair_slot *)((char *)m + hdr + tbytes);
     s->arena = (js_raw_frame *)((char *)m + hdr + tbytes + pbytes);
     return s;
@@ -132,7 +134,8 @@ static uint32_t trace_id(js_store *s, const js_raw_frame *frames, int n)
             t->off = off;
             t->nframes = (uint32_t)n;
             atomic_store_explicit(&t->ready, 1, memory_order_release);
-            atomic_fetch_add_explicit(&s->ntraces, 1, memory_order_relaxed);
+            uint32_t seq = atomic_fetch_add_explicit(&s->ntraces, 1, memory_order_relaxed);
+            atomic_store_explicit(&s->journal[seq], i + 1, memory_order_release);
             return i + 1;
         }
         if (expected == h) return i + 1; /* lost the race to the same trace: arena bytes wasted */
@@ -201,6 +204,12 @@ uint64_t js_store_total_weight(const js_store *s)
 uint32_t js_store_trace_count(const js_store *s)
 {
     return atomic_load(&((js_store *)s)->ntraces);
+}
+
+uint32_t js_store_trace_id_at(const js_store *s, uint32_t seq)
+{
+    if (seq >= js_store_trace_count(s)) return 0;
+    return atomic_load_explicit(&s->journal[seq], memory_order_acquire);
 }
 
 const js_raw_frame *js_store_trace(const js_store *s, uint32_t id, int *n)
