@@ -63,6 +63,10 @@ deps:
 # ---- tests ----
 NATIVE_TESTS := $(patsubst native-tests/%.c,%,$(wildcard native-tests/test_*.c))
 TEST_LIB_SRCS := $(COMMON_SRCS) $(wildcard src/sample/*.c) src/core/stats_format.c
+# Agent-side sources a test needs beyond TEST_LIB_SRCS, per test (TEST_EXTRA_<test>).
+TEST_EXTRA_test_threads := src/core/thread_names.c
+TEST_EXTRA_test_names := src/core/names.c
+TEST_EXTRA_SRCS := $(TEST_EXTRA_test_threads) $(TEST_EXTRA_test_names)
 native-test: deps
 	@$(MAKE) --no-print-directory run-native-tests VARIANT=plain
 
@@ -75,9 +79,9 @@ run-native-tests: $(NATIVE_TESTS:%=$(BUILD)/tests-$(VARIANT)/%)
 	@set -e; pass=0; for t in $^; do echo "== $$t"; ./$$t; pass=$$((pass+1)); done; \
 	 echo "native tests ($(VARIANT)): $$pass suites passed"
 
-$(BUILD)/tests-$(VARIANT)/%: native-tests/%.c $(TEST_LIB_SRCS) $(wildcard include/*/*.h src/*/*.h) $(GEN_HDRS) native-tests/testutil.h
+$(BUILD)/tests-$(VARIANT)/%: native-tests/%.c $(TEST_LIB_SRCS) $(TEST_EXTRA_SRCS) $(wildcard include/*/*.h src/*/*.h) $(GEN_HDRS) native-tests/testutil.h
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Wno-error=unused-function -o $@ $< $(TEST_LIB_SRCS) $(LDLIBS) -lcmocka
+	$(CC) $(ALL_CFLAGS) -Wno-error=unused-function -o $@ $< $(TEST_LIB_SRCS) $(TEST_EXTRA_$*) $(LDLIBS) -lcmocka
 
 # The layers: no include points up a layer, and no object of the signal-safe zone (src/sample/) references
 # malloc, free, stdio, pthread mutexes or JVMTI/JNI (its undefined symbols are read with nm).
