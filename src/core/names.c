@@ -45,6 +45,7 @@ typedef struct {
     size_t cap, n; /* cap a power of two, load <= 1/2 */
 } u2map;
 
+/* Home slot of (k1, k2). */
 static size_t map_home(const u2map *m, uint64_t k1, uint64_t k2)
 {
     return (size_t)js_mix64(k1 ^ js_mix64(k2 + 0x9E3779B97F4A7C15ULL)) & (m->cap - 1);
@@ -117,6 +118,7 @@ static void map_count(u2map *m, uint64_t k1, uint64_t k2, int delta)
     if (*v == 0 || (int64_t)*v < 0) map_del(m, k1, k2);
 }
 
+/* Free the table, leaving it empty and usable. */
 static void map_free(u2map *m)
 {
     free(m->slots);
@@ -145,6 +147,7 @@ static u2map codes;    /* code address -> code_rec* */
 static u2map pairs;    /* (inlinee, root) -> number of loaded codes inlining inlinee into root */
 static u2map compiled; /* root -> number of loaded codes compiling it */
 
+/* Hash of a jmethodID. */
 static size_t hash_ptr(const void *p)
 {
     return (size_t)js_mix64((uint64_t)(uintptr_t)p);
@@ -193,6 +196,7 @@ static method_entry *entry(jmethodID id, int *created)
     return &methods[j];
 }
 
+/* Free the strings and line table of e (not e itself). */
 static void free_fields(method_entry *e)
 {
     free(e->name);

@@ -29,6 +29,7 @@
 #define STORE_PAIRS (1u << 18)
 #define HOUSEKEEPING_MS 500
 #define REFRESH_MS 1
+#define REFRESH_IDLE_MS 10
 
 /* One session per process; guarded by lock. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -127,23 +128,28 @@ static void rescan_threads(void)
 }
 
 /* Housekeeping: new/ended threads, and names resolved while their classes are alive. Names are
- * refreshed every REFRESH_MS (cheap: only traces published since the last refresh are looked at,
- * and no profiler lock is held) so that a class unloaded soon after it was sampled keeps its
- * names; the thread rescan runs every HOUSEKEEPING_MS. The store is not reset while this runs. */
+ * refreshed every REFRESH_MS while new traces keep appearing (every REFRESH_IDLE_MS after 100 ms
+ * without one) so that a class unloaded soon after it was sampled keeps its names; a refresh is
+ * cheap (only traces published since the last one are looked at) and holds no profiler lock.
+ * The thread rescan runs every HOUSEKEEPING_MS. The store is not reset while this runs. */
 static void *housekeeper(void *arg)
 {
     JNIEnv *env = NULL;
     JavaVMAttachArgs aa = {JNI_VERSION_1_6, "jsampler housekeeper", NULL};
     int attached = P.vm && (*P.vm)->AttachCurrentThreadAsDaemon(P.vm, (void **)&env, &aa) == JNI_OK;
     uint32_t cursor = 0; /* names refresh position in this session's store */
-    int ticks = 0;
+    int since_rescan = 0, since_new = 0, nap = REFRESH_MS;
     while (!atomic_load(&P.hk_stop)) {
-        struct timespec ts = {0, REFRESH_MS * 1000000L};
+        struct timespec ts = {0, nap * 1000000L};
         nanosleep(&ts, NULL);
         if (atomic_load(&P.hk_stop)) break;
+        uint32_t before = cursor;
         if (attached) js_names_refresh(P.store, &cursor);
-        if (++ticks < HOUSEKEEPING_MS / REFRESH_MS) continue;
-        ticks = 0;
+        since_new = cursor != before ? 0 : since_new + nap;
+        since_rescan += nap;
+        nap = since_new >= 100 ? REFRESH_IDLE_MS : REFRESH_MS;
+        if (since_rescan < HOUSEKEEPING_MS) continue;
+        since_rescan = 0;
         pthread_mutex_lock(&lock);
         if (P.running) rescan_threads();
         pthread_mutex_unlock(&lock);

@@ -39,6 +39,7 @@ static struct {
     uint32_t count;
 } N = {NULL, 0, 0, NIL, NIL, NIL, NULL, 0, 0};
 
+/* Home position of serial in the index. */
 static uint32_t home(uint32_t serial)
 {
     return (uint32_t)js_mix64(serial) & (N.index_cap - 1);
@@ -89,6 +90,7 @@ static int index_grow(void)
     return 0;
 }
 
+/* Take pool slot k out of the recording-order list. */
 static void list_unlink(uint32_t k)
 {
     name_entry *e = &N.pool[k];
@@ -98,6 +100,7 @@ static void list_unlink(uint32_t k)
     else N.tail = e->prev;
 }
 
+/* Put pool slot k at the newest end of the list. */
 static void list_append(uint32_t k)
 {
     N.pool[k].prev = N.tail;

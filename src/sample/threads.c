@@ -29,11 +29,13 @@ static uint32_t slot_of(int tid)
     return ((uint32_t)tid * 2654435761u) % JS_THREADS_MAX;
 }
 
+/* Slot after i, wrapping. */
 static uint32_t next_slot(uint32_t i)
 {
     return i + 1 == JS_THREADS_MAX ? 0 : i + 1;
 }
 
+/* Slot before i, wrapping. */
 static uint32_t prev_slot(uint32_t i)
 {
     return i == 0 ? JS_THREADS_MAX - 1 : i - 1;
@@ -45,6 +47,7 @@ static void write_lock_take(void)
     while (atomic_flag_test_and_set_explicit(&write_lock, memory_order_acquire)) sched_yield();
 }
 
+/* Release the writers' spin flag. */
 static void write_lock_drop(void)
 {
     atomic_flag_clear_explicit(&write_lock, memory_order_release);

@@ -89,6 +89,7 @@ static void init_vm_key(JavaVM *vm)
     (*vm)->DetachCurrentThread(vm);
 }
 
+/* Resolve AsyncGetCallTrace and HotSpot's thread key (normal thread); 0 or -1 with err. */
 static int agct_init(void *java_vm, char *err, size_t errlen)
 {
     if (!java_vm) {
