@@ -124,6 +124,7 @@ public final class IntegrationTest {
         SessionChecks session = new SessionChecks(this);
         safely("deep-livelock", session::deepLivelock);
         safely("sigterm-recording", session::sigtermRecording);
+        safely("unload-churn", this::unloadChurn);
         safely("no-hs-err", this::noCrashes);
         return summary(start);
     }
@@ -1046,5 +1047,56 @@ public final class IntegrationTest {
     static String elapsed(long t0) {
         double s = (System.nanoTime() - t0) / 1e9;
         return s < 0.05 ? "" : String.format(Locale.ROOT, " (%.1f s)", s);
+    }
+
+    // ---------------------------------------------------------------- class unloading (names cache)
+
+    /** Names are taken while classes are alive: classes unloaded right after being sampled keep their names. */
+    void unloadChurn() {
+        String name = "unload-churn";
+        if (!selected(name)) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        List<String> problems = new ArrayList<>();
+        List<String> details = new ArrayList<>();
+        try {
+            Path out = runDir(name).resolve("profile.collapsed");
+            Run r = launch(name, List.of(), "start,event=cpu,interval=1ms,file=" + out, "UnloadChurn", "3");
+            requireCleanExit(r);
+            Matcher done = Pattern.compile("UnloadChurn done loaders=(\\d+) unloaded=(\\d+)").matcher(r.stdout);
+            if (!done.find()) {
+                throw new Failure("the workload did not finish (no 'UnloadChurn done')", r.stderrTail(10));
+            }
+            long loaders = Long.parseLong(done.group(1));
+            long unloaded = Long.parseLong(done.group(2));
+            Profile p = Profile.read(out, r);
+            long total = p.total();
+            long lost = p.samplesContaining("[unloaded_method]");
+            long hot = p.samplesContaining("ChurnVictim.hotLoop");
+            details.add(String.format(Locale.ROOT, "%d throw-away loaders, %d classes unloaded; %d samples, %d in"
+                    + " ChurnVictim.hotLoop, %d (%.3f%%) with [unloaded_method]", loaders, unloaded, total, hot, lost,
+                    total == 0 ? 0.0 : 100.0 * lost / total));
+            if (unloaded < loaders / 2) {
+                problems.add("only " + unloaded + " classes unloaded for " + loaders + " throw-away loaders");
+            }
+            if (hot == 0) {
+                problems.add("ChurnVictim.hotLoop is not in the profile");
+            }
+            if (lost * 100 >= total) {
+                problems.add(lost + " of " + total + " samples have [unloaded_method] (limit: under 1%)");
+            }
+            List<String> errors = r.agentLines("ERROR");
+            if (!errors.isEmpty()) {
+                problems.add("ERROR logged: " + errors.get(0));
+            }
+            if (!problems.isEmpty()) {
+                details.addAll(p.top(6));
+            }
+        } catch (Failure f) {
+            fail(name, f.getMessage(), f.evidence);
+            return;
+        }
+        report(name, problems, details, t0);
     }
 }

@@ -22,6 +22,7 @@
 #include "core/profiler.h"
 #include "core/status.h"
 #include "sample/stats.h"
+#include "util/log.h"
 
 #define UNUSED __attribute__((unused))
 #define WORKERS 2
@@ -33,13 +34,13 @@ static _Atomic unsigned g_distinct = 1; /* distinct stacks the fake walker cycle
 static _Atomic int g_depth = 2;         /* frames per fake stack */
 static pthread_t g_workers[WORKERS];
 
-static int fake_init(char *err, size_t errlen)
+static int fake_init(void *vm, char *err, size_t errlen)
 {
     return 0;
 }
 
 /* A stack of g_depth frames whose leaf cycles through g_distinct methods. */
-static int fake_walk(void *uc, void *env, js_raw_frame *f, int max)
+static int fake_walk(void *uc, js_raw_frame *f, int max)
 {
     unsigned k = atomic_fetch_add(&g_walks, 1) % atomic_load(&g_distinct);
     int depth = atomic_load(&g_depth);
@@ -70,6 +71,8 @@ static int setup(void **state)
     snprintf(g_dir, sizeof g_dir, "/tmp/jsampler-session-XXXXXX");
     if (!mkdtemp(g_dir)) return -1;
     js_arming_use_walker(&fake_walker);
+    char err[128];
+    js_log_configure(JS_LOG_WARN, NULL, err, sizeof err); /* one INFO line per session would drown the report */
     atomic_store(&g_run_workers, 1);
     for (int i = 0; i < WORKERS; i++)
         if (pthread_create(&g_workers[i], NULL, worker, NULL) != 0) return -1;

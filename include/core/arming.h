@@ -25,6 +25,8 @@ typedef struct {
     char why[512];           /* why the engine differs from the one asked for, or "" */
 } js_arming_info;
 
+/* Remember the JavaVM (the stack walker gets each thread's JNIEnv from it). */
+void js_arming_init(void *vm);
 /* Pick and start an engine for a, arming the sampler into store (and ring); attach it to every
  * thread. 0, or -1 with one line in err. */
 int js_arming_start(const js_args *a, js_store *store, js_evring *ring, js_arming_info *info, char *err,
@@ -37,7 +39,8 @@ void js_arming_rescan(void);
 int js_arming_failures(char *first, size_t len);
 /* Walk stacks with w from the next start (NULL: AsyncGetCallTrace, the default). For tests. */
 void js_arming_use_walker(const js_walker *w);
-/* VM hooks: a Java thread started (its JNIEnv, name and java.lang.Thread id) / ended. */
+/* VM hooks: a Java thread started (its name and java.lang.Thread id; env is not kept: the walker asks the
+ * VM for the sampled thread's JNIEnv) / ended. */
 void js_arming_thread_start(int tid, void *env, const char *name, int64_t java_tid);
 void js_arming_thread_end(int tid);
 

@@ -1,27 +1,40 @@
 /* names.h - turn captured frames into names, outside the signal handler.
  *
  * Caches, per jmethodID, "pkg.Class.method", the signature and the line table, filled through
- * JVMTI while the class is alive (js_names_refresh runs periodically during profiling), so
- * methods of classes unloaded later still have names; an id that JVMTI no longer accepts and
- * was never cached becomes "[unloaded_method]". Frame kinds come from CompiledMethodLoad
- * records: inlined if the method was inlined into a caller on the stack, JIT if it has
- * compiled code of its own, interpreted otherwise (an approximation: AsyncGetCallTrace does
- * not report frame kinds). Thread-safe (one mutex); never call from a signal handler.
+ * JVMTI while the class is alive: js_names_refresh, run often during profiling, resolves the
+ * methods of the traces published since its last call, so methods of classes unloaded later
+ * still have names. An id that JVMTI no longer accepts and was never cached becomes
+ * "[unloaded_method]" and is counted (js_names_unresolved). No lock is ever held across a
+ * JVMTI call: ids are collected under the cache lock, resolved without it and published under
+ * it again.
+ *
+ * Frame kinds come from CompiledMethodLoad/Unload records, kept by compiled code address with
+ * reference counts under their own short lock (so the VM's compile callbacks never wait behind
+ * name resolution): a frame is inlined if its method is inlined into a caller on the stack in
+ * some compiled code still loaded, JIT if it has compiled code of its own, interpreted
+ * otherwise (an approximation: AsyncGetCallTrace does not report frame kinds). Unloading code
+ * removes its facts, so they do not grow without bound. Thread-safe; never call from a signal
+ * handler.
  */
 #ifndef JS_NAMES_H
 #define JS_NAMES_H
 
 #include <jvmti.h>
 #include <stddef.h>
+#include <stdint.h>
 #include "output/profile.h"
 #include "sample/store.h"
 
 /* Remember the VM and JVMTI environment used for lookups. */
 void js_names_init(JavaVM *vm, jvmtiEnv *jvmti);
-/* Resolve and cache every method seen in the store so far. */
-void js_names_refresh(const js_store *s);
-/* Record a compiled method and the methods inlined into it (CompiledMethodLoad). */
-void js_names_compiled(jmethodID root, const jmethodID *inlined, int n);
+/* Resolve the methods of the traces published in s since *cursor (0 for a new store
+ * generation) and advance *cursor; methods already cached cost one lookup. A cursor beyond
+ * the store's count (the store was reset) starts over. */
+void js_names_refresh(const js_store *s, uint32_t *cursor);
+/* CompiledMethodLoad: code at code_addr compiles root, with the given methods inlined into it. */
+void js_names_compiled(const void *code_addr, jmethodID root, const jmethodID *inlined, int n);
+/* CompiledMethodUnload: the code at code_addr (compiling root) is gone; its facts are dropped. */
+void js_names_compiled_unload(const void *code_addr, jmethodID root);
 /* Name frames[i] (leaf first, n frames) into buf; returns its kind. */
 js_frame_type js_names_frame(const js_raw_frame *frames, int i, int n, int lines, int sig, char *buf, size_t len);
 /* A Java method split the way JFR records it. */
@@ -37,6 +50,8 @@ int js_names_method_parts(const void *method, js_method_parts *out);
 int js_names_line(const void *method, int bci);
 /* Kind of frames[i] (leaf first, n frames) without naming it. */
 js_frame_type js_names_kind(const js_raw_frame *frames, int i, int n);
+/* Distinct methods that could not be named (their class was unloaded before they were cached). */
+uint64_t js_names_unresolved(void);
 /* Forget cached names and compile records (VM death). */
 void js_names_clear(void);
 

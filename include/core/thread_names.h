@@ -1,7 +1,12 @@
 /* thread_names.h - display names and Java ids of threads, by the serial the thread table gives.
  *
  * Written when a thread is seen (JVMTI ThreadStart, the /proc rescan), read when outputs are
- * written; names outlive their threads. Normal threads only (a mutex), never a signal handler.
+ * written; names outlive their threads. A hash table by serial, bounded at
+ * JS_THREAD_NAMES_MAX entries: once full, recording a new serial evicts the oldest recorded
+ * name whose thread has ended (its tid no longer holds that serial in the thread table), so
+ * a process that keeps creating threads uses bounded memory and samples of long-gone threads
+ * are then labelled "[unknown thread]". Live threads are never evicted (the bound exceeds the
+ * thread table's capacity). Normal threads only (a mutex), never a signal handler.
  */
 #ifndef JS_THREAD_NAMES_H
 #define JS_THREAD_NAMES_H
@@ -10,6 +15,7 @@
 #include <stdint.h>
 
 #define JS_THREAD_NAME_MAX 64
+#define JS_THREAD_NAMES_MAX 65536 /* names kept (about 6 MiB at most); > JS_THREADS_MAX */
 
 /* Record a display name for a serial (copied; later names for the same serial win). */
 void js_threads_set_name(uint32_t serial, int tid, const char *name);
@@ -23,5 +29,7 @@ int js_threads_info(uint32_t serial, char *name, size_t len, int *tid, int64_t *
 void js_threads_clear_names(void);
 /* Read /proc/self/task/TID/comm into buf; -1 if the thread is gone. */
 int js_threads_comm(int tid, char *buf, size_t len);
+/* Names currently kept (tests, diagnostics). */
+size_t js_threads_names_count(void);
 
 #endif

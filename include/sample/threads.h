@@ -1,9 +1,13 @@
 /* threads.h - registry of the process's threads, as the sampler sees them.
  *
- * A fixed table of slots keyed by OS tid. js_threads_find is async-signal-safe (lock-free
- * probing); claim/release run on normal threads (JVMTI callbacks, the housekeeping rescan).
- * Each slot carries a serial number that never repeats, so samples stay attributed to the
- * right thread even after its tid is reused, and names recorded by serial outlive the thread.
+ * A fixed table of slots keyed by OS tid, open addressing with linear probing. js_threads_find
+ * is async-signal-safe (lock-free probing); claim/release run on normal threads (JVMTI
+ * callbacks, the housekeeping rescan) and are serialised among themselves by a spin flag.
+ * Released slots do not accumulate: a deleted slot whose successor is empty becomes empty
+ * itself (repeated backwards), so a miss stops at the end of its cluster instead of scanning
+ * the table, however many threads have come and gone. Each slot carries a serial number that
+ * never repeats, so samples stay attributed to the right thread even after its tid is reused,
+ * and names recorded by serial outlive the thread.
  */
 #ifndef JS_THREADS_H
 #define JS_THREADS_H
@@ -17,7 +21,6 @@
 typedef struct {
     _Atomic int tid;            /* 0 free, -1 deleted, else OS tid */
     _Atomic uint32_t serial;    /* unique per registration, > 0 */
-    _Atomic(void *) env;        /* JNIEnv* of a Java thread, NULL otherwise */
     _Atomic int armed;          /* engine attached (perf counter / timer) */
     _Atomic intptr_t handle;    /* engine's per-thread handle: perf fd, kernel timer id; -1 none */
     _Atomic int seen;           /* rescan mark */
@@ -29,11 +32,14 @@ typedef struct {
 void js_threads_reset(void);
 /* Signal-safe: the slot of tid, or NULL. */
 js_thread *js_threads_find(int tid);
-/* Find or create the slot of tid; *created set to 1 if new. NULL if the table is full. */
+/* Find or create the slot of tid; *created set to 1 if new (with a serial never used before).
+ * NULL if the table is full. */
 js_thread *js_threads_claim(int tid, int *created);
 /* Free the slot (its engine handle must already be released). */
 void js_threads_release(js_thread *t);
 /* Visit every live slot (normal threads only). */
 void js_threads_foreach(void (*fn)(js_thread *t, void *ctx), void *ctx);
+/* Slots a js_threads_find(tid) examines right now (tests and diagnostics; normal threads). */
+int js_threads_probe_len(int tid);
 
 #endif

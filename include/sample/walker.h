@@ -23,7 +23,7 @@ enum {
     JS_WALK_THREAD_EXIT = -8,
     JS_WALK_DEOPT = -9,
     JS_WALK_SAFEPOINT = -10,
-    JS_WALK_NO_ENV = -11 /* thread unknown to the agent (no JNIEnv): not a Java thread */
+    JS_WALK_NO_ENV = -11 /* the interrupted thread has no JNIEnv: not a Java thread */
 };
 
 /* Pseudo-frame name for a walker error code, e.g. "[unknown_Java]". */
@@ -31,10 +31,12 @@ const char *js_walk_error_name(int code);
 
 typedef struct {
     const char *name;
-    /* Set up outside signal context (symbol lookup). 0 or -1 with err. */
-    int (*init)(char *err, size_t errlen);
-    /* Signal-safe: walk the current thread. env may be NULL for unknown threads. */
-    int (*walk)(void *ucontext, void *env, js_raw_frame *frames, int max);
+    /* Set up outside signal context, on a normal thread (symbol lookup; java_vm is the JavaVM*).
+     * 0 or -1 with err. */
+    int (*init)(void *java_vm, char *err, size_t errlen);
+    /* Signal-safe: walk the interrupted (current) thread from the handler's ucontext; the walker
+     * finds the thread's JNIEnv itself (JS_WALK_NO_ENV if it has none). */
+    int (*walk)(void *ucontext, js_raw_frame *frames, int max);
 } js_walker;
 
 extern const js_walker js_walker_agct;

@@ -166,7 +166,12 @@ static void JNICALL on_compiled_method_load(jvmtiEnv *env, jmethodID method, jin
             for (jint j = 0; j < r->pcinfo[i].numstackframes; j++)
                 if (r->pcinfo[i].methods[j] != method) add_unique(inlined, &n, r->pcinfo[i].methods[j]);
     }
-    js_names_compiled(method, inlined, n);
+    js_names_compiled(code_addr, method, inlined, n);
+}
+
+static void JNICALL on_compiled_method_unload(jvmtiEnv *env, jmethodID method, const void *code_addr)
+{
+    js_names_compiled_unload(code_addr, method);
 }
 
 /* Capabilities, callbacks and events; 0 or -1 with a logged reason. */
@@ -191,13 +196,14 @@ static int setup_jvmti(void)
     cb.ThreadStart = on_thread_start;
     cb.ThreadEnd = on_thread_end;
     cb.CompiledMethodLoad = on_compiled_method_load;
+    cb.CompiledMethodUnload = on_compiled_method_unload;
     if ((*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof cb) != JVMTI_ERROR_NONE) {
         js_error("JVMTI SetEventCallbacks failed");
         return -1;
     }
     const jvmtiEvent events[] = {JVMTI_EVENT_VM_INIT,      JVMTI_EVENT_VM_DEATH,     JVMTI_EVENT_CLASS_LOAD,
                                  JVMTI_EVENT_CLASS_PREPARE, JVMTI_EVENT_THREAD_START, JVMTI_EVENT_THREAD_END,
-                                 JVMTI_EVENT_COMPILED_METHOD_LOAD};
+                                 JVMTI_EVENT_COMPILED_METHOD_LOAD, JVMTI_EVENT_COMPILED_METHOD_UNLOAD};
     for (size_t i = 0; i < sizeof events / sizeof events[0]; i++)
         if ((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, events[i], NULL) != JVMTI_ERROR_NONE) {
             js_error("JVMTI cannot enable event %d", (int)events[i]);

@@ -23,6 +23,7 @@ static int failures;
 static char first_failure[256];
 static int rescan_gen;           /* rescan generation, under lock */
 static const js_walker *walker = &js_walker_agct; /* swappable for tests (js_arming_use_walker) */
+static void *java_vm;            /* the JavaVM the walker asks for JNIEnvs (js_arming_init) */
 
 /* Attach the running engine to one slot if not yet done. Caller holds lock. */
 static void arm_thread(js_thread *t)
@@ -132,7 +133,7 @@ int js_arming_start(const js_args *a, js_store *store, js_evring *ring, js_armin
 {
     memset(info, 0, sizeof *info);
     char werr[256];
-    if (walker->init(werr, sizeof werr) != 0) {
+    if (walker->init(java_vm, werr, sizeof werr) != 0) {
         snprintf(err, errlen, "%s", werr);
         return -1;
     }
@@ -171,6 +172,11 @@ void js_arming_stop(void)
     if (e) e->stop();
 }
 
+void js_arming_init(void *vm)
+{
+    java_vm = vm;
+}
+
 void js_arming_use_walker(const js_walker *w)
 {
     walker = w ? w : &js_walker_agct;
@@ -191,7 +197,6 @@ void js_arming_thread_start(int tid, void *env, const char *name, int64_t java_t
     int created;
     js_thread *t = js_threads_claim(tid, &created);
     if (t) {
-        atomic_store(&t->env, env);
         uint32_t serial = atomic_load(&t->serial);
         js_threads_set_name(serial, tid, name);
         js_threads_set_java_id(serial, java_tid);

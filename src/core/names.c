@@ -1,4 +1,12 @@
-/* names.c - see names.h. */
+/* names.c - see names.h.
+ *
+ * Two independent caches, each behind its own mutex, never nested:
+ *  - methods: jmethodID -> names and line table. Filled by resolve_now(), which looks the id up
+ *    under `lock`, calls JVMTI without any lock, and publishes the result under `lock`.
+ *  - compile facts: code address -> (root, inlined methods), plus reference-counted
+ *    (inlinee, root) pairs and per-root counts of loaded code, under `compile_lock`. The JVM's compile
+ *    callbacks take only `compile_lock`, for a few hash operations.
+ */
 #include "core/names.h"
 
 #include <pthread.h>
@@ -7,41 +15,145 @@
 #include <string.h>
 
 #include "sample/walker.h"
+#include "util/hashmix.h"
 
-#define MAX_LINES 65536 /* line-table entries kept per method */
+#define MAX_LINES 65536   /* line-table entries kept per method */
+#define INLINE_WINDOW 16  /* callers examined when deciding whether a frame was inlined */
+
+enum { M_PENDING = 0, M_RESOLVED = 1, M_FAILED = 2 };
 
 typedef struct {
     jmethodID id;
-    char *name; /* "pkg.Class.method", NULL if unresolvable */
+    int state;  /* M_*: PENDING = queued by a refresh, not yet resolved */
+    char *name; /* "pkg.Class.method" */
     char *sig;
     char *cls;   /* declaring class, internal form "pkg/Class" */
     char *mname; /* method name alone */
     jint modifiers;
     jvmtiLineNumberEntry *lines;
     jint nlines;
-    int compiled;
 } method_entry;
 
+/* ---- a small open-addressing map with two-word keys (k1 != 0), used for the compile facts ---- */
+
 typedef struct {
-    jmethodID inlinee, root;
-} inline_pair;
+    uint64_t k1, k2, v;
+} map_slot;
 
-/* Process-wide cache guarded by lock: JVMTI ids are process-wide too. */
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static jvmtiEnv *jv;
-static JavaVM *jvm;
-static method_entry *methods;
-static size_t nmethods, cap_methods; /* open addressing, cap power of two */
-static inline_pair *inlines;
-static size_t ninlines, cap_inlines;
+typedef struct {
+    map_slot *slots;
+    size_t cap, n; /* cap a power of two, load <= 1/2 */
+} u2map;
 
-static size_t hash_ptr(const void *p)
+/* Home slot of (k1, k2). */
+static size_t map_home(const u2map *m, uint64_t k1, uint64_t k2)
 {
-    uint64_t h = (uint64_t)(uintptr_t)p * 0x9E3779B97F4A7C15ULL;
-    return (size_t)(h ^ (h >> 29));
+    return (size_t)js_mix64(k1 ^ js_mix64(k2 + 0x9E3779B97F4A7C15ULL)) & (m->cap - 1);
 }
 
-/* Grow an open-addressing table to keep load <= 1/2; 0 or -1 on allocation failure. */
+/* Slot index holding (k1, k2), or the empty slot where it would go. m->cap > 0. */
+static size_t map_pos(const u2map *m, uint64_t k1, uint64_t k2)
+{
+    size_t i = map_home(m, k1, k2);
+    while (m->slots[i].k1 && (m->slots[i].k1 != k1 || m->slots[i].k2 != k2)) i = (i + 1) & (m->cap - 1);
+    return i;
+}
+
+/* Value of (k1, k2) or NULL. */
+static uint64_t *map_find(const u2map *m, uint64_t k1, uint64_t k2)
+{
+    if (!m->cap) return NULL;
+    size_t i = map_pos(m, k1, k2);
+    return m->slots[i].k1 ? &m->slots[i].v : NULL;
+}
+
+/* Double the table; 0 or -1. */
+static int map_grow(u2map *m)
+{
+    u2map g = {calloc(m->cap ? m->cap * 2 : 1024, sizeof(map_slot)), m->cap ? m->cap * 2 : 1024, m->n};
+    if (!g.slots) return -1;
+    for (size_t i = 0; i < m->cap; i++)
+        if (m->slots[i].k1) g.slots[map_pos(&g, m->slots[i].k1, m->slots[i].k2)] = m->slots[i];
+    free(m->slots);
+    *m = g;
+    return 0;
+}
+
+/* Value slot of (k1, k2), inserted as 0 if absent; NULL on allocation failure. */
+static uint64_t *map_get(u2map *m, uint64_t k1, uint64_t k2)
+{
+    if ((m->n + 1) * 2 > m->cap && map_grow(m) != 0) return NULL;
+    size_t i = map_pos(m, k1, k2);
+    if (!m->slots[i].k1) {
+        m->slots[i] = (map_slot){k1, k2, 0};
+        m->n++;
+    }
+    return &m->slots[i].v;
+}
+
+/* Remove (k1, k2) if present, shifting the rest of its cluster back (no tombstones). */
+static void map_del(u2map *m, uint64_t k1, uint64_t k2)
+{
+    if (!m->cap) return;
+    size_t mask = m->cap - 1, i = map_pos(m, k1, k2);
+    if (!m->slots[i].k1) return;
+    m->slots[i].k1 = 0;
+    m->n--;
+    for (size_t j = (i + 1) & mask; m->slots[j].k1; j = (j + 1) & mask) {
+        size_t h = map_home(m, m->slots[j].k1, m->slots[j].k2);
+        int stays = i <= j ? (h > i && h <= j) : (h > i || h <= j);
+        if (stays) continue;
+        m->slots[i] = m->slots[j];
+        m->slots[j].k1 = 0;
+        i = j;
+    }
+}
+
+/* Add delta to the count of (k1, k2); the key disappears at 0. */
+static void map_count(u2map *m, uint64_t k1, uint64_t k2, int delta)
+{
+    uint64_t *v = delta > 0 ? map_get(m, k1, k2) : map_find(m, k1, k2);
+    if (!v) return;
+    *v += (uint64_t)(int64_t)delta;
+    if (*v == 0 || (int64_t)*v < 0) map_del(m, k1, k2);
+}
+
+/* Free the table, leaving it empty and usable. */
+static void map_free(u2map *m)
+{
+    free(m->slots);
+    *m = (u2map){NULL, 0, 0};
+}
+
+/* ---- state ---- */
+
+typedef struct {
+    jmethodID root;
+    int n;
+    jmethodID inlined[]; /* distinct, != root */
+} code_rec;
+
+/* Process-wide: JVMTI ids and compiled code are process-wide too. */
+static jvmtiEnv *jv;
+static JavaVM *jvm;
+/* Method cache, guarded by lock. */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static method_entry *methods;
+static size_t nmethods, cap_methods; /* open addressing, cap power of two */
+static uint64_t unresolved;          /* distinct methods marked M_FAILED */
+/* Compile facts, guarded by compile_lock. */
+static pthread_mutex_t compile_lock = PTHREAD_MUTEX_INITIALIZER;
+static u2map codes;    /* code address -> code_rec* */
+static u2map pairs;    /* (inlinee, root) -> number of loaded codes inlining inlinee into root */
+static u2map compiled; /* root -> number of loaded codes compiling it */
+
+/* Hash of a jmethodID. */
+static size_t hash_ptr(const void *p)
+{
+    return (size_t)js_mix64((uint64_t)(uintptr_t)p);
+}
+
+/* Grow the method table to keep load <= 1/2; 0 or -1 on allocation failure. Caller holds lock. */
 static int grow_methods(void)
 {
     size_t cap = cap_methods ? cap_methods * 2 : 4096;
@@ -59,51 +171,39 @@ static int grow_methods(void)
     return 0;
 }
 
-/* Entry for id, created empty if missing; NULL on allocation failure. Caller holds lock. */
-static method_entry *entry(jmethodID id)
+/* Entry of id or NULL. Caller holds lock; the pointer is valid until the lock is dropped. */
+static method_entry *lookup(jmethodID id)
 {
-    if ((nmethods + 1) * 2 > cap_methods && grow_methods() != 0) return NULL;
+    if (!cap_methods || !id) return NULL;
     size_t j = hash_ptr(id) & (cap_methods - 1);
     while (methods[j].id && methods[j].id != id) j = (j + 1) & (cap_methods - 1);
-    if (!methods[j].id) {
-        methods[j].id = id;
-        nmethods++;
-    }
+    return methods[j].id ? &methods[j] : NULL;
+}
+
+/* Entry of id, created M_PENDING if missing (*created = 1); NULL on allocation failure. Caller holds lock. */
+static method_entry *entry(jmethodID id, int *created)
+{
+    *created = 0;
+    method_entry *e = lookup(id);
+    if (e || !id) return e;
+    if ((nmethods + 1) * 2 > cap_methods && grow_methods() != 0) return NULL;
+    size_t j = hash_ptr(id) & (cap_methods - 1);
+    while (methods[j].id) j = (j + 1) & (cap_methods - 1);
+    memset(&methods[j], 0, sizeof methods[j]);
+    methods[j].id = id;
+    nmethods++;
+    *created = 1;
     return &methods[j];
 }
 
-static int grow_inlines(void)
+/* Free the strings and line table of e (not e itself). */
+static void free_fields(method_entry *e)
 {
-    size_t cap = cap_inlines ? cap_inlines * 2 : 4096;
-    inline_pair *t = calloc(cap, sizeof *t);
-    if (!t) return -1;
-    for (size_t i = 0; i < cap_inlines; i++) {
-        if (!inlines[i].inlinee) continue;
-        size_t j = hash_ptr((char *)inlines[i].inlinee + (uintptr_t)inlines[i].root * 31) & (cap - 1);
-        while (t[j].inlinee) j = (j + 1) & (cap - 1);
-        t[j] = inlines[i];
-    }
-    free(inlines);
-    inlines = t;
-    cap_inlines = cap;
-    return 0;
-}
-
-/* Find (or with add, insert) the pair; 1 if present/inserted. Caller holds lock. */
-static int inline_pair_op(jmethodID inlinee, jmethodID root, int add)
-{
-    if (add && (ninlines + 1) * 2 > cap_inlines && grow_inlines() != 0) return 0;
-    if (!cap_inlines) return 0;
-    size_t j = hash_ptr((char *)inlinee + (uintptr_t)root * 31) & (cap_inlines - 1);
-    while (inlines[j].inlinee) {
-        if (inlines[j].inlinee == inlinee && inlines[j].root == root) return 1;
-        j = (j + 1) & (cap_inlines - 1);
-    }
-    if (!add) return 0;
-    inlines[j].inlinee = inlinee;
-    inlines[j].root = root;
-    ninlines++;
-    return 1;
+    free(e->name);
+    free(e->sig);
+    free(e->cls);
+    free(e->mname);
+    free(e->lines);
 }
 
 void js_names_init(JavaVM *vm, jvmtiEnv *jvmti)
@@ -112,61 +212,57 @@ void js_names_init(JavaVM *vm, jvmtiEnv *jvmti)
     jv = jvmti;
 }
 
-/* "Ljava/lang/String;" -> "java.lang.String"; hidden-class suffix "/0x..." dropped. */
-static void class_name(const char *sig, char *out, size_t len)
+/* "Ljava/lang/String;" -> "java.lang.String" (dots) or "java/lang/String" (JFR's internal form);
+ * a hidden class's "/0x..." suffix is dropped. */
+static void class_name(const char *sig, int dots, char *out, size_t len)
 {
     const char *s = sig;
     if (*s == 'L') s++;
     size_t o = 0;
     for (; *s && *s != ';' && o + 1 < len; s++) {
         if (s[0] == '/' && s[1] == '0' && s[2] == 'x') break;
-        out[o++] = *s == '/' ? '.' : *s;
+        out[o++] = dots && *s == '/' ? '.' : *s;
     }
     out[o] = 0;
 }
 
-/* "Ljava/lang/String;" -> "java/lang/String" (JFR's internal form); hidden-class suffix dropped. */
-static void internal_name(const char *sig, char *out, size_t len)
+/* Fill out (zeroed first) for id through JVMTI; 0, or -1 if JVMTI does not know the method. No lock held. */
+static int jvmti_resolve(jmethodID id, method_entry *out)
 {
-    const char *s = sig;
-    if (*s == 'L') s++;
-    size_t o = 0;
-    for (; *s && *s != ';' && o + 1 < len; s++) {
-        if (s[0] == '/' && s[1] == '0' && s[2] == 'x') break;
-        out[o++] = *s;
-    }
-    out[o] = 0;
-}
-
-/* Fill e through JVMTI. Caller holds lock. */
-static void resolve(method_entry *e)
-{
-    if (e->name || !jv) return;
+    memset(out, 0, sizeof *out);
+    if (!jv) return -1;
     jclass cls = NULL;
     char *mname = NULL, *msig = NULL, *csig = NULL;
-    if ((*jv)->GetMethodDeclaringClass(jv, e->id, &cls) != JVMTI_ERROR_NONE) return;
-    if ((*jv)->GetMethodName(jv, e->id, &mname, &msig, NULL) == JVMTI_ERROR_NONE &&
+    if ((*jv)->GetMethodDeclaringClass(jv, id, &cls) != JVMTI_ERROR_NONE) return -1;
+    int rc = -1;
+    if ((*jv)->GetMethodName(jv, id, &mname, &msig, NULL) == JVMTI_ERROR_NONE &&
         (*jv)->GetClassSignature(jv, cls, &csig, NULL) == JVMTI_ERROR_NONE) {
         char cname[512];
-        class_name(csig, cname, sizeof cname);
+        class_name(csig, 1, cname, sizeof cname);
         size_t n = strlen(cname) + strlen(mname) + 2;
-        e->name = malloc(n);
-        if (e->name) snprintf(e->name, n, "%s.%s", cname, mname);
-        e->sig = strdup(msig);
-        e->mname = strdup(mname);
-        internal_name(csig, cname, sizeof cname);
-        e->cls = strdup(cname);
-        if ((*jv)->GetMethodModifiers(jv, e->id, &e->modifiers) != JVMTI_ERROR_NONE) e->modifiers = 0;
+        out->name = malloc(n);
+        if (out->name) snprintf(out->name, n, "%s.%s", cname, mname);
+        out->sig = strdup(msig);
+        out->mname = strdup(mname);
+        class_name(csig, 0, cname, sizeof cname);
+        out->cls = strdup(cname);
+        if ((*jv)->GetMethodModifiers(jv, id, &out->modifiers) != JVMTI_ERROR_NONE) out->modifiers = 0;
         jvmtiLineNumberEntry *tab = NULL;
         jint cnt = 0;
-        if ((*jv)->GetLineNumberTable(jv, e->id, &cnt, &tab) == JVMTI_ERROR_NONE && cnt > 0) {
+        if ((*jv)->GetLineNumberTable(jv, id, &cnt, &tab) == JVMTI_ERROR_NONE && tab) {
             if (cnt > MAX_LINES) cnt = MAX_LINES;
-            e->lines = malloc((size_t)cnt * sizeof *tab);
-            if (e->lines) {
-                memcpy(e->lines, tab, (size_t)cnt * sizeof *tab);
-                e->nlines = cnt;
+            out->lines = cnt > 0 ? malloc((size_t)cnt * sizeof *tab) : NULL;
+            if (out->lines) {
+                memcpy(out->lines, tab, (size_t)cnt * sizeof *tab);
+                out->nlines = cnt;
             }
             (*jv)->Deallocate(jv, (unsigned char *)tab);
+        }
+        if (out->name && out->sig && out->mname && out->cls) {
+            rc = 0;
+        } else {
+            free_fields(out);
+            memset(out, 0, sizeof *out);
         }
     }
     if (mname) (*jv)->Deallocate(jv, (unsigned char *)mname);
@@ -174,44 +270,146 @@ static void resolve(method_entry *e)
     if (csig) (*jv)->Deallocate(jv, (unsigned char *)csig);
     JNIEnv *env = NULL;
     if (cls && jvm && (*jvm)->GetEnv(jvm, (void **)&env, JNI_VERSION_1_6) == JNI_OK) (*env)->DeleteLocalRef(env, cls);
+    return rc;
 }
 
-typedef struct {
-    const js_store *s;
-} refresh_ctx;
-
-static int refresh_pair(uint32_t trace, uint32_t thread, uint64_t weight, void *ctx)
+/* Store the outcome of resolving id (res owned by the cache afterwards, or freed). */
+static void publish(jmethodID id, method_entry *res, int ok)
 {
-    refresh_ctx *c = ctx;
-    int n;
-    const js_raw_frame *f = js_store_trace(c->s, trace, &n);
-    for (int i = 0; f && i < n; i++) {
-        if (f[i].kind != JS_RF_JAVA && f[i].kind != JS_RF_NATIVE) continue;
-        method_entry *e = entry((jmethodID)f[i].method);
-        if (e) resolve(e);
+    pthread_mutex_lock(&lock);
+    int created;
+    method_entry *e = entry(id, &created);
+    if (!e || e->state == M_RESOLVED || !ok) {
+        free_fields(res);
+        if (e && !ok && e->state != M_RESOLVED && e->state != M_FAILED) {
+            e->state = M_FAILED;
+            unresolved++;
+        }
+    } else {
+        if (e->state == M_FAILED) unresolved--; /* a later attempt succeeded */
+        *e = *res;
+        e->id = id;
+        e->state = M_RESOLVED;
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+/* Resolve id now unless it is resolved or known to be unresolvable. Takes lock only briefly. */
+static void resolve_now(jmethodID id)
+{
+    if (!id) return;
+    pthread_mutex_lock(&lock);
+    method_entry *e = lookup(id);
+    int state = e ? e->state : M_PENDING;
+    pthread_mutex_unlock(&lock);
+    if (state != M_PENDING) return;
+    method_entry res;
+    int ok = jvmti_resolve(id, &res) == 0;
+    publish(id, &res, ok);
+}
+
+/* Queue the methods of one trace that the cache has never seen (marks them M_PENDING). Caller holds lock. */
+static int queue_trace(const js_raw_frame *f, int n, jmethodID **todo, size_t *ntodo, size_t *cap)
+{
+    const void *prev = NULL;
+    for (int i = 0; i < n; i++) {
+        if ((f[i].kind != JS_RF_JAVA && f[i].kind != JS_RF_NATIVE) || f[i].method == prev) continue;
+        prev = f[i].method;
+        int created;
+        method_entry *e = entry((jmethodID)f[i].method, &created);
+        if (!e) return -1;
+        if (!created) continue;
+        if (*ntodo == *cap) {
+            size_t c = *cap ? *cap * 2 : 256;
+            jmethodID *t = realloc(*todo, c * sizeof *t);
+            if (!t) return -1; /* the entry stays M_PENDING: resolved on first use */
+            *todo = t;
+            *cap = c;
+        }
+        (*todo)[(*ntodo)++] = (jmethodID)f[i].method;
     }
     return 0;
 }
 
-void js_names_refresh(const js_store *s)
+void js_names_refresh(const js_store *s, uint32_t *cursor)
 {
-    refresh_ctx c = {s};
-    pthread_mutex_lock(&lock);
-    js_store_foreach_pair(s, refresh_pair, &c);
-    pthread_mutex_unlock(&lock);
+    uint32_t count = js_store_trace_count(s);
+    if (*cursor > count) *cursor = 0; /* a new store generation */
+    jmethodID *todo = NULL;
+    size_t ntodo = 0, cap = 0;
+    while (*cursor < count) {
+        uint32_t id = js_store_trace_id_at(s, *cursor);
+        int n = 0;
+        const js_raw_frame *f = id ? js_store_trace(s, id, &n) : NULL;
+        if (!f) break; /* not fully published yet: next time */
+        pthread_mutex_lock(&lock);
+        int rc = queue_trace(f, n, &todo, &ntodo, &cap);
+        pthread_mutex_unlock(&lock);
+        if (rc != 0) break;
+        (*cursor)++;
+    }
+    for (size_t i = 0; i < ntodo; i++) {
+        method_entry res;
+        int ok = jvmti_resolve(todo[i], &res) == 0;
+        publish(todo[i], &res, ok);
+    }
+    free(todo);
 }
 
-void js_names_compiled(jmethodID root, const jmethodID *inlined, int n)
+/* Drop the facts of one code record. Caller holds compile_lock. */
+static void drop_code(const void *code_addr, code_rec *r)
 {
-    pthread_mutex_lock(&lock);
-    method_entry *e = entry(root);
-    if (e) e->compiled = 1;
-    for (int i = 0; i < n; i++)
-        if (inlined[i] && inlined[i] != root) inline_pair_op(inlined[i], root, 1);
-    pthread_mutex_unlock(&lock);
+    for (int i = 0; i < r->n; i++) map_count(&pairs, (uint64_t)(uintptr_t)r->inlined[i], (uint64_t)(uintptr_t)r->root, -1);
+    map_count(&compiled, (uint64_t)(uintptr_t)r->root, 0, -1);
+    map_del(&codes, (uint64_t)(uintptr_t)code_addr, 0);
 }
 
-/* Source line for bci from the cached table, or 0. */
+void js_names_compiled(const void *code_addr, jmethodID root, const jmethodID *inlined, int n)
+{
+    if (!code_addr || !root) return;
+    code_rec *r = malloc(sizeof *r + (size_t)(n > 0 ? n : 0) * sizeof(jmethodID));
+    if (!r) return;
+    r->root = root;
+    r->n = 0;
+    for (int i = 0; i < n; i++) {
+        int dup = !inlined[i] || inlined[i] == root;
+        for (int j = 0; j < r->n && !dup; j++) dup = r->inlined[j] == inlined[i];
+        if (!dup) r->inlined[r->n++] = inlined[i];
+    }
+    code_rec *old = NULL;
+    pthread_mutex_lock(&compile_lock);
+    uint64_t *v = map_find(&codes, (uint64_t)(uintptr_t)code_addr, 0);
+    if (v) { /* the unload of earlier code at this address never came: replace it */
+        old = (code_rec *)(uintptr_t)*v;
+        drop_code(code_addr, old);
+    }
+    v = map_get(&codes, (uint64_t)(uintptr_t)code_addr, 0);
+    if (v) {
+        *v = (uint64_t)(uintptr_t)r;
+        for (int i = 0; i < r->n; i++) map_count(&pairs, (uint64_t)(uintptr_t)r->inlined[i], (uint64_t)(uintptr_t)root, 1);
+        map_count(&compiled, (uint64_t)(uintptr_t)root, 0, 1);
+        r = NULL;
+    }
+    pthread_mutex_unlock(&compile_lock);
+    free(old);
+    free(r);
+}
+
+void js_names_compiled_unload(const void *code_addr, jmethodID root)
+{
+    if (!code_addr) return;
+    code_rec *r = NULL;
+    pthread_mutex_lock(&compile_lock);
+    uint64_t *v = map_find(&codes, (uint64_t)(uintptr_t)code_addr, 0);
+    if (v && (!root || ((code_rec *)(uintptr_t)*v)->root == root)) {
+        r = (code_rec *)(uintptr_t)*v;
+        drop_code(code_addr, r);
+    }
+    pthread_mutex_unlock(&compile_lock);
+    free(r);
+}
+
+/* Source line for bci from a line table, or 0. */
 static int line_of(const method_entry *e, int bci)
 {
     int line = 0;
@@ -224,26 +422,34 @@ static int line_of(const method_entry *e, int bci)
     return line;
 }
 
-/* Kind of a Java frame given the frames above it (callers). Caller holds lock. */
-static js_frame_type java_kind(const js_raw_frame *f, int i, int n, const method_entry *e)
+/* Kind of the Java frame f[i] given the frames above it (its callers). Takes compile_lock. */
+static js_frame_type java_kind(const js_raw_frame *f, int i, int n)
 {
-    for (int j = i + 1; j < n && j <= i + 16; j++) {
+    js_frame_type k = JS_FT_INTERPRETED;
+    uint64_t m = (uint64_t)(uintptr_t)f[i].method;
+    pthread_mutex_lock(&compile_lock);
+    for (int j = i + 1; j < n && j <= i + INLINE_WINDOW; j++) {
         if (f[j].kind != JS_RF_JAVA) break;
-        if (inline_pair_op((jmethodID)f[i].method, (jmethodID)f[j].method, 0)) return JS_FT_INLINED;
+        if (map_find(&pairs, m, (uint64_t)(uintptr_t)f[j].method)) {
+            k = JS_FT_INLINED;
+            break;
+        }
     }
-    return e && e->compiled ? JS_FT_JIT : JS_FT_INTERPRETED;
+    if (k != JS_FT_INLINED && map_find(&compiled, m, 0)) k = JS_FT_JIT;
+    pthread_mutex_unlock(&compile_lock);
+    return k;
 }
 
 int js_names_method_parts(const void *method, js_method_parts *out)
 {
+    resolve_now((jmethodID)method);
     pthread_mutex_lock(&lock);
-    method_entry *e = entry((jmethodID)method);
-    if (e) resolve(e);
-    int ok = e && e->name && e->cls && e->mname;
+    method_entry *e = lookup((jmethodID)method);
+    int ok = e && e->state == M_RESOLVED;
     if (ok) {
         snprintf(out->cls, sizeof out->cls, "%s", e->cls);
         snprintf(out->name, sizeof out->name, "%s", e->mname);
-        snprintf(out->sig, sizeof out->sig, "%s", e->sig ? e->sig : "");
+        snprintf(out->sig, sizeof out->sig, "%s", e->sig);
         out->modifiers = (int)e->modifiers;
     }
     pthread_mutex_unlock(&lock);
@@ -253,10 +459,10 @@ int js_names_method_parts(const void *method, js_method_parts *out)
 int js_names_line(const void *method, int bci)
 {
     if (bci < 0) return -1;
+    resolve_now((jmethodID)method);
     pthread_mutex_lock(&lock);
-    method_entry *e = entry((jmethodID)method);
-    if (e) resolve(e);
-    int line = e && e->nlines ? line_of(e, bci) : 0;
+    method_entry *e = lookup((jmethodID)method);
+    int line = e && e->state == M_RESOLVED ? line_of(e, bci) : 0;
     pthread_mutex_unlock(&lock);
     return line > 0 ? line : -1;
 }
@@ -265,11 +471,7 @@ js_frame_type js_names_kind(const js_raw_frame *f, int i, int n)
 {
     if (f[i].kind == JS_RF_NATIVE) return JS_FT_NATIVE;
     if (f[i].kind != JS_RF_JAVA) return JS_FT_ERROR;
-    pthread_mutex_lock(&lock);
-    method_entry *e = entry((jmethodID)f[i].method);
-    js_frame_type k = java_kind(f, i, n, e);
-    pthread_mutex_unlock(&lock);
-    return k;
+    return java_kind(f, i, n);
 }
 
 js_frame_type js_names_frame(const js_raw_frame *f, int i, int n, int lines, int sig, char *buf, size_t len)
@@ -283,15 +485,15 @@ js_frame_type js_names_frame(const js_raw_frame *f, int i, int n, int lines, int
         snprintf(buf, len, "[unknown_method]");
         return JS_FT_ERROR;
     }
+    js_frame_type kind = js_names_kind(f, i, n);
+    resolve_now((jmethodID)fr->method);
     pthread_mutex_lock(&lock);
-    method_entry *e = entry((jmethodID)fr->method);
-    if (e) resolve(e);
-    js_frame_type kind = fr->kind == JS_RF_NATIVE ? JS_FT_NATIVE : java_kind(f, i, n, e);
-    if (!e || !e->name) {
+    method_entry *e = lookup((jmethodID)fr->method);
+    if (!e || e->state != M_RESOLVED) {
         snprintf(buf, len, "[unloaded_method]");
         kind = JS_FT_ERROR;
     } else {
-        int o = snprintf(buf, len, "%s%s", e->name, sig && e->sig ? e->sig : "");
+        int o = snprintf(buf, len, "%s%s", e->name, sig ? e->sig : "");
         if (lines && fr->bci >= 0 && o > 0 && (size_t)o < len) {
             int line = line_of(e, fr->bci);
             if (line > 0) snprintf(buf + o, len - (size_t)o, ":%d", line);
@@ -301,20 +503,28 @@ js_frame_type js_names_frame(const js_raw_frame *f, int i, int n, int lines, int
     return kind;
 }
 
+uint64_t js_names_unresolved(void)
+{
+    pthread_mutex_lock(&lock);
+    uint64_t n = unresolved;
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
 void js_names_clear(void)
 {
     pthread_mutex_lock(&lock);
-    for (size_t i = 0; i < cap_methods; i++) {
-        free(methods[i].name);
-        free(methods[i].sig);
-        free(methods[i].cls);
-        free(methods[i].mname);
-        free(methods[i].lines);
-    }
+    for (size_t i = 0; i < cap_methods; i++) free_fields(&methods[i]);
     free(methods);
-    free(inlines);
     methods = NULL;
-    inlines = NULL;
-    nmethods = cap_methods = ninlines = cap_inlines = 0;
+    nmethods = cap_methods = 0;
+    unresolved = 0;
     pthread_mutex_unlock(&lock);
+    pthread_mutex_lock(&compile_lock);
+    for (size_t i = 0; i < codes.cap; i++)
+        if (codes.slots[i].k1) free((code_rec *)(uintptr_t)codes.slots[i].v);
+    map_free(&codes);
+    map_free(&pairs);
+    map_free(&compiled);
+    pthread_mutex_unlock(&compile_lock);
 }

@@ -22,6 +22,7 @@ void js_profiler_init(JavaVM *vm, jvmtiEnv *jvmti)
 {
     js_sess.vm = vm;
     js_names_init(vm, jvmti);
+    js_arming_init(vm);
 }
 
 int js_profiler_running(void)

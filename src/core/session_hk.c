@@ -1,10 +1,10 @@
 /* session_hk.c - the session's housekeeping thread.
  *
- * Every TICK_MS the housekeeper resolves names of traces new in the active store (while their
- * classes are alive), swaps the stores when the active one passes half of any capacity, writes
- * loop= files when due and ends the session at timeout=. Every RESCAN_TICKS it attaches the
- * engine to threads found in /proc. It never blocks on js_cmd_lock (trylock; a command that
- * holds the lock may be waiting to join this thread).
+ * The housekeeper resolves names of traces new in the active store while their classes are alive
+ * (every 1 ms while new traces appear, every 10 ms otherwise); every 50 ms it swaps the stores when
+ * the active one passes half of any capacity, writes loop= files when due and ends the session at
+ * timeout=; every 500 ms it attaches the engine to threads found in /proc. It never blocks on
+ * js_cmd_lock (trylock; a command that holds the lock may be waiting to join this thread).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -16,26 +16,31 @@
 #include "sample/stats.h"
 #include "util/log.h"
 
-#define TICK_MS 50
-#define RESCAN_TICKS 10
+#define REFRESH_MS 1       /* names refresh while new traces appear */
+#define REFRESH_IDLE_MS 10 /* ... and once none appeared for IDLE_AFTER_MS */
+#define IDLE_AFTER_MS 100
+#define ROUND_MS 50        /* store fill, loop=, timeout=, throttle notice */
+#define RESCAN_MS 500      /* threads found in /proc */
 
-/* Resolve names of the traces published since the last look, while their classes are alive. */
-static void refresh_names(void)
+/* Resolve names of the traces published since the last look, while their classes are alive.
+ * 1 if there were new traces. */
+static int refresh_names(void)
 {
-    js_names_refresh(js_sess.stores[js_sess.active]);
+    uint32_t before = js_sess.names_cursor;
+    js_names_refresh(js_sess.stores[js_sess.active], &js_sess.names_cursor);
+    return js_sess.names_cursor != before;
 }
 
-/* One housekeeping round, with js_cmd_lock held and the session running. 1 if it ended it. */
+/* The slower duties, every ROUND_MS, with js_cmd_lock held and the session running. 1 if it ended it. */
 static int round_locked(void)
 {
-    refresh_names();
     char err[512];
     if (js_session_store_full() && js_session_rotate(err, sizeof err) != 0) js_warn("%s", err);
     js_stats_snapshot s;
     js_stats_get(&s);
     if (s.throttled && !js_sess.throttle_logged) {
         js_sess.throttle_logged = 1;
-        js_warn("samples of some threads were throttled: their signal handlers took over a quarter of their time "
+        js_warn("samples of some threads were throttled: their signal handlers took over an eighth of their time "
                 "(deep stacks at a short interval); their weight goes to their next sample. Consider a longer interval "
                 "or a smaller jstackdepth");
     }
@@ -55,24 +60,36 @@ static int round_locked(void)
     return 0;
 }
 
-/* The housekeeping thread: attached to the VM (names come through JVMTI) as a daemon. */
+/* The housekeeping thread: attached to the VM (names come through JVMTI) as a daemon. It wakes every
+ * REFRESH_MS while new traces keep appearing (every REFRESH_IDLE_MS after IDLE_AFTER_MS without one), so that
+ * a class unloaded soon after it was sampled keeps its names; a refresh looks only at new traces. */
 static void *housekeeper(void *arg)
 {
     JNIEnv *env = NULL;
     JavaVMAttachArgs aa = {JNI_VERSION_1_6, "jsampler housekeeper", NULL};
     int attached = js_sess.vm && (*js_sess.vm)->AttachCurrentThreadAsDaemon(js_sess.vm, (void **)&env, &aa) == JNI_OK;
     pthread_setname_np(pthread_self(), "jsampler-hk");
-    int ended = 0;
-    for (unsigned tick = 0; !ended && !atomic_load(&js_sess.hk_stop); tick++) {
-        for (int i = 0; i < TICK_MS / 10 && !atomic_load(&js_sess.hk_stop); i++) {
-            struct timespec ts = {0, 10 * 1000000L};
-            nanosleep(&ts, NULL);
-        }
+    int ended = 0, nap = REFRESH_MS, since_new = 0, since_round = 0, since_rescan = RESCAN_MS;
+    while (!ended && !atomic_load(&js_sess.hk_stop)) {
+        struct timespec ts = {0, nap * 1000000L};
+        nanosleep(&ts, NULL);
         if (atomic_load(&js_sess.hk_stop)) break;
-        if (tick % RESCAN_TICKS == 0) js_arming_rescan();
+        since_round += nap;
+        since_rescan += nap;
+        if (since_rescan >= RESCAN_MS) {
+            since_rescan = 0;
+            js_arming_rescan();
+        }
         if (pthread_mutex_trylock(&js_cmd_lock) != 0) continue;
-        if (!atomic_load(&js_sess.hk_stop) && atomic_load(&js_sess.state) == JS_STATE_RUNNING) ended = round_locked();
+        if (!atomic_load(&js_sess.hk_stop) && atomic_load(&js_sess.state) == JS_STATE_RUNNING) {
+            since_new = refresh_names() ? 0 : since_new + nap;
+            if (since_round >= ROUND_MS) {
+                since_round = 0;
+                ended = round_locked();
+            }
+        }
         pthread_mutex_unlock(&js_cmd_lock);
+        nap = since_new >= IDLE_AFTER_MS ? REFRESH_IDLE_MS : REFRESH_MS;
     }
     if (attached) (*js_sess.vm)->DetachCurrentThread(js_sess.vm);
     return NULL;

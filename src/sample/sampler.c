@@ -70,10 +70,9 @@ static int claim_stripe(int tid)
 }
 
 /* Walk the interrupted thread into buf; on failure one pseudo-frame naming the error. */
-static int walk(void *uc, js_thread *t, js_raw_frame *buf)
+static int walk(void *uc, js_raw_frame *buf)
 {
-    void *env = t ? atomic_load_explicit(&t->env, RLX) : NULL;
-    int n = env ? S.walker->walk(uc, env, buf, S.depth) : JS_WALK_NO_ENV;
+    int n = S.walker->walk(uc, buf, S.depth);
     if (n > 0) return n;
     js_stats_walk_error(n);
     buf[0].bci = n;
@@ -122,7 +121,7 @@ static void take_sample(void *uc, js_thread *t, int tid, uint64_t t0, uint64_t w
     }
     if (t) w += atomic_exchange_explicit(&t->carry, 0, RLX);
     js_raw_frame *buf = S.buffers + (size_t)k * (size_t)S.depth;
-    int n = walk(uc, t, buf);
+    int n = walk(uc, buf);
     uint32_t serial = t ? atomic_load_explicit(&t->serial, RLX) : 0;
     int sk = enter_store();
     js_store *store = S.stores[sk];

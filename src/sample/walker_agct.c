@@ -3,11 +3,25 @@
  * AsyncGetCallTrace walks the calling thread from the signal's ucontext and writes
  * {lineno(bci), jmethodID} pairs; js_raw_frame has the same layout for those two fields
  * (the 4 padding bytes are our `kind`), so it writes straight into the store's frame type.
+ *
+ * The JNIEnv it needs is the interrupted thread's own, taken in the handler with
+ * JavaVM->GetEnv: a registry keyed by tid would miss threads that existed before the agent
+ * and hand a reused tid a stale env. In HotSpot GetEnv reads the current Thread* from a
+ * compiler thread-local (__thread in libjvm), which is only signal-safe once that thread has
+ * touched it: the first access from a thread that never ran VM code can allocate its TLS block
+ * (malloc in __tls_get_addr, the reason behind JDK-8132510). So GetEnv runs only for threads
+ * HotSpot has registered: HotSpot also stores the current Thread* in a pthread key (read with
+ * pthread_getspecific, which is what its own signal handlers use). That key is found at init
+ * by looking for the value of the current thread's java.lang.Thread.eetop (its JavaThread*)
+ * among the pthread keys. A thread without it gets JS_WALK_NO_ENV without calling into the VM.
+ * If the key cannot be found (another VM), GetEnv is called unguarded.
  */
 #include "sample/walker.h"
 
 #include <dlfcn.h>
 #include <jni.h>
+#include <limits.h>
+#include <pthread.h>
 #include <stddef.h>
 
 #include "sample/safe_fmt.h"
@@ -29,29 +43,94 @@ _Static_assert(offsetof(agct_frame, lineno) == offsetof(js_raw_frame, bci), "bci
 
 typedef void (*agct_fn)(agct_trace *, jint, void *);
 
-/* Resolved once at start, read by handlers. */
-static agct_fn agct;
+#ifndef PTHREAD_KEYS_MAX
+#define PTHREAD_KEYS_MAX 1024
+#endif
 
-static int agct_init(char *err, size_t errlen)
+/* Resolved once at init on a normal thread, read by handlers (a handler has no context). */
+static struct {
+    agct_fn agct;
+    JavaVM *vm;
+    int have_key; /* 1 when vm_key is HotSpot's current-thread key */
+    pthread_key_t vm_key;
+} W;
+
+/* Find HotSpot's current-thread pthread key from a Java thread's JNIEnv; 0 or -1. */
+static int find_vm_key(JNIEnv *jni)
 {
-    if (agct) return 0;
-    agct = (agct_fn)dlsym(RTLD_DEFAULT, "AsyncGetCallTrace");
-    if (!agct) {
-        void *h = dlopen("libjvm.so", RTLD_LAZY | RTLD_NOLOAD);
-        if (h) agct = (agct_fn)dlsym(h, "AsyncGetCallTrace");
+    int found = -1;
+    jclass c = (*jni)->FindClass(jni, "java/lang/Thread");
+    jmethodID cur = c ? (*jni)->GetStaticMethodID(jni, c, "currentThread", "()Ljava/lang/Thread;") : NULL;
+    jfieldID eetop = c ? (*jni)->GetFieldID(jni, c, "eetop", "J") : NULL;
+    jobject self = cur ? (*jni)->CallStaticObjectMethod(jni, c, cur) : NULL;
+    if ((*jni)->ExceptionCheck(jni)) (*jni)->ExceptionClear(jni);
+    jlong vm_thread = self && eetop ? (*jni)->GetLongField(jni, self, eetop) : 0;
+    for (int k = 0; vm_thread && k < PTHREAD_KEYS_MAX && found < 0; k++)
+        if (pthread_getspecific((pthread_key_t)k) == (void *)(intptr_t)vm_thread) {
+            W.vm_key = (pthread_key_t)k;
+            found = 0;
+        }
+    if (self) (*jni)->DeleteLocalRef(jni, self);
+    if (c) (*jni)->DeleteLocalRef(jni, c);
+    return found;
+}
+
+/* Look for the key from this thread, attaching it to the VM for the time of the search if needed. */
+static void init_vm_key(JavaVM *vm)
+{
+    JNIEnv *jni = NULL;
+    if ((*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_6) == JNI_OK) {
+        W.have_key = find_vm_key(jni) == 0;
+        return;
     }
-    if (!agct) {
+    JavaVMAttachArgs aa = {JNI_VERSION_1_6, "jsampler init", NULL};
+    if ((*vm)->AttachCurrentThreadAsDaemon(vm, (void **)&jni, &aa) != JNI_OK) return;
+    W.have_key = find_vm_key(jni) == 0;
+    (*vm)->DetachCurrentThread(vm);
+}
+
+/* Resolve AsyncGetCallTrace and HotSpot's thread key (normal thread); 0 or -1 with err. */
+static int agct_init(void *java_vm, char *err, size_t errlen)
+{
+    if (!java_vm) {
+        js_safe_fmt(err, errlen, "the AsyncGetCallTrace walker needs the JavaVM");
+        return -1;
+    }
+    if (!W.agct) {
+        W.agct = (agct_fn)dlsym(RTLD_DEFAULT, "AsyncGetCallTrace");
+        if (!W.agct) {
+            void *h = dlopen("libjvm.so", RTLD_LAZY | RTLD_NOLOAD);
+            if (h) W.agct = (agct_fn)dlsym(h, "AsyncGetCallTrace");
+        }
+    }
+    if (!W.agct) {
         js_safe_fmt(err, errlen, "AsyncGetCallTrace not found in this JVM (HotSpot is required)");
         return -1;
+    }
+    if (W.vm != java_vm || !W.have_key) {
+        W.vm = java_vm;
+        W.have_key = 0;
+        init_vm_key(W.vm);
     }
     return 0;
 }
 
-/* Signal-safe. */
-static int agct_walk(void *ucontext, void *env, js_raw_frame *frames, int max)
+/* Signal-safe: the interrupted thread's JNIEnv, or NULL if it is not a Java thread. */
+static JNIEnv *current_env(void)
 {
-    agct_trace trace = {(JNIEnv *)env, 0, (agct_frame *)frames};
-    agct(&trace, max, ucontext);
+    if (W.have_key && pthread_getspecific(W.vm_key) == NULL) return NULL; /* never touched the VM */
+    JNIEnv *env = NULL;
+    if ((*W.vm)->GetEnv(W.vm, (void **)&env, JNI_VERSION_1_6) != JNI_OK) return NULL;
+    return env;
+}
+
+/* Signal-safe. */
+static int agct_walk(void *ucontext, js_raw_frame *frames, int max)
+{
+    JNIEnv *env = current_env();
+    if (!env) return JS_WALK_NO_ENV;
+    agct_trace trace = {env, 0, (agct_frame *)frames};
+    W.agct(&trace, max, ucontext);
     int n = trace.num_frames;
     for (int i = 0; i < n; i++) {
         if (frames[i].bci == -3) frames[i].kind = JS_RF_NATIVE;
