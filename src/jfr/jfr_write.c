@@ -239,6 +239,7 @@ int js_jfr_maybe_rotate(js_jfr_writer *w, uint64_t now_ticks, char *err, size_t 
 {
     if (w->err_no) return js_jfrw_fail(w, err, errlen);
     int due = js_jfrw_pos(w) - w->chunk_start + js_jfrw_trace_bytes(w) >= w->o.chunk_size ||
+              js_jfrw_trace_bytes(w) >= TRACE_COPY_MAX ||
               (w->o.chunk_time_ns && now_ticks > w->chunk_ticks && now_ticks - w->chunk_ticks >= w->o.chunk_time_ns);
     if (!due || !w->chunk_events || w->capped) return 0;
     if (w->o.max_size && js_jfrw_pos(w) + w->reserve + w->chunk_fixed + CP_BASE > w->o.max_size) {
