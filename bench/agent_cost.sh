@@ -3,7 +3,7 @@
 # CPU time of the agent's threads, JVM exit delay after the workload's last line, and RSS at 60 s and at the end,
 # beside the same workload without a profiler. Not part of make test (make agent-cost).
 #
-#   sh bench/agent_cost.sh [seconds=120] [agent options=start,event=cpu,interval=1ms,file=OUT/p.jfr]
+#   sh bench/agent_cost.sh [seconds=120] [agent options=start,event=cpu,interval=1ms,file=OUT/p.jfr] [distinct]
 #
 # JAVA_HOME picks the JDK (default JDK 17); JSAMPLER_AGENT the library.
 set -eu
@@ -13,6 +13,7 @@ JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
 SECS=${1:-120}
 OUT=$ROOT/build/agent-cost
 OPTS=${2:-start,event=cpu,interval=1ms,file=$OUT/p.jfr}
+MODE=${3:-}
 mkdir -p "$OUT/classes"
 "$JAVA_HOME/bin/javac" -d "$OUT/classes" "$ROOT/java-test-harness/DeepChurn.java"
 
@@ -38,7 +39,7 @@ run() {
     name=$1
     args=""
     [ -n "$2" ] && args="-agentpath:$AGENT=$2"
-    "$JAVA_HOME/bin/java" $args -cp "$OUT/classes" DeepChurn "$SECS" 2 >"$OUT/$name.out" 2>"$OUT/$name.err" &
+    "$JAVA_HOME/bin/java" $args -cp "$OUT/classes" DeepChurn "$SECS" 2 $MODE >"$OUT/$name.out" 2>"$OUT/$name.err" &
     pid=$!
     sleep 60
     rss60=$(rss_kib $pid)

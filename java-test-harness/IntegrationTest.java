@@ -3,6 +3,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -116,7 +117,7 @@ public final class IntegrationTest {
         safely("churn-ctimer", () -> churn("ctimer"));
         safely("bad-option-evnt", () -> badOption("bad-option-evnt", "start,evnt=cpu", "evnt"));
         safely("bad-option-interval", () -> badOption("bad-option-interval", "start,interval=abc", "abc"));
-        safely("unwritable-output", this::unwritableOutput);
+        safely("output-faults", this::unwritableOutput);
         safely("perf-refused-ctimer", this::perfRefused);
         safely("itimer", this::itimer);
         safely("html", this::htmlOutput);
@@ -460,18 +461,96 @@ public final class IntegrationTest {
     }
 
     /** An unwritable output path: one ERROR line naming it, the application unharmed, exit code 0. */
+    /**
+     * Output faults. At start-up (the JVM does not run, one line names the path): a missing directory, a directory
+     * the JVM's user cannot write (the JVM runs as nobody), a symbolic link planted at the path (its target is left
+     * alone). At the end (the JVM runs to its end, one line names the path and the reason): a full device.
+     */
     void unwritableOutput() {
-        String name = "unwritable-output";
-        if (!selected(name)) {
-            return;
+        if (selected("output-missing-dir")) {
+            String dir = "/nonexistent-dir";
+            if (Files.exists(Path.of(dir))) {
+                dir = "/nonexistent-dir-" + ProcessHandle.current().pid();
+            }
+            outputFaultAtStart("output-missing-dir", List.of(), dir + "/x.html", "does not exist", null);
         }
+        if (selected("output-readonly-dir")) {
+            Path setpriv = Path.of("/usr/bin/setpriv");
+            if (!Files.isExecutable(setpriv)) {
+                skip("output-readonly-dir", "setpriv not found: cannot run the JVM as another user");
+            } else {
+                Path ro = runDir("output-readonly-dir-target");
+                try {
+                    Files.createDirectories(ro);
+                    Files.setPosixFilePermissions(ro, PosixFilePermissions.fromString(
+                            "rwxr-xr-x"));
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+                outputFaultAtStart("output-readonly-dir", List.of(setpriv.toString(), "--reuid=65534",
+                        "--regid=65534", "--clear-groups"), ro.resolve("x.html").toString(), "not writable", null);
+            }
+        }
+        if (selected("output-symlink")) {
+            Path dir = runDir("output-symlink-target");
+            Path target = dir.resolve("target.txt");
+            Path link = dir.resolve("x.html");
+            try {
+                Files.createDirectories(dir);
+                Files.writeString(target, "keep me\n");
+                Files.deleteIfExists(link);
+                Files.createSymbolicLink(link, target);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+            outputFaultAtStart("output-symlink", List.of(), link.toString(), "symbolic link", target);
+        }
+        if (selected("output-dev-full")) {
+            outputDevFull();
+        }
+    }
+
+    /** The JVM must refuse to start, with exactly one agent ERROR line naming target and containing why. */
+    void outputFaultAtStart(String name, List<String> wrapper, String target, String why, Path untouched) {
         long t0 = System.nanoTime();
-        String dir = "/nonexistent-dir";
-        if (Files.exists(Path.of(dir))) {
-            dir = "/nonexistent-dir-" + ProcessHandle.current().pid();
+        Run r = launch(name, wrapper, "start,event=cpu,interval=1ms,file=" + target, "Hello");
+        List<String> problems = new ArrayList<>();
+        if (r.timedOut) {
+            problems.add("timed out after " + TIMEOUT_SECONDS + " s");
+        } else if (r.exitCode == 0) {
+            problems.add("exit code 0: the JVM started although its output cannot be written");
         }
-        String target = dir + "/x.html";
-        Run r = launch(name, List.of(), "start,event=cpu,interval=1ms,file=" + target, "Hello");
+        if (r.stdout.contains(HELLO_MARKER)) {
+            problems.add("the application ran: the bad output was not refused at start-up");
+        }
+        List<String> errors = r.agentLines("ERROR");
+        if (errors.size() != 1) {
+            problems.add(errors.size() + " ERROR lines (expected exactly one)");
+        }
+        if (errors.stream().noneMatch(l -> l.contains(target) && l.contains(why))) {
+            problems.add("no ERROR line names " + target + " with '" + why + "'");
+        }
+        try {
+            if (untouched != null && !Files.readString(untouched).equals("keep me\n")) {
+                problems.add("the symbolic link's target " + untouched + " was changed");
+            }
+        } catch (IOException e) {
+            problems.add("cannot read " + untouched + ": " + e);
+        }
+        List<String> details = new ArrayList<>();
+        details.add("exit code " + r.exitCode);
+        errors.forEach(l -> details.add("stderr: " + l));
+        if (!problems.isEmpty()) {
+            r.stderrLines().stream().limit(12).forEach(l -> details.add("stderr| " + l));
+        }
+        report(name, problems, details, t0);
+    }
+
+    /** /dev/full cannot be checked without writing: the JVM runs to its end and one ERROR line says why. */
+    void outputDevFull() {
+        String name = "output-dev-full";
+        long t0 = System.nanoTime();
+        Run r = launch(name, List.of(), "start,event=cpu,interval=1ms,file=/dev/full", "Hello");
         List<String> problems = new ArrayList<>(r.crashSigns());
         if (r.timedOut) {
             problems.add("timed out after " + TIMEOUT_SECONDS + " s");
@@ -482,18 +561,14 @@ public final class IntegrationTest {
             problems.add("the application's output is missing");
         }
         List<String> errors = r.agentLines("ERROR");
-        if (errors.size() != 1) {
-            problems.add(errors.size() + " ERROR lines (expected exactly one)");
-        }
-        if (errors.stream().noneMatch(l -> l.contains(target))) {
-            problems.add("no ERROR line names " + target);
+        if (errors.size() != 1 || !errors.get(0).contains("/dev/full")
+                || !errors.get(0).contains("No space left on device")) {
+            problems.add("expected exactly one ERROR line naming /dev/full and 'No space left on device', got "
+                    + errors);
         }
         List<String> details = new ArrayList<>();
         details.add("exit code " + r.exitCode);
         errors.forEach(l -> details.add("stderr: " + l));
-        if (!problems.isEmpty()) {
-            r.stderrLines().stream().limit(12).forEach(l -> details.add("stderr| " + l));
-        }
         report(name, problems, details, t0);
     }
 

@@ -13,7 +13,8 @@
 
 /* Parse and execute cmd; reply text (one or more lines) into out. */
 js_status js_execute(const char *cmd, char *out, size_t outlen);
-/* Parse-only check used at -agentpath load to fail fast: JS_OK or JS_ERR_ARGS with the line. */
+/* Check used at -agentpath load to fail fast, before the VM runs: the syntax (JS_ERR_ARGS) and that
+ * the outputs can be created (JS_ERR_IO), with one line in out. */
 js_status js_validate(const char *cmd, char *out, size_t outlen);
 
 #endif

@@ -1,6 +1,7 @@
 /* dump.h - write a profile where the user asked, in the format asked.
  *
- * Normal threads only, never from a handler.
+ * Outputs are created with O_NOFOLLOW (a symbolic link planted at the path is refused, never followed)
+ * and mode 0600. Normal threads only, never from a handler.
  */
 #ifndef JS_DUMP_H
 #define JS_DUMP_H
@@ -9,6 +10,12 @@
 #include "core/args.h"
 #include "output/profile.h"
 
+/* Check, when a command is accepted, that the output pattern (%p and %t expanded) can be written: its
+ * directory exists and is writable by this process, and the path is neither a symbolic link nor a
+ * directory nor an existing file this process cannot write. Creates nothing. A device or FIFO (e.g.
+ * /dev/full) passes: it cannot be checked without writing to it, so a full device fails when the
+ * output is written, with one line. "" (stdout) passes. 0, or -1 with one line naming the path. */
+int js_dump_check_output(const char *pattern, char *err, size_t errlen);
 /* Write a copy of profile p (titled, filtered by a's include/exclude, merged, sorted) as a->file
  * (expanded; stdout if none) in the chosen format. On success msg says what was written; on failure
  * msg holds one line naming the path. */

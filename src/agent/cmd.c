@@ -4,11 +4,12 @@
 #include <stdio.h>
 
 #include "core/args.h"
+#include "core/dump.h"
 #include "util/log.h"
 #include "core/profiler.h"
 #include "util/version.h"
 
-/* Checks beyond syntax that need no VM: formats the agent cannot write yet. */
+/* Checks beyond syntax that need no VM: formats the agent cannot write, outputs that cannot be created. */
 static js_status check_request(const js_args *a, char *out, size_t outlen)
 {
     js_out_format f = js_args_output_format(a, a->file);
@@ -24,6 +25,10 @@ static js_status check_request(const js_args *a, char *out, size_t outlen)
     if (f == JS_OUT_JFR && a->jfrfile[0]) {
         snprintf(out, outlen, "option 'jfrfile=%s': file= is already a JFR recording", a->jfrfile);
         return JS_ERR_ARGS;
+    }
+    if (a->action == JS_ACTION_START || a->action == JS_ACTION_STOP || a->action == JS_ACTION_DUMP) {
+        if (js_dump_check_output(a->file, out, outlen) != 0) return JS_ERR_IO;
+        if (js_dump_check_output(a->jfrfile, out, outlen) != 0) return JS_ERR_IO;
     }
     return JS_OK;
 }

@@ -2,9 +2,11 @@
 #include "core/dump.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,14 +25,36 @@ static int write_format(FILE *f, js_out_format fmt, const js_profile *p, const j
     }
 }
 
+/* Why opening an output failed with errno e, in words a user acts on. */
+static const char *open_error(int e)
+{
+    if (e == ELOOP) return "it is a symbolic link (not followed)";
+    if (e == EISDIR) return "it is a directory";
+    return strerror(e);
+}
+
+/* Open path as every output is created: never through a symbolic link, a new file 0600. FILE* or NULL. */
+static FILE *open_output(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) return NULL;
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        int e = errno;
+        close(fd);
+        errno = e;
+    }
+    return f;
+}
+
 /* Open path (stdout if empty), write, flush, close: every failure names the path. */
 static int write_file(const char *path, js_out_format fmt, const js_profile *p, const js_args *a, char *err,
                       size_t errlen)
 {
     const char *shown = path[0] ? path : "stdout";
-    FILE *f = path[0] ? fopen(path, "w") : stdout;
+    FILE *f = path[0] ? open_output(path) : stdout;
     if (!f) {
-        snprintf(err, errlen, "cannot write output '%s': %s", shown, strerror(errno));
+        snprintf(err, errlen, "cannot write output '%s': %s", shown, open_error(errno));
         return -1;
     }
     char why[512] = "";
@@ -39,6 +63,44 @@ static int write_file(const char *path, js_out_format fmt, const js_profile *p, 
     if (f != stdout && fclose(f) != 0 && rc == 0) snprintf(why, sizeof why, "%s", strerror(errno)), rc = -1;
     if (rc != 0) snprintf(err, errlen, "cannot write output '%s': %s", shown, why);
     return rc;
+}
+
+int js_dump_check_output(const char *pattern, char *err, size_t errlen)
+{
+    char path[JS_PATH_MAX], dir[JS_PATH_MAX];
+    if (!pattern[0]) return 0;
+    if (js_expand_path(pattern, (int)getpid(), (long long)time(NULL), path, sizeof path) != 0) {
+        snprintf(err, errlen, "output path '%s' is too long after expansion", pattern);
+        return -1;
+    }
+    struct stat st;
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+        snprintf(err, errlen, "cannot write output '%s': it is a symbolic link (not followed)", path);
+        return -1;
+    }
+    if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "cannot write output '%s': it is a directory", path);
+        return -1;
+    }
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else if (slash == dir) dir[1] = 0;
+    else *slash = 0;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "cannot write output '%s': directory '%s' does not exist", path, dir);
+        return -1;
+    }
+    if (access(dir, W_OK | X_OK) != 0) {
+        snprintf(err, errlen, "cannot write output '%s': directory '%s' is not writable (%s)", path, dir,
+                 strerror(errno));
+        return -1;
+    }
+    if (access(path, F_OK) == 0 && access(path, W_OK) != 0) {
+        snprintf(err, errlen, "cannot write output '%s': %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
 }
 
 int js_dump_write_profile(const js_profile *src, const js_args *a, char *msg, size_t msglen)

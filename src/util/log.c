@@ -2,10 +2,12 @@
 #include "util/log.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Process-wide sink: one agent per process; guarded by log_lock. */
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -28,7 +30,10 @@ int js_log_configure(js_loglevel level, const char *path, char *err, size_t errl
 {
     FILE *f = NULL;
     if (path && *path) {
-        f = fopen(path, "a");
+        /* Never through a symbolic link planted at the path; a new log is readable by its owner only. */
+        int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+        f = fd >= 0 ? fdopen(fd, "a") : NULL;
+        if (!f && fd >= 0) close(fd);
         if (!f) {
             snprintf(err, errlen, "cannot open log file '%s': %s", path, strerror(errno));
             return -1;
