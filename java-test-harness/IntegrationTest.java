@@ -125,6 +125,8 @@ public final class IntegrationTest {
         SessionChecks session = new SessionChecks(this);
         safely("deep-livelock", session::deepLivelock);
         safely("sigterm-recording", session::sigtermRecording);
+        safely("agentpath-no-command", session::agentpathNoCommand);
+        safely("agentpath-twice", session::agentpathTwice);
         safely("unload-churn", this::unloadChurn);
         safely("no-hs-err", this::noCrashes);
         return summary(start);

@@ -20,6 +20,9 @@ import java.util.regex.Pattern;
  * within 2x its unprofiled time (medians of 3 interleaved runs each).</li>
  * <li>{@code sigterm-recording}: SIGTERM sent mid-run ends that JVM within 5 s and leaves a recording the JDK's
  * {@code jfr} tool reads, with samples in it.</li>
+ * <li>{@code agentpath-no-command}: options without a command load the agent idle with one WARN line that says so,
+ * and write nothing; no options at all: one INFO line.</li>
+ * <li>{@code agentpath-twice}: a second -agentpath of the library stops JVM start-up with one line naming both.</li>
  * </ul>
  */
 final class SessionChecks {
@@ -171,5 +174,61 @@ final class SessionChecks {
             problems.add("harness: " + e);
         }
         t.report(name, problems, details, t0);
+    }
+
+    void agentpathNoCommand() {
+        String name = "agentpath-no-command";
+        if (!t.selected(name)) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        List<String> problems = new ArrayList<>();
+        List<String> details = new ArrayList<>();
+        Path out = t.runDir(name).resolve("never.html");
+        IntegrationTest.Run r = t.launch(name, List.of(), "event=cpu,file=" + out, "Hello");
+        IntegrationTest.Run idle = t.launch(name + "-idle", List.of(), "", "Hello");
+        for (IntegrationTest.Run run : List.of(r, idle)) {
+            if (run.timedOut || run.exitCode != 0 || !run.stdout.contains(IntegrationTest.HELLO_MARKER)) {
+                problems.add(run.name + ": exit " + run.exitCode + ", the application did not run to its end");
+            }
+        }
+        List<String> warns = r.agentLines("WARN");
+        if (warns.size() != 1 || !warns.get(0).contains("no command") || !warns.get(0).contains("start")) {
+            problems.add("expected one WARN line saying there is no command and naming 'start', got " + warns);
+        }
+        if (Files.exists(out)) {
+            problems.add(out + " was written although nothing was started");
+        }
+        List<String> infos = idle.agentLines();
+        if (infos.size() != 1 || !infos.get(0).contains("loaded idle")) {
+            problems.add("no options: expected one line 'loaded idle', got " + infos);
+        }
+        warns.forEach(l -> details.add("stderr: " + l));
+        infos.forEach(l -> details.add("stderr (no options): " + l));
+        t.report(name, problems, details, t0);
+    }
+
+    void agentpathTwice() {
+        String name = "agentpath-twice";
+        if (!t.selected(name)) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        List<String> problems = new ArrayList<>();
+        Path a = t.runDir(name).resolve("a.collapsed");
+        Path b = t.runDir(name).resolve("b.collapsed");
+        // The second -agentpath goes where launch() puts the main class: JVM options may follow -cp.
+        IntegrationTest.Run r = t.launch(name, List.of(), "start,file=" + a, "-agentpath:" + t.agent + "=start,file=" + b,
+                "Hello");
+        if (r.timedOut || r.exitCode == 0 || r.stdout.contains(IntegrationTest.HELLO_MARKER)) {
+            problems.add("exit " + r.exitCode + ": the JVM ran with the library loaded twice");
+        }
+        List<String> errors = r.agentLines("ERROR");
+        if (errors.size() != 1 || !errors.get(0).contains("loaded twice") || !errors.get(0).contains(a.toString())
+                || !errors.get(0).contains(b.toString())) {
+            problems.add("expected one ERROR line naming both option strings, got " + errors);
+        }
+        t.report(name, problems, errors.stream().map(l -> "stderr: " + l).collect(java.util.stream.Collectors.toList()),
+                t0);
     }
 }

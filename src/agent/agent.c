@@ -212,10 +212,32 @@ static int setup_jvmti(void)
     return 0;
 }
 
+/* One line when -agentpath options start nothing: idle on purpose (no options, or only log options) or,
+ * with other options and no command, probably a forgotten 'start'. */
+static void report_idle_load(const char *opts, const js_args *a)
+{
+    if (a->action != JS_ACTION_NONE) return;
+    js_args only_log;
+    js_args_defaults(&only_log);
+    only_log.loglevel = a->loglevel;
+    only_log.loglevel_set = a->loglevel_set;
+    memcpy(only_log.log, a->log, sizeof only_log.log);
+    if (memcmp(&only_log, a, sizeof only_log) != 0)
+        fprintf(stderr, "[jsampler] WARN: -agentpath options '%s' have no command: nothing is profiled; add 'start' "
+                        "to profile from start-up\n", opts);
+    else if (a->loglevel <= JS_LOG_INFO)
+        fprintf(stderr, "[jsampler] INFO: loaded idle; profiling starts on a 'start' command\n");
+}
+
 JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 {
     const char *opts = options ? options : "";
     char err[512];
+    if (startup_cmd) { /* a second -agentpath of this library: one agent per process */
+        fprintf(stderr, "[jsampler] ERROR: the agent is loaded twice (-agentpath options '%s' and '%s'); give one "
+                        "-agentpath with all options\n", startup_cmd, opts);
+        return JNI_ERR;
+    }
     if (js_validate(opts, err, sizeof err) != JS_OK) {
         fprintf(stderr, "[jsampler] ERROR: %s\n", err);
         return JNI_ERR;
@@ -223,6 +245,7 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
     js_args a;
     js_args_defaults(&a);
     js_args_parse(opts, &a, err, sizeof err);
+    report_idle_load(opts, &a);
     if (js_log_configure(a.loglevel, a.log, err, sizeof err) != 0) {
         fprintf(stderr, "[jsampler] ERROR: option 'log=%s': %s\n", a.log, err);
         return JNI_ERR;
