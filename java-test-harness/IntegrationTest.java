@@ -127,6 +127,7 @@ public final class IntegrationTest {
         safely("sigterm-recording", session::sigtermRecording);
         safely("agentpath-no-command", session::agentpathNoCommand);
         safely("agentpath-twice", session::agentpathTwice);
+        safely("alias-cpu", new SamplingChecks(this)::aliasCpu);
         safely("unload-churn", this::unloadChurn);
         safely("no-hs-err", this::noCrashes);
         return summary(start);

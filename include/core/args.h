@@ -40,6 +40,8 @@ typedef struct {
     int event_set;               /* event= was given (no silent fallback from an explicit ctimer/itimer) */
     long long interval_ns;       /* after clamping to the floor */
     int interval_clamped;        /* 1 if the requested interval was raised to the floor */
+    int jitter;                  /* randomise each period around interval (default; nojitter turns it off) */
+    int nojitter_flag;           /* nojitter was given */
     int jstackdepth;
     char file[JS_PATH_MAX];      /* as given, %p/%t not yet expanded */
     js_out_format format;        /* JS_OUT_NONE: from file extension, else collapsed */

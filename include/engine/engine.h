@@ -17,8 +17,9 @@ typedef struct {
     const char *name;        /* "cpu", "ctimer", "itimer" */
     const char *description; /* for logs: "perf_events cpu-clock" */
     int per_thread;          /* 1 if thread_start/thread_stop must be called for each thread */
-    /* Process-wide setup: 0, or -1 with the reason in err (the caller may fall back). */
-    int (*start)(long long interval_ns, int signo, char *err, size_t errlen);
+    /* Process-wide setup for a mean period of interval_ns, randomised per period when jitter is set
+     * (see jitter.h): 0, or -1 with the reason in err (the caller may fall back). */
+    int (*start)(long long interval_ns, int jitter, int signo, char *err, size_t errlen);
     /* Process-wide teardown. */
     void (*stop)(void);
     /* Attach to thread tid, publishing the per-thread handle (perf fd, timer id) in *handle before
@@ -27,7 +28,8 @@ typedef struct {
     /* Detach: take the handle out of *handle (-1 after), then release it. */
     void (*thread_stop)(_Atomic intptr_t *handle);
     /* Signal-safe: weight of this signal for the thread whose handle is given (-1 if the thread is
-     * unknown), 0 if the signal is not ours. */
+     * unknown), 0 if the signal is not ours. For a signal of its own, an engine with jitter sets the
+     * thread's next period here (one syscall). */
     uint64_t (*sample_weight)(const siginfo_t *si, intptr_t handle);
 } js_engine;
 

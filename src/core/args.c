@@ -15,6 +15,7 @@ void js_args_defaults(js_args *a)
     memset(a, 0, sizeof *a);
     a->event = JS_EV_CPU;
     a->interval_ns = JS_DEFAULT_INTERVAL_NS;
+    a->jitter = 1;
     a->jstackdepth = JS_DEFAULT_JSTACKDEPTH;
     a->loglevel = JS_LOG_INFO;
 }
@@ -171,6 +172,7 @@ static int parse_flag(js_args *a, const char *key, const char *val, char *err, s
     else if (strcmp(key, "lines") == 0) flag = &a->lines;
     else if (strcmp(key, "sig") == 0) flag = &a->sig;
     else if (strcmp(key, "reverse") == 0) flag = &a->reverse;
+    else if (strcmp(key, "nojitter") == 0) flag = &a->nojitter_flag;
     int is_action = -1, is_format = -1;
     for (size_t i = 0; i < sizeof actions / sizeof actions[0]; i++)
         if (strcmp(key, actions[i].name) == 0) is_action = (int)i;
@@ -182,6 +184,7 @@ static int parse_flag(js_args *a, const char *key, const char *val, char *err, s
         return -1;
     }
     if (flag) *flag = 1;
+    if (flag == &a->nojitter_flag) a->jitter = 0;
     if (is_action >= 0 && set_action(a, actions[is_action].act, key, err, errlen)) return -1;
     if (is_format >= 0 && set_format(a, formats[is_format].f, key, err, errlen)) return -1;
     return 1;

@@ -112,7 +112,7 @@ static int try_engine(const js_engine *e, const js_args *a, js_store *store, js_
     if (js_sampler_arm(e->sample_weight, walker, store, ring, a->jstackdepth, a->interval_ns, err,
                        errlen) != 0)
         return -1;
-    if (e->start(a->interval_ns, signo, err, errlen) != 0) {
+    if (e->start(a->interval_ns, a->jitter, signo, err, errlen) != 0) {
         js_sampler_disarm();
         return -1;
     }

@@ -10,10 +10,13 @@
 #include "session_int.h"
 #include "util/log.h"
 
-#define STORE_TRACES (1u << 16)
-#define STORE_FRAMES (4ull << 20) /* 64 MiB of address space per store, touched only as used */
-#define STORE_PAIRS (1u << 18)
-#define ROTATE_FRAMES (1ull << 20) /* swap past 16 MiB of frames: resident frames stay under ~2 x 16 MiB */
+/* Address space per store (touched only as used): 32 Ki traces (0.9 MiB with the journal), 64 Ki pairs
+ * (1 MiB), 2 Mi frames (32 MiB). The housekeeper swaps stores once a table is half full or 512 Ki frames
+ * (8 MiB) are used, so one store holds at most about 10 MiB plus what arrives in one 50 ms round. */
+#define STORE_TRACES (1u << 15)
+#define STORE_FRAMES (2ull << 20)
+#define STORE_PAIRS (1u << 16)
+#define ROTATE_FRAMES (512ull << 10)
 
 int js_session_stores_ready(char *err, size_t errlen)
 {

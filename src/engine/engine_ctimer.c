@@ -3,6 +3,7 @@
  * below the tick one signal stands for 1 + si_overrun periods: that is the sample's weight.
  */
 #include "engine/engine.h"
+#include "engine/jitter.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 
 /* Settings of the running engine (one per process). */
 static long long period_ns;
+static int jitter_on;
 static int sig;
 
 /* The kernel's per-thread CPU clock id for tid (CPUCLOCK_PERTHREAD | CPUCLOCK_SCHED). */
@@ -21,9 +23,10 @@ static clockid_t thread_cpu_clock(int tid)
     return (clockid_t)((~(unsigned)tid << 3) | 6);
 }
 
-static int ctimer_start(long long interval_ns, int signo, char *err, size_t errlen)
+static int ctimer_start(long long interval_ns, int jitter, int signo, char *err, size_t errlen)
 {
     period_ns = interval_ns;
+    jitter_on = jitter;
     sig = signo;
     return 0;
 }
@@ -68,6 +71,13 @@ static uint64_t ctimer_weight(const siginfo_t *si, intptr_t handle)
 {
     if (si->si_code != SI_TIMER || handle < 0) return 0;
     if (si->si_timerid != (int)handle) return 0;
+    if (jitter_on) { /* the next expiry, and the interval after it if a signal is lost */
+        uint64_t next = js_jitter_next((uint64_t)period_ns, 1);
+        struct itimerspec its;
+        its.it_value.tv_sec = its.it_interval.tv_sec = (time_t)(next / 1000000000ULL);
+        its.it_value.tv_nsec = its.it_interval.tv_nsec = (long)(next % 1000000000ULL);
+        syscall(SYS_timer_settime, (int)handle, 0, &its, NULL);
+    }
     return 1 + (uint64_t)(si->si_overrun > 0 ? si->si_overrun : 0);
 }
 

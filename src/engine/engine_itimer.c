@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/time.h>
 
-static int itimer_start(long long interval_ns, int signo, char *err, size_t errlen)
+static int itimer_start(long long interval_ns, int jitter, int signo, char *err, size_t errlen)
 {
     if (signo != SIGPROF) {
         snprintf(err, errlen, "itimer needs SIGPROF, which another handler owns");

@@ -1,8 +1,10 @@
 /* engine_perf.c - "cpu": one perf_events software cpu-clock counter per thread, its overflow
  * signal sent to exactly that thread (F_SETOWN_EX + F_OWNER_TID). Counters stay enabled; the
- * kernel's hrtimer makes the period exact in thread CPU time.
+ * kernel's hrtimer makes the period exact in thread CPU time. With jitter, each overflow sets the
+ * next period (PERF_EVENT_IOC_PERIOD, taken at the next hrtimer restart).
  */
 #include "engine/engine.h"
+#include "engine/jitter.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +17,7 @@
 
 /* Settings of the running engine (one per process, read by the handler). */
 static long long period_ns;
+static int jitter_on;
 static int sig;
 static int exclude_kernel;
 
@@ -35,9 +38,10 @@ static int open_counter(int tid, int excl_kernel)
 }
 
 /* Probe with a counter on the calling thread: decides exclude_kernel and whether perf works. */
-static int perf_start(long long interval_ns, int signo, char *err, size_t errlen)
+static int perf_start(long long interval_ns, int jitter, int signo, char *err, size_t errlen)
 {
     period_ns = interval_ns;
+    jitter_on = jitter;
     sig = signo;
     exclude_kernel = 0;
     int fd = open_counter(0, 0);
@@ -94,6 +98,10 @@ static uint64_t perf_weight(const siginfo_t *si, intptr_t handle)
 {
     if (si->si_code <= 0 || handle < 0) return 0;
     if (si->si_fd != (int)handle) return 0;
+    if (jitter_on) {
+        uint64_t next = js_jitter_next((uint64_t)period_ns, 1);
+        ioctl((int)handle, PERF_EVENT_IOC_PERIOD, &next);
+    }
     return 1;
 }
 

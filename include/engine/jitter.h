@@ -1,0 +1,16 @@
+/* jitter.h - randomised sampling periods, so a periodic workload cannot alias with the sampler.
+ *
+ * A sampler that fires at exact multiples of its period sees the same phase of a periodic workload
+ * again and again. Each period is drawn uniformly from [mean/2, 3*mean/2): the mean is kept, so over
+ * a CPU-second a thread still gets 1e9/mean samples on average (renewal theory) and a sample still
+ * stands for one mean period. js_jitter_next is async-signal-safe and lock-free (one atomic add).
+ */
+#ifndef JS_JITTER_H
+#define JS_JITTER_H
+
+#include <stdint.h>
+
+/* The next period for a mean of mean_ns (mean_ns itself when jitter is off). Signal-safe. */
+uint64_t js_jitter_next(uint64_t mean_ns, int jitter);
+
+#endif

@@ -1,0 +1,87 @@
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * A workload built to alias with a sampler of fixed period: each thread runs a, b, c (1 ms of its CPU each) and d
+ * (7 ms) in a fixed rotation that repeats every 10 ms of CPU, the default interval. A sampler firing at exact
+ * multiples of 10 ms sees the same phase every time. Each method spins until the thread's CPU clock has advanced by
+ * its share, and the time each really took is summed, so the truth is measured, not assumed.
+ *
+ * <p>Usage: {@code java Alias [seconds=30] [threads=2]}; prints {@code TRUTH a=.. b=.. c=.. d=..} (shares of the four
+ * methods' CPU time) and {@code ALIAS_DONE}.
+ */
+public final class Alias {
+    static final ThreadMXBean MX = ManagementFactory.getThreadMXBean();
+    static volatile long sink;
+
+    public static void main(String[] args) throws InterruptedException {
+        double seconds = args.length > 0 ? Double.parseDouble(args[0]) : 30;
+        int threads = args.length > 1 ? Integer.parseInt(args[1]) : 2;
+        long end = System.nanoTime() + (long) (seconds * 1e9);
+        long[][] spent = new long[threads][4];
+        List<Thread> ts = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            final long[] mine = spent[t];
+            Thread th = new Thread(() -> {
+                while (System.nanoTime() < end) {
+                    mine[0] += a();
+                    mine[1] += b();
+                    mine[2] += c();
+                    mine[3] += d();
+                }
+            }, "alias-" + t);
+            th.start();
+            ts.add(th);
+        }
+        for (Thread th : ts) {
+            th.join();
+        }
+        long[] sum = new long[4];
+        long total = 0;
+        for (long[] s : spent) {
+            for (int i = 0; i < 4; i++) {
+                sum[i] += s[i];
+                total += s[i];
+            }
+        }
+        System.out.printf(Locale.ROOT, "TRUTH a=%.4f b=%.4f c=%.4f d=%.4f cpu_ms=%d%n", sum[0] / (double) total,
+                sum[1] / (double) total, sum[2] / (double) total, sum[3] / (double) total, total / 1_000_000);
+        System.out.println("ALIAS_DONE");
+    }
+
+    static long a() {
+        return spin(1_000_000);
+    }
+
+    static long b() {
+        return spin(1_000_000);
+    }
+
+    static long c() {
+        return spin(1_000_000);
+    }
+
+    static long d() {
+        return spin(7_000_000);
+    }
+
+    /** Burn ns of this thread's CPU time; returns the CPU time really used. */
+    static long spin(long ns) {
+        long t0 = MX.getCurrentThreadCpuTime();
+        long now = t0;
+        long x = sink;
+        while (now - t0 < ns) {
+            for (int i = 0; i < 2000; i++) {
+                x ^= x << 13;
+                x ^= x >>> 7;
+                x ^= x << 17;
+            }
+            now = MX.getCurrentThreadCpuTime();
+        }
+        sink = x;
+        return now - t0;
+    }
+}
