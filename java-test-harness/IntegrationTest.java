@@ -924,6 +924,12 @@ public final class IntegrationTest {
 
     /** Run a child JVM (behind an optional wrapper command) in a fresh directory; wait at most the timeout. */
     Run launch(String name, List<String> wrapper, String agentOptions, String mainClass, String... args) {
+        return launch(name, wrapper, TIMEOUT_SECONDS, agentOptions, mainClass, args);
+    }
+
+    /** The same with a timeout of its own, for the few runs that are longer by design. */
+    Run launch(String name, List<String> wrapper, long timeoutSeconds, String agentOptions, String mainClass,
+               String... args) {
         Path dir = runDir(name);
         try {
             if (Files.exists(dir)) {
@@ -947,7 +953,7 @@ public final class IntegrationTest {
             Path err = dir.resolve("stderr.txt");
             Process proc = new ProcessBuilder(cmd).directory(dir.toFile()).redirectOutput(out.toFile())
                     .redirectError(err.toFile()).start();
-            boolean finished = proc.waitFor(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+            boolean finished = proc.waitFor(timeoutSeconds, TimeUnit.SECONDS);
             if (!finished) {
                 proc.destroyForcibly();
                 proc.waitFor(10, TimeUnit.SECONDS);
