@@ -32,9 +32,11 @@ GEN_HDRS    := $(BUILD)/gen/flamegraph_html.h
 
 LIB  := $(BUILD)/libjsampler.so
 TOOL := $(BUILD)/jsampler
+JAR  := $(BUILD)/jsampler.jar
+JAVA_SRCS := $(wildcard src/java/jsampler/*.java)
 
 .PHONY: all deps test demo clean check-layers native-test check-asan java-test jfr-test browser-test bench bench-smoke
-all: $(LIB) $(TOOL)
+all: $(LIB) $(TOOL) $(JAR)
 
 # Header dependencies are tracked by the compiler (-MMD); the generated page header is an order-only prerequisite.
 $(BUILD)/obj/%.o: src/%.c | $(GEN_HDRS)
@@ -50,6 +52,12 @@ $(BUILD)/gen/flamegraph_html.h: src/output/flamegraph.html tools/embed.sh
 
 $(LIB): $(COMMON_OBJS) $(AGENT_OBJS)
 	$(CC) -shared -o $@ $^ $(LDLIBS) -Wl,-z,defs -Wl,--version-script=src/agent/exports.map
+
+# The in-process Java API (jsampler.JSampler), for Java 8 and later; no build tool but the JDK's.
+$(JAR): $(JAVA_SRCS)
+	@rm -rf $(BUILD)/java-api && mkdir -p $(BUILD)/java-api
+	$(JAVA_HOME)/bin/javac --release 8 -Xlint:-options -d $(BUILD)/java-api $(JAVA_SRCS)
+	$(JAVA_HOME)/bin/jar --create --file $@ -C $(BUILD)/java-api .
 
 $(TOOL): $(TOOL_OBJS) $(COMMON_OBJS)
 	$(CC) -o $@ $^ $(LDLIBS)

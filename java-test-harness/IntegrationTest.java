@@ -50,6 +50,7 @@ public final class IntegrationTest {
     final Path java;
     final Path agent;
     final Path classes;
+    final Path jar;
     private final Path work;
     private final Path html;
     private final Path noperf;
@@ -64,6 +65,7 @@ public final class IntegrationTest {
         java = requiredPath(opts, "java");
         agent = requiredPath(opts, "agent");
         classes = requiredPath(opts, "classes");
+        jar = opts.containsKey("jar") ? Path.of(opts.get("jar")).toAbsolutePath() : null;
         work = requiredPath(opts, "work");
         html = requiredPath(opts, "html");
         noperf = opts.containsKey("noperf") ? Path.of(opts.get("noperf")).toAbsolutePath() : null;
@@ -128,6 +130,10 @@ public final class IntegrationTest {
         safely("agentpath-no-command", session::agentpathNoCommand);
         safely("agentpath-twice", session::agentpathTwice);
         safely("alias-cpu", new SamplingChecks(this)::aliasCpu);
+        ApiChecks api = new ApiChecks(this);
+        safely("api-cycles", api::cycles);
+        safely("api-system-load", api::systemLoad);
+        safely("api-exit-race", api::exitRace);
         safely("unload-churn", this::unloadChurn);
         safely("no-hs-err", this::noCrashes);
         return summary(start);
@@ -922,7 +928,8 @@ public final class IntegrationTest {
         return work.resolve("runs").resolve(name);
     }
 
-    /** Run a child JVM (behind an optional wrapper command) in a fresh directory; wait at most the timeout. */
+    /** Run a child JVM (behind an optional wrapper command; agentOptions null: no -agentpath) in a fresh directory;
+     *  wait at most the timeout. */
     Run launch(String name, List<String> wrapper, String agentOptions, String mainClass, String... args) {
         return launch(name, wrapper, TIMEOUT_SECONDS, agentOptions, mainClass, args);
     }
@@ -943,9 +950,11 @@ public final class IntegrationTest {
             List<String> cmd = new ArrayList<>(wrapper);
             cmd.add(java.toString());
             cmd.add("-XX:ErrorFile=" + dir.resolve("hs_err_%p.log"));
-            cmd.add("-agentpath:" + agent + "=" + agentOptions);
+            if (agentOptions != null) {
+                cmd.add("-agentpath:" + agent + "=" + agentOptions);
+            }
             cmd.add("-cp");
-            cmd.add(classes.toString());
+            cmd.add(jar != null ? classes + ":" + jar : classes.toString());
             cmd.add(mainClass);
             cmd.addAll(Arrays.asList(args));
             Files.writeString(dir.resolve("command.txt"), String.join(" ", cmd) + "\n");

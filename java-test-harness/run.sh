@@ -13,12 +13,13 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 HARNESS=$ROOT/java-test-harness
 OUT=$ROOT/build/java-test
 AGENT=${JSAMPLER_AGENT:-$ROOT/build/libjsampler.so}
+JAR=${JSAMPLER_JAR:-$ROOT/build/jsampler.jar}
 CLASSES=$OUT/classes
 JDK17_HOME=${JDK17_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
 JDK25_HOME=${JDK25_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
 
-if [ ! -f "$AGENT" ]; then
-    echo "java-test: $AGENT is not built (run make)" >&2
+if [ ! -f "$AGENT" ] || [ ! -f "$JAR" ]; then
+    echo "java-test: $AGENT or $JAR is not built (run make)" >&2
     exit 1
 fi
 mkdir -p "$OUT"
@@ -48,13 +49,13 @@ run_jdk() {
     echo "== JDK $n: $home ($("$home/bin/java" -version 2>&1 | head -n 1))"
     rm -rf "$CLASSES"
     mkdir -p "$CLASSES"
-    "$home/bin/javac" --release 17 -d "$CLASSES" "$HARNESS"/*.java
+    "$home/bin/javac" --release 17 -cp "$JAR" -d "$CLASSES" "$HARNESS"/*.java
     if [ -n "$NOPERF" ]; then
         set -- "$@" --noperf "$NOPERF"
     fi
     started=$(date +%s)
     if "$home/bin/java" -cp "$CLASSES" IntegrationTest \
-        --java "$home/bin/java" --agent "$AGENT" --classes "$CLASSES" \
+        --java "$home/bin/java" --agent "$AGENT" --classes "$CLASSES" --jar "$JAR" \
         --work "$OUT/jdk$n" --html "$OUT/profile-jdk$n.html" --label "jdk$n" "$@"; then
         passed_on="$passed_on jdk$n"
     else

@@ -8,6 +8,7 @@
 #include <jni.h>
 #include <jvmti.h>
 #include <jvmticmlr.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 #include "util/log.h"
 #include "core/names.h"
 #include "core/profiler.h"
+#include "agent_int.h"
 
 #define MAX_INLINED 512 /* distinct inlined methods recorded per compiled method */
 #define REPLY_MAX 4096
@@ -29,6 +31,8 @@ static jvmtiEnv *jvmti;
 static JavaVM *jvm;
 static char *startup_cmd; /* -agentpath options, run at VMInit */
 static _Atomic int vm_dead;
+static _Atomic int vm_ready;  /* VMInit done (or set up in the live phase): commands may run */
+static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER; /* serialises the setups below */
 
 static int current_tid(void)
 {
@@ -107,6 +111,7 @@ static void JNICALL on_vm_init(jvmtiEnv *env, JNIEnv *jni, jthread thread)
     char name[64];
     thread_name(env, jni, thread, name, sizeof name);
     js_profiler_thread_start(current_tid(), jni, name, java_thread_id(jni, thread));
+    atomic_store(&vm_ready, 1);
     if (startup_cmd) {
         js_args a;
         char err[256];
@@ -229,6 +234,40 @@ static void report_idle_load(const char *opts, const js_args *a)
         fprintf(stderr, "[jsampler] INFO: loaded idle; profiling starts on a 'start' command\n");
 }
 
+/* JVMTI environment, capabilities, callbacks and events, once per process. Caller holds init_lock. */
+static int setup(JavaVM *vm)
+{
+    if (jvmti) return 0;
+    jvm = vm;
+    jvmtiEnv *env = NULL;
+    if ((*vm)->GetEnv(vm, (void **)&env, JVMTI_VERSION_1_2) != JNI_OK) {
+        js_error("JVMTI 1.2 is not available in this JVM");
+        return -1;
+    }
+    jvmti = env;
+    if (setup_jvmti() != 0) return -1;
+    js_profiler_init(vm, jvmti);
+    return 0;
+}
+
+int js_agent_init_live(JavaVM *vm, JNIEnv *jni)
+{
+    pthread_mutex_lock(&init_lock);
+    int rc = 0;
+    if (!atomic_load(&vm_ready)) {
+        rc = setup(vm);
+        if (rc == 0) {
+            /* The VMInit work, now: jmethodIDs for the classes loaded so far, compiled code so far, this thread. */
+            create_all_method_ids(jvmti, jni);
+            find_thread_tid_field(jni);
+            (*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD);
+            atomic_store(&vm_ready, 1);
+        }
+    }
+    pthread_mutex_unlock(&init_lock);
+    return rc;
+}
+
 JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 {
     const char *opts = options ? options : "";
@@ -250,13 +289,10 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
         fprintf(stderr, "[jsampler] ERROR: option 'log=%s': %s\n", a.log, err);
         return JNI_ERR;
     }
-    jvm = vm;
-    if ((*vm)->GetEnv(vm, (void **)&jvmti, JVMTI_VERSION_1_2) != JNI_OK) {
-        js_error("JVMTI 1.2 is not available in this JVM");
-        return JNI_ERR;
-    }
-    if (setup_jvmti() != 0) return JNI_ERR;
-    js_profiler_init(vm, jvmti);
+    pthread_mutex_lock(&init_lock);
+    int rc = setup(vm);
+    pthread_mutex_unlock(&init_lock);
+    if (rc != 0) return JNI_ERR;
     startup_cmd = strdup(opts);
     return startup_cmd ? JNI_OK : JNI_ERR;
 }

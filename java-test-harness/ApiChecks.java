@@ -1,0 +1,100 @@
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The in-process Java API (build/jsampler.jar) against the real agent:
+ * <ul>
+ * <li>{@code api-cycles}: the library loaded idle by -agentpath, JSampler.getInstance(): every command in every
+ * state, 200 start/dump/stop cycles while 4 threads work, the hot method in every output, threads and file
+ * descriptors back to baseline, RSS within 20 MiB of its value after the first cycle (measured growth: see the
+ * check's output).</li>
+ * <li>{@code api-system-load}: no -agentpath; JSampler.getInstance(libPath) loads the library (System.load), which
+ * sets the agent up in the running VM: 20 cycles with the same assertions.</li>
+ * <li>{@code api-exit-race}: stop() racing System.exit(0), 10 times: exit 0 within the timeout, no crash, the
+ * output written.</li>
+ * </ul>
+ */
+final class ApiChecks {
+    static final long RSS_SLACK_KIB = 20480;
+
+    private final IntegrationTest t;
+
+    ApiChecks(IntegrationTest t) {
+        this.t = t;
+    }
+
+    /** Run ApiCycles and report; agentOptions null = no -agentpath (the library is System.load-ed). */
+    void runCycles(String name, String agentOptions, String cycles, String lib) {
+        if (!t.selected(name)) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        List<String> problems = new ArrayList<>();
+        List<String> details = new ArrayList<>();
+        if (t.jar == null) {
+            t.report(name, List.of("no --jar given: the Java API is not built"), details, t0);
+            return;
+        }
+        Path dir = t.runDir(name).resolve("out");
+        try {
+            Files.createDirectories(dir);
+        } catch (IOException e) {
+            problems.add("cannot create " + dir + ": " + e);
+        }
+        IntegrationTest.Run r = t.launch(name, List.of(), 120, agentOptions, "ApiCycles", dir.toString(), cycles, lib,
+                Long.toString(RSS_SLACK_KIB));
+        problems.addAll(r.crashSigns());
+        String ok = r.stdout.lines().filter(l -> l.startsWith("API_OK")).findFirst().orElse(null);
+        if (r.timedOut || r.exitCode != 0 || ok == null) {
+            problems.add("exit " + r.exitCode + (r.timedOut ? " (timed out)" : "") + ": "
+                    + r.stdout.lines().filter(l -> l.startsWith("API_FAIL")).findFirst().orElse("no API_OK line"));
+            details.addAll(r.stderrTail(8));
+        } else {
+            details.add(ok);
+        }
+        t.report(name, problems, details, t0);
+    }
+
+    void cycles() {
+        runCycles("api-cycles", "", "200", "-");
+    }
+
+    void systemLoad() {
+        runCycles("api-system-load", null, "20", t.agent.toString());
+    }
+
+    void exitRace() {
+        String name = "api-exit-race";
+        if (!t.selected(name) || t.jar == null) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        List<String> problems = new ArrayList<>();
+        int stopsWon = 0;
+        for (int i = 0; i < 10; i++) {
+            Path out = t.runDir(name + "-" + i).resolve("race.collapsed");
+            IntegrationTest.Run r = t.launch(name + "-" + i, List.of(), 30,
+                    "start,event=cpu,interval=1ms,file=" + out, "ExitRace");
+            List<String> signs = r.crashSigns();
+            if (r.timedOut || r.exitCode != 0 || !signs.isEmpty()) {
+                problems.add("run " + i + ": exit " + r.exitCode + (r.timedOut ? " (hung, killed)" : "") + " "
+                        + signs);
+            }
+            if (!Files.isRegularFile(out)) {
+                problems.add("run " + i + ": no output written");
+            }
+            long wrote = r.agentLines("INFO").stream().filter(l -> l.contains("wrote collapsed profile")).count();
+            if (wrote != 1) {
+                problems.add("run " + i + ": the output was written " + wrote + " times");
+            }
+            if (!r.stdout.contains("STOP_REFUSED")) {
+                stopsWon++;
+            }
+        }
+        t.report(name, problems, List.of("stop() came first in " + stopsWon + " of 10 runs, VM death in the others"),
+                t0);
+    }
+}
