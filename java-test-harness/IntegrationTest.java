@@ -129,6 +129,7 @@ public final class IntegrationTest {
         safely("sigterm-recording", session::sigtermRecording);
         safely("agentpath-no-command", session::agentpathNoCommand);
         safely("agentpath-twice", session::agentpathTwice);
+        safely("include-lines-debug", session::filtersAndDebug);
         safely("alias-cpu", new SamplingChecks(this)::aliasCpu);
         ApiChecks api = new ApiChecks(this);
         safely("api-cycles", api::cycles);

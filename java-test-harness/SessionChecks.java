@@ -231,4 +231,45 @@ final class SessionChecks {
         t.report(name, problems, errors.stream().map(l -> "stderr: " + l).collect(java.util.stream.Collectors.toList()),
                 t0);
     }
+
+    /** include= with lines matches the bare method name; a filter that leaves nothing says so; loglevel=debug logs. */
+    void filtersAndDebug() {
+        String name = "include-lines-debug";
+        if (!t.selected(name)) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        List<String> problems = new ArrayList<>();
+        List<String> details = new ArrayList<>();
+        Path kept = t.runDir(name).resolve("kept.collapsed");
+        IntegrationTest.Run r = t.launch(name, List.of(), "start,interval=1ms,lines,include=Hello.spin,loglevel=debug,"
+                + "file=" + kept, "Hello");
+        try {
+            List<String> lines = Files.exists(kept) ? Files.readAllLines(kept) : List.of();
+            if (lines.isEmpty() || lines.stream().noneMatch(l -> l.contains("Hello.spin:"))) {
+                problems.add("lines + include=Hello.spin gave no stack with Hello.spin:LINE (" + lines.size()
+                        + " lines)");
+            }
+            details.add(lines.size() + " stacks kept with lines");
+        } catch (IOException e) {
+            problems.add("cannot read " + kept + ": " + e);
+        }
+        List<String> debug = r.agentLines("DEBUG");
+        if (debug.stream().noneMatch(l -> l.contains("command '")) || debug.stream().noneMatch(l -> l.contains("output "))) {
+            problems.add("loglevel=debug: expected DEBUG lines for the command and the output, got " + debug.size());
+        }
+        details.add(debug.size() + " DEBUG lines");
+        Path empty = t.runDir(name + "-empty").resolve("empty.collapsed");
+        IntegrationTest.Run e = t.launch(name + "-empty", List.of(), "start,interval=1ms,include=No.such*,file=" + empty,
+                "Hello");
+        List<String> warns = e.agentLines("WARN");
+        if (warns.stream().noneMatch(l -> l.contains("left 0 of") && l.contains("No.such*"))) {
+            problems.add("a filter that leaves nothing did not say so: WARN lines " + warns);
+        }
+        if (!e.agentLines("DEBUG").isEmpty()) {
+            problems.add("DEBUG lines at the default level");
+        }
+        warns.forEach(l -> details.add("stderr: " + l));
+        t.report(name, problems, details, t0);
+    }
 }

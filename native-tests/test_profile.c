@@ -272,6 +272,29 @@ static char *filtered(const char *inc, const char *exc, uint64_t *total)
     return s;
 }
 
+/* With lines and sig the names carry ":LINE" and "(signature)": a pattern for the bare name still matches,
+ * and so does one written for the decorated name. */
+static void test_filter_decorated_names(void **state UNUSED)
+{
+    js_profile p;
+    tu_profile(&p, "main;app.A.run:12;app.A.burn:40 5\nmain;app.B.run(I)V;app.B.idle(J)J:7 3\nmain:3;lib.C 2\n");
+    js_profile_filter(&p, "app.A.burn", NULL);
+    assert_int_equal(p.total, 5);
+    js_profile_free(&p);
+    tu_profile(&p, "main;app.A.run:12;app.A.burn:40 5\nmain;app.B.run(I)V;app.B.idle(J)J:7 3\nmain:3;lib.C 2\n");
+    js_profile_filter(&p, "app.B.idle", "app.A.*");
+    assert_int_equal(p.total, 3);
+    js_profile_free(&p);
+    tu_profile(&p, "main;app.A.run:12;app.A.burn:40 5\nmain;app.B.run(I)V;app.B.idle(J)J:7 3\nmain:3;lib.C 2\n");
+    js_profile_filter(&p, "app.A.burn:40|*(I)V", NULL);
+    assert_int_equal(p.total, 8);
+    js_profile_free(&p);
+    tu_profile(&p, "main;app.A.run:12;app.A.burn:40 5\nmain;app.B.run(I)V;app.B.idle(J)J:7 3\nmain:3;lib.C 2\n");
+    js_profile_filter(&p, NULL, "main"); /* "main:3" is main with a line */
+    assert_int_equal(p.total, 0);
+    js_profile_free(&p);
+}
+
 /* include keeps stacks with any matching frame, exclude drops them; '|' separates; total recomputed. */
 static void test_filter(void **state UNUSED)
 {
@@ -358,6 +381,7 @@ int main(void)
         cmocka_unit_test(test_normalize_deterministic),
         cmocka_unit_test(test_glob),
         cmocka_unit_test(test_filter),
+        cmocka_unit_test(test_filter_decorated_names),
         cmocka_unit_test(test_filter_empty_stack),
         cmocka_unit_test(test_type_names),
     };

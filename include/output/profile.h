@@ -62,7 +62,8 @@ int js_profile_normalize(js_profile *p);
 /* Glob match with '*' (any run) and '?' (one char): used for include=/exclude=. */
 int js_glob_match(const char *pattern, const char *s);
 /* Keep only stacks that have a frame matching any include pattern (if any are given) and no frame
- * matching an exclude pattern. Patterns are separated by '|'. Recomputes total. */
+ * matching an exclude pattern. Patterns are separated by '|'. A frame matches by its whole name or by
+ * its name without the ":LINE" and "(signature)" that lines/sig add. Recomputes total. */
 void js_profile_filter(js_profile *p, const char *include, const char *exclude);
 
 #endif

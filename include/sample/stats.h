@@ -9,7 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define JS_WALK_ERR_KINDS 12 /* index = -error code, 0..11 (see walker.h) */
+#define JS_WALK_ERR_KINDS 12
+#define JS_STATS_OVER UINT64_MAX /* a handler-time quantile beyond the histogram's top */ /* index = -error code, 0..11 (see walker.h) */
 
 /* Forget all counts (between runs; no handler may be running). */
 void js_stats_reset(void);
@@ -26,7 +27,8 @@ typedef struct {
     uint64_t samples, weight, dropped, dropped_weight, foreign, throttled, throttled_weight;
     uint64_t walk_errors[JS_WALK_ERR_KINDS];
     uint64_t handler_count;
-    uint64_t handler_min_ns, handler_median_ns, handler_p99_ns, handler_max_ns;
+    uint64_t handler_min_ns, handler_median_ns, handler_p99_ns, handler_max_ns; /* quantiles are bucket midpoints */
+    uint64_t handler_hist_top_ns; /* a quantile past this is JS_STATS_OVER (min and max are exact) */
 } js_stats_snapshot;
 
 /* Consistent-enough copy for reporting. */

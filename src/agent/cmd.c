@@ -52,6 +52,7 @@ js_status js_execute(const char *cmd, char *out, size_t outlen)
         char err[256];
         if (js_log_configure(a.loglevel, a.log, err, sizeof err) != 0) js_error("%s", err);
     }
+    js_debug("command '%s'", cmd);
     switch (a.action) {
     case JS_ACTION_START: return js_profiler_start(&a, out, outlen);
     case JS_ACTION_STOP: return js_profiler_stop(&a, out, outlen);

@@ -13,6 +13,7 @@
 #include "sample/sampler.h"
 #include "sample/threads.h"
 #include "sample/walker.h"
+#include "util/log.h"
 
 /* Engine attachment is process-wide like the thread table it works on. The lock guards `engine`
  * and per-thread attach/detach; it is held for one thread's attach at a time, never across I/O
@@ -84,6 +85,7 @@ void js_arming_rescan(void)
     int gen = ++rescan_gen;
     pthread_mutex_unlock(&lock);
     struct dirent *e;
+    int found = 0, added = 0;
     while ((e = readdir(d)) != NULL) {
         int tid = atoi(e->d_name);
         if (tid <= 0) continue;
@@ -93,6 +95,8 @@ void js_arming_rescan(void)
         int created;
         js_thread *t = js_threads_claim(tid, &created);
         if (t) {
+            found++;
+            added += created;
             atomic_store(&t->seen, gen);
             if (created && named) js_threads_set_name(atomic_load(&t->serial), tid, comm);
             arm_thread(t);
@@ -101,6 +105,7 @@ void js_arming_rescan(void)
     }
     closedir(d);
     js_threads_foreach(sweep_cb, &gen);
+    if (added) js_debug("thread rescan: %d threads, %d new", found, added);
 }
 
 /* Try one engine: signal, handler, process-wide start. */

@@ -12,6 +12,7 @@
 
 #include "core/fold.h"
 #include "output/output.h"
+#include "util/log.h"
 
 /* Run the writer for fmt. */
 static int write_format(FILE *f, js_out_format fmt, const js_profile *p, const js_args *a, char *err, size_t errlen)
@@ -119,10 +120,17 @@ int js_dump_write_profile(const js_profile *src, const js_args *a, char *msg, si
     if (rc == 0) {
         snprintf(p.title, sizeof p.title, "%s", a->title[0] ? a->title : "jsampler CPU profile");
         snprintf(p.unit, sizeof p.unit, "samples");
+        uint64_t before = p.total;
         js_profile_filter(&p, a->include, a->exclude);
+        if (before && !p.total)
+            js_warn("include/exclude left 0 of %llu samples (include='%s' exclude='%s'): the output is empty",
+                    (unsigned long long)before, a->include, a->exclude);
         if ((rc = js_profile_normalize(&p)) != 0) snprintf(err, sizeof err, "out of memory sorting the profile");
     }
     if (rc == 0) rc = write_file(path, fmt, &p, a, err, sizeof err);
+    if (rc == 0)
+        js_debug("output %s: %zu distinct frames, %zu stacks, %llu samples", path[0] ? path : "stdout", p.nframes,
+                 p.nstacks, (unsigned long long)p.total);
     if (rc == 0)
         snprintf(msg, msglen, "wrote %s profile (%llu samples, %zu stacks) to %s", js_out_format_name(fmt),
                  (unsigned long long)p.total, p.nstacks, path[0] ? path : "stdout");

@@ -5,17 +5,28 @@
 
 #include "sample/walker.h"
 
+/* A quantile as text: its value, or ">TOP" when it lies past the histogram's top. */
+static const char *quantile(uint64_t v, uint64_t top, char *buf, size_t len)
+{
+    if (v == JS_STATS_OVER) snprintf(buf, len, ">%llu", (unsigned long long)top);
+    else snprintf(buf, len, "%llu", (unsigned long long)v);
+    return buf;
+}
+
 /* Human summary: one "key=value" line per group. */
 int js_stats_format(const js_stats_snapshot *s, char *buf, size_t len)
 {
     size_t off = 0;
+    char med[32], p99[32];
     int n = snprintf(buf, len,
-                     "samples=%llu weight=%llu dropped=%llu foreign_signals=%llu\n"
-                     "handler_ns: min=%llu median=%llu p99=%llu max=%llu (n=%llu)\n"
+                     "samples=%llu weight=%llu dropped=%llu throttled=%llu foreign_signals=%llu\n"
+                     "handler_ns: min=%llu median=%s p99=%s max=%llu (n=%llu)\n"
                      "walk_errors:",
                      (unsigned long long)s->samples, (unsigned long long)s->weight, (unsigned long long)s->dropped,
-                     (unsigned long long)s->foreign, (unsigned long long)s->handler_min_ns,
-                     (unsigned long long)s->handler_median_ns, (unsigned long long)s->handler_p99_ns,
+                     (unsigned long long)s->throttled, (unsigned long long)s->foreign,
+                     (unsigned long long)s->handler_min_ns,
+                     quantile(s->handler_median_ns, s->handler_hist_top_ns, med, sizeof med),
+                     quantile(s->handler_p99_ns, s->handler_hist_top_ns, p99, sizeof p99),
                      (unsigned long long)s->handler_max_ns, (unsigned long long)s->handler_count);
     if (n < 0 || (size_t)n >= len) return -1;
     off = (size_t)n;

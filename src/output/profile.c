@@ -279,11 +279,35 @@ static int has_pattern(const char *pats)
 
 enum { M_UNKNOWN = 0, M_NO = 1, M_YES = 2 };
 
+/* Length of name without a ":LINE" suffix and a "(signature)" (the decorations of lines and sig). */
+static size_t bare_len(const char *name)
+{
+    size_t n = strlen(name);
+    size_t d = n;
+    while (d > 0 && name[d - 1] >= '0' && name[d - 1] <= '9') d--;
+    if (d < n && d > 0 && name[d - 1] == ':') n = d - 1;
+    const char *paren = memchr(name, '(', n);
+    return paren && paren != name ? (size_t)(paren - name) : n;
+}
+
+/* 1 if name, or name without its line and signature decorations, matches any pattern in pats. */
+static int name_matches(const char *pats, const char *name)
+{
+    if (match_any(pats, name)) return 1;
+    size_t n = bare_len(name);
+    if (n == strlen(name)) return 0;
+    char bare[1024];
+    if (n >= sizeof bare) n = sizeof bare - 1;
+    memcpy(bare, name, n);
+    bare[n] = 0;
+    return match_any(pats, bare);
+}
+
 /* Whether frame f matches pats, memoised in cache (may be NULL: then computed every time). */
 static int frame_matches(const js_profile *p, uint8_t *cache, uint32_t f, const char *pats)
 {
-    if (!cache) return match_any(pats, p->frames[f].name);
-    if (cache[f] == M_UNKNOWN) cache[f] = match_any(pats, p->frames[f].name) ? M_YES : M_NO;
+    if (!cache) return name_matches(pats, p->frames[f].name);
+    if (cache[f] == M_UNKNOWN) cache[f] = name_matches(pats, p->frames[f].name) ? M_YES : M_NO;
     return cache[f] == M_YES;
 }
 

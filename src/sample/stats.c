@@ -4,9 +4,14 @@
 #include <stdatomic.h>
 #include <string.h>
 
-/* Handler time histogram: 25 ns buckets up to 20 us, then one overflow bucket. */
+/* Handler time histogram: 25 ns buckets up to 20 us, then 8 buckets per doubling up to 20 us * 2^20
+ * (about 21 s), then one overflow bucket (index HIST_BUCKETS). */
 #define HIST_STEP_NS 25
-#define HIST_BUCKETS 800
+#define LIN_BUCKETS 800
+#define LIN_LIMIT_NS (HIST_STEP_NS * LIN_BUCKETS)
+#define LOG_SUB 8
+#define LOG_OCTAVES 20
+#define HIST_BUCKETS (LIN_BUCKETS + LOG_SUB * LOG_OCTAVES)
 
 /* Process-wide: signal handlers have no context argument to carry a pointer. */
 static struct {
@@ -65,11 +70,29 @@ void js_stats_foreign_signal(void)
     atomic_fetch_add_explicit(&st.foreign, 1, RELAXED);
 }
 
+/* Bucket of a duration: linear below LIN_LIMIT_NS, then logarithmic; HIST_BUCKETS past the top. */
+static unsigned bucket_of(uint64_t ns)
+{
+    if (ns < LIN_LIMIT_NS) return (unsigned)(ns / HIST_STEP_NS);
+    int oct = 63 - __builtin_clzll(ns / LIN_LIMIT_NS);
+    if (oct >= LOG_OCTAVES) return HIST_BUCKETS;
+    uint64_t base = (uint64_t)LIN_LIMIT_NS << oct;
+    return LIN_BUCKETS + (unsigned)oct * LOG_SUB + (unsigned)((ns - base) * LOG_SUB / base);
+}
+
+/* Midpoint of bucket b (b < HIST_BUCKETS). */
+static uint64_t bucket_mid(unsigned b)
+{
+    if (b < LIN_BUCKETS) return (uint64_t)b * HIST_STEP_NS + HIST_STEP_NS / 2;
+    unsigned oct = (b - LIN_BUCKETS) / LOG_SUB, sub = (b - LIN_BUCKETS) % LOG_SUB;
+    uint64_t base = (uint64_t)LIN_LIMIT_NS << oct, width = base / LOG_SUB;
+    return base + sub * width + width / 2;
+}
+
 /* Record one handler duration; min/max by CAS loops (bounded by contention, lock-free). */
 void js_stats_handler_ns(uint64_t ns)
 {
-    uint64_t b = ns / HIST_STEP_NS;
-    if (b > HIST_BUCKETS) b = HIST_BUCKETS;
+    unsigned b = bucket_of(ns);
     atomic_fetch_add_explicit(&st.hist[b], 1, RELAXED);
     uint64_t cur = atomic_load_explicit(&st.min_ns, RELAXED);
     while (ns < cur && !atomic_compare_exchange_weak_explicit(&st.min_ns, &cur, ns, RELAXED, RELAXED)) {
@@ -79,16 +102,16 @@ void js_stats_handler_ns(uint64_t ns)
     }
 }
 
-/* Value at quantile q (0..1) of the histogram, as the bucket's midpoint. */
+/* Value at quantile q (0..1) of the histogram, as the bucket's midpoint; JS_STATS_OVER if it lies past the top. */
 static uint64_t hist_quantile(const uint64_t *h, uint64_t n, double q)
 {
     if (n == 0) return 0;
     uint64_t want = (uint64_t)(q * (double)(n - 1)) + 1, seen = 0;
-    for (int i = 0; i <= HIST_BUCKETS; i++) {
+    for (unsigned i = 0; i < HIST_BUCKETS; i++) {
         seen += h[i];
-        if (seen >= want) return (uint64_t)i * HIST_STEP_NS + HIST_STEP_NS / 2;
+        if (seen >= want) return bucket_mid(i);
     }
-    return (uint64_t)HIST_BUCKETS * HIST_STEP_NS;
+    return JS_STATS_OVER;
 }
 
 void js_stats_get(js_stats_snapshot *o)
@@ -110,4 +133,5 @@ void js_stats_get(js_stats_snapshot *o)
     o->handler_max_ns = atomic_load(&st.max_ns);
     o->handler_median_ns = hist_quantile(local, n, 0.5);
     o->handler_p99_ns = hist_quantile(local, n, 0.99);
+    o->handler_hist_top_ns = (uint64_t)LIN_LIMIT_NS << LOG_OCTAVES;
 }
