@@ -35,7 +35,7 @@ TOOL := $(BUILD)/jsampler
 JAR  := $(BUILD)/jsampler.jar
 JAVA_SRCS := $(wildcard src/java/jsampler/*.java)
 
-.PHONY: all deps test demo clean check-layers native-test check-asan java-test jfr-test browser-test bench bench-smoke
+.PHONY: all deps test demo clean check-layers check-tsan native-test check-asan java-test jfr-test browser-test bench bench-smoke
 all: $(LIB) $(TOOL) $(JAR)
 
 # Header dependencies are tracked by the compiler (-MMD); the generated page header is an order-only prerequisite.
@@ -101,6 +101,12 @@ $(BUILD)/tests-$(VARIANT)/%: native-tests/%.c $(TDIR)/libjstest.a native-tests/t
 	@echo "  CCLD ($(VARIANT)) $@"
 	@$(CC) $(ALL_CFLAGS) -Wno-error=unused-function -o $@ $< $(TDIR)/libjstest.a $(LDLIBS) -lcmocka
 
+# ThreadSanitizer on the lock-free parts: the store, the thread table, the sampler's handshakes, the session.
+TSAN_TESTS := test_store test_threads test_session
+check-tsan: deps
+	@$(MAKE) --no-print-directory run-native-tests VARIANT=tsan NATIVE_TESTS="$(TSAN_TESTS)" \
+	    CFLAGS="-O1 -g -fsanitize=thread -fno-omit-frame-pointer"
+
 # The layers: no include points up a layer, and no object of the signal-safe zone (src/sample/) references
 # malloc, free, stdio, pthread mutexes or JVMTI/JNI (its undefined symbols are read with nm).
 check-layers: all
@@ -125,6 +131,7 @@ test: deps
 	@$(MAKE) --no-print-directory check-layers
 	@$(MAKE) --no-print-directory native-test
 	@$(MAKE) --no-print-directory check-asan
+	@$(MAKE) --no-print-directory check-tsan
 	@$(MAKE) --no-print-directory java-test
 	@$(MAKE) --no-print-directory jfr-test
 	@$(MAKE) --no-print-directory browser-test

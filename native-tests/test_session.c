@@ -233,7 +233,7 @@ static void test_rotation_keeps_every_sample(void **state UNUSED)
     atomic_store(&g_distinct, 50000);
     atomic_store(&g_depth, 400);
     snprintf(path, sizeof path, "%s/rot.collapsed", g_dir);
-    snprintf(cmd, sizeof cmd, "start,interval=200us,jstackdepth=512,file=%s", path);
+    snprintf(cmd, sizeof cmd, "start,interval=1ms,jstackdepth=512,file=%s", path);
     expect(cmd, JS_OK, NULL);
     uint64_t rotations = 0;
     for (int i = 0; i < 100 && rotations < 3; i++) {

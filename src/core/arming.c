@@ -114,11 +114,10 @@ static int try_engine(const js_engine *e, const js_args *a, js_store *store, js_
 {
     int signo = js_sampler_install(e == &js_engine_itimer, err, errlen);
     if (signo < 0) return -1;
-    if (js_sampler_arm(e->sample_weight, walker, store, ring, a->jstackdepth, a->interval_ns, err,
-                       errlen) != 0)
-        return -1;
-    if (e->start(a->interval_ns, a->jitter, signo, err, errlen) != 0) {
-        js_sampler_disarm();
+    /* The engine's settings are in place before the handler may read them; no thread is attached yet. */
+    if (e->start(a->interval_ns, a->jitter, signo, err, errlen) != 0) return -1;
+    if (js_sampler_arm(e->sample_weight, walker, store, ring, a->jstackdepth, a->interval_ns, err, errlen) != 0) {
+        e->stop();
         return -1;
     }
     info->engine = e->name;

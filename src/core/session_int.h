@@ -37,6 +37,7 @@ typedef struct {
     unsigned seq;              /* loop= file number (%n) */
     uint64_t started_ns, deadline_ns, next_loop_ns, file_started_ns;
     _Atomic uint64_t rotations, abandoned_stores, unaggregated_weight;
+    _Atomic uint64_t fill_traces, fill_frames, fill_pairs; /* the active store's fill, published for status */
     uint64_t dropped_written;  /* dropped weight already written as a pseudo-frame */
     uint32_t names_cursor;     /* traces of the active store whose names are resolved */
     int throttle_logged;

@@ -43,6 +43,9 @@ int js_session_store_full(void)
 {
     js_store_fill f;
     js_store_usage(js_sess.stores[js_sess.active], &f);
+    atomic_store(&js_sess.fill_traces, f.traces);
+    atomic_store(&js_sess.fill_frames, f.frames);
+    atomic_store(&js_sess.fill_pairs, f.pairs);
     return f.traces >= f.max_traces / 2 || f.frames >= ROTATE_FRAMES || f.frames >= f.max_frames / 2 ||
            f.pairs >= f.max_pairs / 2;
 }
@@ -91,14 +94,13 @@ void js_session_format_status(int running, char *out, size_t outlen)
         elapsed = (double)(js_session_now() - js_sess.started_ns) / 1e9;
         rate = elapsed > 0 ? (double)s.samples / elapsed : 0;
     }
-    js_store_fill f = {0};
-    js_store *st = running ? js_sess.stores[js_sess.active] : NULL;
-    if (st) js_store_usage(st, &f);
     snprintf(out, outlen,
              "event=%s engine=%s interval=%s elapsed_s=%.1f samples_per_s=%.1f\n"
-             "store: traces=%u/%u frames=%llu/%llu pairs=%u/%u rotations=%llu not_aggregated_weight=%llu%s%s\n%s",
-             running ? js_event_name(js_sess.args.event) : "-", running ? js_sess.eng.engine : "none", iv, elapsed, rate, f.traces,
-             f.max_traces, (unsigned long long)f.frames, (unsigned long long)f.max_frames, f.pairs, f.max_pairs,
+             "store: traces=%llu/%u frames=%llu/%llu pairs=%llu/%u rotations=%llu not_aggregated_weight=%llu%s%s\n%s",
+             running ? js_event_name(js_sess.args.event) : "-", running ? js_sess.eng.engine : "none", iv, elapsed, rate,
+             (unsigned long long)atomic_load(&js_sess.fill_traces), STORE_TRACES,
+             (unsigned long long)atomic_load(&js_sess.fill_frames), (unsigned long long)STORE_FRAMES,
+             (unsigned long long)atomic_load(&js_sess.fill_pairs), STORE_PAIRS,
              (unsigned long long)atomic_load(&js_sess.rotations), (unsigned long long)atomic_load(&js_sess.unaggregated_weight),
              running && js_sess.eng.why[0] ? "\nnote: " : "", running ? js_sess.eng.why : "", stats);
 }

@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 /* Settings of the running engine (one per process). */
-static long long period_ns;
-static int jitter_on;
+static _Atomic long long period_ns; /* read by handlers: atomic */
+static _Atomic int jitter_on;
 static int sig;
 
 /* The kernel's per-thread CPU clock id for tid (CPUCLOCK_PERTHREAD | CPUCLOCK_SCHED). */

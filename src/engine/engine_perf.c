@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 /* Settings of the running engine (one per process, read by the handler). */
-static long long period_ns;
-static int jitter_on;
+static _Atomic long long period_ns; /* read by handlers: atomic */
+static _Atomic int jitter_on;
 static int sig;
 static int exclude_kernel;
 
