@@ -130,6 +130,7 @@ public final class IntegrationTest {
         safely("agentpath-no-command", session::agentpathNoCommand);
         safely("agentpath-twice", session::agentpathTwice);
         safely("include-lines-debug", session::filtersAndDebug);
+        safely("loop-files", session::loopFiles);
         safely("alias-cpu", new SamplingChecks(this)::aliasCpu);
         ApiChecks api = new ApiChecks(this);
         safely("api-cycles", api::cycles);

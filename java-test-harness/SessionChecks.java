@@ -272,4 +272,61 @@ final class SessionChecks {
         warns.forEach(l -> details.add("stderr: " + l));
         t.report(name, problems, details, t0);
     }
+
+    /** loop=1s for 30 s: about 30 files of each output, each readable and holding the workload's hot methods. */
+    void loopFiles() {
+        String name = "loop-files";
+        if (!t.selected(name)) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        List<String> problems = new ArrayList<>();
+        List<String> details = new ArrayList<>();
+        Path dir = t.runDir(name);
+        IntegrationTest.Run r = t.launch(name, List.of(), 120, "start,interval=10ms,loop=1s,file=" + dir
+                + "/p-%n.collapsed,jfrfile=" + dir + "/p-%n.jfr", "CpuSplit", "30", "2");
+        if (r.timedOut || r.exitCode != 0) {
+            problems.add("exit " + r.exitCode + (r.timedOut ? " (timed out)" : ""));
+        }
+        Path cli = t.agent.getParent().resolve("jsampler");
+        int collapsed = 0;
+        int jfrs = 0;
+        for (int n = 0; n < 40; n++) {
+            Path c = dir.resolve("p-" + n + ".collapsed");
+            Path j = dir.resolve("p-" + n + ".jfr");
+            if (!Files.exists(c) && !Files.exists(j)) {
+                break;
+            }
+            try {
+                if (Files.exists(c)) {
+                    collapsed++;
+                    String text = Files.readString(c);
+                    if (!text.contains("CpuSplit.burn")) {
+                        problems.add(c.getFileName() + " holds no CpuSplit.burn stack (" + text.length() + " bytes)");
+                    }
+                }
+                if (Files.exists(j)) {
+                    jfrs++;
+                    Path back = dir.resolve("back-" + n + ".collapsed");
+                    Process p = new ProcessBuilder(cli.toString(), "convert", j.toString(), back.toString())
+                            .redirectErrorStream(true).start();
+                    String said = new String(p.getInputStream().readAllBytes());
+                    if (!p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS) || p.exitValue() != 0
+                            || !Files.readString(back).contains("CpuSplit.burn")) {
+                        problems.add(j.getFileName() + " does not convert to stacks with CpuSplit.burn: " + said.trim());
+                    }
+                }
+            } catch (IOException | InterruptedException e) {
+                problems.add("cannot check file " + n + ": " + e);
+            }
+        }
+        // 30 s of workload plus start-up and the last, partial period: 30 or 31 files, 29 if the JVM was slow.
+        for (int[] kind : new int[][] {{collapsed}, {jfrs}}) {
+            if (kind[0] < 29 || kind[0] > 32) {
+                problems.add(kind[0] + " files of one kind, expected about 30");
+            }
+        }
+        details.add(collapsed + " collapsed files, " + jfrs + " JFR recordings, each checked");
+        t.report(name, problems, details, t0);
+    }
 }

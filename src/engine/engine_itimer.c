@@ -1,13 +1,18 @@
 /* engine_itimer.c - "itimer": setitimer(ITIMER_PROF), one timer for the whole process.
  * The kernel gives SIGPROF to whichever thread its tick found running; periods shorter than
- * the tick are lost without trace. Last resort; the profiler says so when it is in use.
+ * the tick are lost without trace. Last resort; the profiler says so when it is in use. A SIGPROF is
+ * taken as ours only if the kernel raised it (SI_KERNEL) while our timer runs.
  */
 #include "engine/engine.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdatomic.h>
 #include <sys/time.h>
+
+/* 1 while our ITIMER_PROF runs (read by the handler): a SIGPROF from the kernel is ours only then. */
+static _Atomic int running;
 
 static int itimer_start(long long interval_ns, int jitter, int signo, char *err, size_t errlen)
 {
@@ -22,11 +27,13 @@ static int itimer_start(long long interval_ns, int jitter, int signo, char *err,
         snprintf(err, errlen, "setitimer(ITIMER_PROF): %s", strerror(errno));
         return -1;
     }
+    atomic_store(&running, 1);
     return 0;
 }
 
 static void itimer_stop(void)
 {
+    atomic_store(&running, 0);
     struct itimerval v;
     memset(&v, 0, sizeof v);
     setitimer(ITIMER_PROF, &v, NULL);
@@ -34,7 +41,9 @@ static void itimer_stop(void)
 
 static uint64_t itimer_weight(const siginfo_t *si, intptr_t handle)
 {
-    return si->si_code == SI_KERNEL ? 1 : 0;
+    return si->si_signo == SIGPROF && si->si_code == SI_KERNEL && atomic_load_explicit(&running, memory_order_relaxed)
+               ? 1
+               : 0;
 }
 
 const js_engine js_engine_itimer = {
