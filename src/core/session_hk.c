@@ -1,7 +1,7 @@
 /* session_hk.c - the session's housekeeping thread.
  *
  * The housekeeper resolves names of traces new in the active store while their classes are alive
- * (every 1 ms while new traces appear, every 10 ms otherwise); every 50 ms it swaps the stores when
+ * (every 5 ms while new traces appear, every 10 ms otherwise); every 50 ms it swaps the stores when
  * the active one passes half of any capacity, writes loop= files when due and ends the session at
  * timeout=; every 500 ms it attaches the engine to threads found in /proc. It never blocks on
  * js_cmd_lock (trylock; a command that holds the lock may be waiting to join this thread).
@@ -16,7 +16,7 @@
 #include "sample/stats.h"
 #include "util/log.h"
 
-#define REFRESH_MS 1       /* names refresh while new traces appear */
+#define REFRESH_MS 5       /* names refresh while new traces appear */
 #define REFRESH_IDLE_MS 10 /* ... and once none appeared for IDLE_AFTER_MS */
 #define IDLE_AFTER_MS 100
 #define ROUND_MS 50        /* store fill, loop=, timeout=, throttle notice */
