@@ -1,0 +1,305 @@
+/* test_sampler.c - the signal handler (sampler.h) driven by real signals with a fake engine weight and a fake
+ * walker: exact counts, disarm waiting for a handler that is inside (and giving up after 1 s), the store swap,
+ * streamed events and their generation tags, and signals that are not ours passed to the previous handler. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sample/evring.h"
+#include "sample/sampler.h"
+#include "sample/stats.h"
+#include "sample/store.h"
+#include "sample/threads.h"
+
+#define UNUSED __attribute__((unused))
+#define OURS 42
+
+static int g_signo;
+static _Atomic int g_block;    /* walks spin while set */
+static _Atomic int g_in_walk;  /* a walk is spinning */
+
+static int fake_init(void *vm, char *err, size_t errlen)
+{
+    return 0;
+}
+
+/* Two fixed frames; spins while g_block is set (a handler "inside"). */
+static int fake_walk(void *uc, js_raw_frame *f, int max)
+{
+    if (atomic_load(&g_block)) {
+        atomic_store(&g_in_walk, 1);
+        while (atomic_load(&g_block)) {
+        }
+        atomic_store(&g_in_walk, 0);
+    }
+    f[0] = (js_raw_frame){.bci = 1, .kind = JS_RF_JAVA, .method = (const void *)0x1000};
+    f[1] = (js_raw_frame){.bci = 2, .kind = JS_RF_JAVA, .method = (const void *)0x2000};
+    return 2;
+}
+
+static const js_walker fake_walker = {"fake", fake_init, fake_walk};
+
+/* Ours: queued with the marker value; anything else is foreign. */
+static uint64_t fake_weight(const siginfo_t *si, intptr_t handle)
+{
+    return si->si_code == SI_QUEUE && si->si_value.sival_int == OURS ? 1 : 0;
+}
+
+static js_store *make_store(void)
+{
+    char err[256];
+    js_store *s = js_store_create(1024, 1u << 16, 1024, err, sizeof err);
+    assert_non_null(s);
+    return s;
+}
+
+/* Send n signals with value v to thread t (delivered before pthread_sigqueue returns when t is the caller). */
+static void send(pthread_t t, int n, int v)
+{
+    for (int i = 0; i < n; i++) {
+        union sigval sv = {.sival_int = v};
+        assert_int_equal(pthread_sigqueue(t, g_signo, sv), 0);
+    }
+}
+
+/* This thread's slot in the thread table. */
+static js_thread *me(void)
+{
+    int created;
+    return js_threads_claim((int)syscall(SYS_gettid), &created);
+}
+
+/* Weight that reached store s from this thread, counting what the throttle still carries to its next sample
+ * (signals sent back to back come faster than the handler's budget allows); the carry is then cleared. */
+static uint64_t delivered(js_store *s)
+{
+    uint64_t w = js_store_total_weight(s) + atomic_exchange(&me()->carry, 0);
+    atomic_store(&me()->quiet_until_ns, 0);
+    return w;
+}
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static int setup(void **state)
+{
+    char err[256];
+    g_signo = js_sampler_install(0, err, sizeof err);
+    if (g_signo < 0) return -1;
+    int created;
+    return js_threads_claim((int)syscall(SYS_gettid), &created) ? 0 : -1;
+}
+
+/* Every accepted signal is one sample of weight 1 on the walked stack; foreign ones are counted, not stored;
+ * after disarm nothing is stored. */
+static void test_counts_and_disarm(void **state UNUSED)
+{
+    js_store *s = make_store();
+    char err[256];
+    js_stats_reset();
+    assert_int_equal(js_sampler_arm(fake_weight, &fake_walker, s, NULL, 64, 1000000, err, sizeof err), 0);
+    send(pthread_self(), 100, OURS);
+    send(pthread_self(), 10, 7);
+    js_stats_snapshot st;
+    js_stats_get(&st);
+    assert_int_equal(st.samples + st.throttled, 100);
+    assert_int_equal(st.foreign, 10);
+    assert_int_equal(js_store_trace_count(s), 1);
+    { uint64_t got = delivered(s); assert_int_equal(got, 100); }
+    assert_int_equal(js_sampler_disarm(), 0);
+    send(pthread_self(), 20, OURS);
+    { uint64_t got = delivered(s); assert_int_equal(got, 100); }
+    js_store_destroy(s);
+}
+
+typedef struct {
+    pthread_t target;
+    int release_after_ms;
+    uint64_t released_at;
+} releaser;
+
+/* The thread that gets blocked in a walk. */
+static void *victim(void *arg)
+{
+    int created;
+    js_threads_claim((int)syscall(SYS_gettid), &created);
+    while (!atomic_load((_Atomic int *)arg)) { /* until told to end: signals arrive meanwhile */
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    return NULL;
+}
+
+static void *release_later(void *arg)
+{
+    releaser *r = arg;
+    struct timespec ts = {r->release_after_ms / 1000, (r->release_after_ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+    r->released_at = now_ms();
+    atomic_store(&g_block, 0);
+    return NULL;
+}
+
+/* Disarm waits for a handler that is inside; past 1 s it gives up, says so, and the sampler still works after. */
+static void test_disarm_waits_for_handler(void **state UNUSED)
+{
+    char err[256];
+    for (int round = 0; round < 2; round++) {
+        js_store *s = make_store();
+        assert_int_equal(js_sampler_arm(fake_weight, &fake_walker, s, NULL, 64, 1000000, err, sizeof err), 0);
+        _Atomic int end = 0;
+        pthread_t v;
+        pthread_create(&v, NULL, victim, (void *)&end);
+        atomic_store(&g_block, 1);
+        send(v, 1, OURS);
+        for (int i = 0; i < 2000 && !atomic_load(&g_in_walk); i++) {
+            struct timespec ts = {0, 1000000};
+            nanosleep(&ts, NULL);
+        }
+        assert_true(atomic_load(&g_in_walk));
+        releaser r = {v, round == 0 ? 50 : 1500, 0};
+        pthread_t rel;
+        pthread_create(&rel, NULL, release_later, &r);
+        int left = js_sampler_disarm();
+        uint64_t returned = now_ms();
+        pthread_join(rel, NULL);
+        if (round == 0) {
+            assert_int_equal(left, 0);
+            assert_true(returned >= r.released_at); /* it waited for the handler to leave */
+        } else {
+            assert_int_equal(left, 1);               /* gave up after 1 s, while the handler was still inside */
+            assert_true(returned < r.released_at);
+        }
+        atomic_store(&end, 1);
+        pthread_join(v, NULL);
+        /* Armed again (with new buffers after an abandoned round), samples land. */
+        js_store *s2 = make_store();
+        assert_int_equal(js_sampler_arm(fake_weight, &fake_walker, s2, NULL, 64, 1000000, err, sizeof err), 0);
+        send(pthread_self(), 5, OURS);
+        { uint64_t got = delivered(s2); assert_int_equal(got, 5); }
+        assert_int_equal(js_sampler_disarm(), 0);
+        js_store_destroy(s2);
+        if (round == 0) js_store_destroy(s); /* round 1's store was abandoned to the handler: never freed */
+    }
+}
+
+typedef struct {
+    uint32_t count[2];
+    uint32_t serial;
+    uint64_t weight;
+    int bad;
+} seen_events;
+
+/* Tally one drained event by the generation in its trace key. */
+static void check_event(const js_ring_event *e, void *ctx)
+{
+    seen_events *seen = ctx;
+    uint32_t gen = e->trace >> JS_SAMPLER_GEN_SHIFT, id = e->trace & ((1u << JS_SAMPLER_GEN_SHIFT) - 1);
+    if (gen == 5 && id >= 1) seen->count[0]++;
+    else if (gen == 6 && id >= 1) seen->count[1]++;
+    else seen->bad++;
+    if (e->thread != seen->serial) seen->bad++;
+    seen->weight += e->weight;
+}
+
+/* The swap returns the old store; samples after it go to the new one; streamed events carry the store's
+ * generation in their trace key. */
+static void test_swap_and_events(void **state UNUSED)
+{
+    char err[256];
+    js_store *a = make_store(), *b = make_store();
+    js_store_set_gen(a, 5);
+    js_store_set_gen(b, 6 + 64); /* only the low 6 bits travel */
+    js_evring *ring = js_evring_create(16, 1024, err, sizeof err);
+    assert_non_null(ring);
+    assert_int_equal(js_sampler_arm(fake_weight, &fake_walker, a, ring, 64, 1000000, err, sizeof err), 0);
+    send(pthread_self(), 3, OURS);
+    { uint64_t got = delivered(a); assert_int_equal(got, 3); }
+    uint64_t wa = js_store_total_weight(a);
+    assert_ptr_equal(js_sampler_swap_store(b), a);
+    send(pthread_self(), 4, OURS);
+    assert_int_equal(js_store_total_weight(a), wa); /* nothing more went to the old store */
+    uint64_t wb = js_store_total_weight(b);
+    { uint64_t got = delivered(b); assert_int_equal(got, 4); }
+    assert_int_equal(js_sampler_disarm(), 0);
+    seen_events seen = {{0, 0}, atomic_load(&me()->serial), 0, 0};
+    size_t n = js_evring_drain(ring, check_event, &seen);
+    assert_int_equal(seen.bad, 0);
+    assert_int_equal(seen.weight, wa + wb); /* one event per stored sample, with its weight */
+    assert_int_equal(n, seen.count[0] + seen.count[1]);
+    assert_true(seen.count[0] >= 1 && seen.count[1] >= 1);
+    assert_int_equal(seen.bad, 0);
+    js_evring_destroy(ring);
+    js_store_destroy(a);
+    js_store_destroy(b);
+}
+
+static _Atomic int g_old_calls;
+
+static void old_handler(int signo, siginfo_t *si, void *uc)
+{
+    atomic_fetch_add(&g_old_calls, 1);
+}
+
+/* In a child: every candidate signal taken by another handler, so the sampler shares SIGPROF; a signal that is
+ * not ours reaches the old handler exactly once, ours does not. Exit code 0 = as expected. */
+static int chaining_child(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = old_handler;
+    sa.sa_flags = SA_SIGINFO;
+    const int sigs[] = {SIGPROF, SIGVTALRM, SIGRTMIN + 6, SIGRTMIN + 7};
+    for (int i = 0; i < 4; i++) sigaction(sigs[i], &sa, NULL);
+    /* A fresh process image would be cleaner; the parent's sampler state was inherited, so uninstall first. */
+    js_sampler_uninstall();
+    for (int i = 0; i < 4; i++) sigaction(sigs[i], &sa, NULL);
+    char err[256];
+    int signo = js_sampler_install(0, err, sizeof err);
+    if (signo != SIGPROF || !js_sampler_shared()) return 1;
+    js_store *s = js_store_create(64, 4096, 64, err, sizeof err);
+    if (!s || js_sampler_arm(fake_weight, &fake_walker, s, NULL, 64, 1000000, err, sizeof err) != 0) return 2;
+    union sigval ours = {.sival_int = OURS}, other = {.sival_int = 7};
+    pthread_sigqueue(pthread_self(), SIGPROF, ours);
+    if (atomic_load(&g_old_calls) != 0 || js_store_total_weight(s) != 1) return 3;
+    pthread_sigqueue(pthread_self(), SIGPROF, other);
+    if (atomic_load(&g_old_calls) != 1 || js_store_total_weight(s) != 1) return 4;
+    return 0;
+}
+
+static void test_foreign_signals_are_chained(void **state UNUSED)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) _exit(chaining_child());
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    if (WEXITSTATUS(status) != 0) fail_msg("chaining child failed at step %d", WEXITSTATUS(status));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_counts_and_disarm),
+        cmocka_unit_test(test_disarm_waits_for_handler),
+        cmocka_unit_test(test_swap_and_events),
+        cmocka_unit_test(test_foreign_signals_are_chained),
+    };
+    return cmocka_run_group_tests(tests, setup, NULL);
+}
