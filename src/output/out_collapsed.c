@@ -7,35 +7,23 @@
  * weight has no frame to sit on); lines with weight 0 are.
  */
 #include "output/output.h"
+#include "out_int.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-/* Writes one line to err: "collapsed output: <why>[: errno text]"; returns -1. */
+/* One line in err, "collapsed output: <why>[: errno text]"; returns -1. */
 static int fail(char *err, size_t errlen, const char *why, int with_errno)
 {
-    int e = errno;
-    if (err && errlen) {
-        if (with_errno)
-            snprintf(err, errlen, "collapsed output: %s: %s", why, e ? strerror(e) : "I/O error");
-        else
-            snprintf(err, errlen, "collapsed output: %s", why);
-    }
-    return -1;
+    return js_out_fail("collapsed output", err, errlen, why, with_errno);
 }
 
 /* Writes name with ';', '\n', '\r' replaced by '_'. */
 static void put_name(FILE *f, const char *s)
 {
-    for (;;) {
-        size_t n = strcspn(s, ";\n\r");
-        if (n) fwrite(s, 1, n, f);
-        if (!s[n]) return;
-        putc('_', f);
-        s += n + 1;
-    }
+    js_out_put_replacing(f, s, ";\n\r");
 }
 
 /* qsort_r order of frame indexes by name. */

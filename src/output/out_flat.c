@@ -19,6 +19,7 @@
  *   (same columns)
  */
 #include "output/output.h"
+#include "out_int.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -33,29 +34,16 @@ typedef struct {
     size_t n;
 } methods;
 
-/* Writes one line to err: "flat output: <why>[: errno text]"; returns -1. */
+/* One line in err, "flat output: <why>[: errno text]"; returns -1. */
 static int fail(char *err, size_t errlen, const char *why, int with_errno)
 {
-    int e = errno;
-    if (err && errlen) {
-        if (with_errno)
-            snprintf(err, errlen, "flat output: %s: %s", why, e ? strerror(e) : "I/O error");
-        else
-            snprintf(err, errlen, "flat output: %s", why);
-    }
-    return -1;
+    return js_out_fail("flat output", err, errlen, why, with_errno);
 }
 
 /* Writes s with '\n' and '\r' replaced by '_'. */
 static void put_text(FILE *f, const char *s)
 {
-    for (;;) {
-        size_t n = strcspn(s, "\n\r");
-        if (n) fwrite(s, 1, n, f);
-        if (!s[n]) return;
-        putc('_', f);
-        s += n + 1;
-    }
+    js_out_put_replacing(f, s, "\n\r");
 }
 
 /* qsort_r order of frame indexes by name. */

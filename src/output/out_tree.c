@@ -18,35 +18,23 @@
  */
 #include "output/calltree.h"
 #include "output/output.h"
+#include "out_int.h"
 
 #include <errno.h>
 #include <string.h>
 
 #define MAX_INDENT_LEVELS 64
 
-/* Writes one line to err: "tree output: <why>[: errno text]"; returns -1. */
+/* One line in err, "tree output: <why>[: errno text]"; returns -1. */
 static int fail(char *err, size_t errlen, const char *why, int with_errno)
 {
-    int e = errno;
-    if (err && errlen) {
-        if (with_errno)
-            snprintf(err, errlen, "tree output: %s: %s", why, e ? strerror(e) : "I/O error");
-        else
-            snprintf(err, errlen, "tree output: %s", why);
-    }
-    return -1;
+    return js_out_fail("tree output", err, errlen, why, with_errno);
 }
 
 /* Writes s with '\n' and '\r' replaced by '_'. */
 static void put_text(FILE *f, const char *s)
 {
-    for (;;) {
-        size_t n = strcspn(s, "\n\r");
-        if (n) fwrite(s, 1, n, f);
-        if (!s[n]) return;
-        putc('_', f);
-        s += n + 1;
-    }
+    js_out_put_replacing(f, s, "\n\r");
 }
 
 /* Number of decimal digits of v. */
