@@ -16,7 +16,7 @@
 #define STORE_TRACES (1u << 15)
 #define STORE_FRAMES (2ull << 20)
 #define STORE_PAIRS (1u << 16)
-#define ROTATE_FRAMES (512ull << 10)
+#define ROTATE_FRAMES (384ull << 10)
 
 int js_session_stores_ready(char *err, size_t errlen)
 {

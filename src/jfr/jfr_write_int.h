@@ -35,7 +35,7 @@
 #define STATE_COST (VAR_MAX + 1 + VAR_MAX + 32)
 #define UNKNOWN_METHOD_COST 128
 #define TRACE_KEEP_BYTES (1u << 20) /* trace copies a chunk end keeps allocated for the next chunk */
-#define TRACE_COPY_MAX (8u << 20)   /* a chunk is due once its trace copies hold this much: bounds the writer's memory */
+#define TRACE_COPY_MAX (6u << 20)   /* a chunk is due once its trace copies hold this much: bounds the writer's memory */
 
 /* A frame as the checkpoint will write it: writer method key, line (0 = none), bci, type 0..6. */
 typedef struct {
