@@ -19,7 +19,7 @@
  *     method) for the writer's life, thread ids until the chunk that references them ends.
  * Keys stay stable across chunks (same key = same content). Memory: per-chunk sets of referenced
  * ids, the chunk's trace copies (released when the chunk ends; a chunk is also due for rotation
- * once its copies reach chunk_size bytes or 8 MiB, so they stay within about that between calls of
+ * once its copies reach chunk_size bytes or 6 MiB, so they stay within about that between calls of
  * js_jfr_maybe_rotate) plus maps sized by distinct methods, classes and threads; nothing grows
  * with the number of events. Line numbers: -1 (any negative) on input is "unknown"; the file gets
  * 0 for it, as other JFR producers write. Errors: -1 and one line in err.

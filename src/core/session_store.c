@@ -11,8 +11,8 @@
 #include "util/log.h"
 
 /* Address space per store (touched only as used): 32 Ki traces (0.9 MiB with the journal), 64 Ki pairs
- * (1 MiB), 2 Mi frames (32 MiB). The housekeeper swaps stores once a table is half full or 512 Ki frames
- * (8 MiB) are used, so one store holds at most about 10 MiB plus what arrives in one 50 ms round. */
+ * (1 MiB), 2 Mi frames (32 MiB). The housekeeper swaps stores once a table is half full or 384 Ki frames
+ * (6 MiB) are used, so one store holds at most about 8 MiB plus what arrives in one 50 ms round. */
 #define STORE_TRACES (1u << 15)
 #define STORE_FRAMES (2ull << 20)
 #define STORE_PAIRS (1u << 16)
