@@ -94,7 +94,7 @@ public final class ApiCycles {
         Path dump = dir.resolve("dump.collapsed");
         Path out = dir.resolve("stop.collapsed");
         p.start("event=" + event + ",interval=1ms,file=" + out);
-        Thread.sleep(15);
+        Thread.sleep(40); /* ctimer samples on the 4 ms tick: a few ticks of 4 busy threads even on a loaded machine */
         p.dump(dump.toString());
         Thread.sleep(10);
         p.stop();
