@@ -34,6 +34,9 @@ typedef enum {
 
 typedef enum { JS_EV_CPU = 0, JS_EV_CTIMER, JS_EV_ITIMER } js_event;
 
+/* Stack walker (walker=): AsyncGetCallTrace with recovery (default), or AsyncGetCallTrace alone. */
+typedef enum { JS_WALKER_RECOVER = 0, JS_WALKER_AGCT } js_walker_kind;
+
 typedef struct {
     js_action action;
     js_event event;
@@ -43,6 +46,7 @@ typedef struct {
     int jitter;                  /* randomise each period around interval (default; nojitter turns it off) */
     int nojitter_flag;           /* nojitter was given */
     int jstackdepth;
+    js_walker_kind walker;
     char file[JS_PATH_MAX];      /* as given, %p/%t not yet expanded */
     js_out_format format;        /* JS_OUT_NONE: from file extension, else collapsed */
     int flat_top;                /* N of flat[=N] */

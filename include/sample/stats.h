@@ -12,6 +12,20 @@
 #define JS_WALK_ERR_KINDS 12
 #define JS_STATS_OVER UINT64_MAX /* a handler-time quantile beyond the histogram's top */ /* index = -error code, 0..11 (see walker.h) */
 
+/* What the recovering walker did with a sample AsyncGetCallTrace could not walk. */
+typedef enum {
+    JS_RECOVERED_STUB = 0,      /* stepped out of a stub */
+    JS_RECOVERED_PROLOGUE,      /* out of a compiled method's prologue */
+    JS_RECOVERED_EPILOGUE,      /* out of a compiled method's epilogue */
+    JS_RECOVER_NOT_CODE,        /* failed: pc outside the code cache */
+    JS_RECOVER_BAD_BLOB,        /* failed: the blob could not be read consistently */
+    JS_RECOVER_INTERPRETER,     /* failed: pc in the interpreter */
+    JS_RECOVER_NO_UNWIND,       /* failed: instructions or stack slots not recognised */
+    JS_RECOVER_NO_STACK,        /* failed: the thread's stack bounds are unknown */
+    JS_RECOVER_RETRY_FAILED,    /* failed: AsyncGetCallTrace refused the caller too */
+    JS_RECOVER_KINDS
+} js_recover_kind;
+
 /* Forget all counts (between runs; no handler may be running). */
 void js_stats_reset(void);
 /* Signal-safe recorders. */
@@ -22,10 +36,14 @@ void js_stats_foreign_signal(void);
 /* A walk skipped because the thread's handlers used too much of its time (weight carried on). */
 void js_stats_throttled(uint64_t weight);
 void js_stats_handler_ns(uint64_t ns);
+void js_stats_recovery(js_recover_kind k);
+/* Short name of a recovery outcome ("stub", "prologue", ..., "retry_failed"). */
+const char *js_recover_name(js_recover_kind k);
 
 typedef struct {
     uint64_t samples, weight, dropped, dropped_weight, foreign, throttled, throttled_weight;
     uint64_t walk_errors[JS_WALK_ERR_KINDS];
+    uint64_t recovery[JS_RECOVER_KINDS];
     uint64_t handler_count;
     uint64_t handler_min_ns, handler_median_ns, handler_p99_ns, handler_max_ns; /* quantiles are bucket midpoints */
     uint64_t handler_hist_top_ns; /* a quantile past this is JS_STATS_OVER (min and max are exact) */

@@ -40,5 +40,8 @@ typedef struct {
 } js_walker;
 
 extern const js_walker js_walker_agct;
+/* AsyncGetCallTrace, stepping out of stubs and compiled prologues/epilogues it cannot start from
+ * (walker_recover.c); plain AsyncGetCallTrace when HotSpot's layout is not understood. */
+extern const js_walker js_walker_recover;
 
 #endif

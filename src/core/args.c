@@ -209,6 +209,10 @@ static int parse_keyval(js_args *a, const char *key, const char *v, char *err, s
         else a->interval_ns = ns, a->interval_clamped = 0;
     } else if (strcmp(key, "jstackdepth") == 0) {
         if (parse_int(v, 1, JS_MAX_JSTACKDEPTH, &a->jstackdepth)) why = "expected a depth 1..8192";
+    } else if (strcmp(key, "walker") == 0) {
+        if (strcmp(v, "recover") == 0) a->walker = JS_WALKER_RECOVER;
+        else if (strcmp(v, "agct") == 0) a->walker = JS_WALKER_AGCT;
+        else why = "expected recover or agct";
     } else if (strcmp(key, "file") == 0) {
         if (copy_value(a->file, sizeof a->file, v)) why = "expected a non-empty path under 1024 bytes";
     } else if (strcmp(key, "title") == 0) {

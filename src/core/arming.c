@@ -23,7 +23,8 @@ static const js_engine *engine;  /* running engine, NULL when idle */
 static int failures;
 static char first_failure[256];
 static int rescan_gen;           /* rescan generation, under lock */
-static const js_walker *walker = &js_walker_agct; /* swappable for tests (js_arming_use_walker) */
+static const js_walker *walker;          /* the walker of the running session (set by js_arming_start) */
+static const js_walker *walker_override; /* tests: replaces the walker= choice (js_arming_use_walker) */
 static void *java_vm;            /* the JavaVM the walker asks for JNIEnvs (js_arming_init) */
 
 /* Attach the running engine to one slot if not yet done. Caller holds lock. */
@@ -136,11 +137,13 @@ int js_arming_start(const js_args *a, js_store *store, js_evring *ring, js_armin
                     size_t errlen)
 {
     memset(info, 0, sizeof *info);
-    char werr[256];
+    char werr[256] = "";
+    walker = walker_override ? walker_override : a->walker == JS_WALKER_AGCT ? &js_walker_agct : &js_walker_recover;
     if (walker->init(java_vm, werr, sizeof werr) != 0) {
         snprintf(err, errlen, "%s", werr);
         return -1;
     }
+    if (werr[0]) snprintf(info->walker_note, sizeof info->walker_note, "%s", werr);
     int rc;
     if (a->event == JS_EV_CTIMER) {
         rc = try_engine(&js_engine_ctimer, a, store, ring, info, err, errlen);
@@ -183,7 +186,7 @@ void js_arming_init(void *vm)
 
 void js_arming_use_walker(const js_walker *w)
 {
-    walker = w ? w : &js_walker_agct;
+    walker_override = w;
 }
 
 int js_arming_failures(char *first, size_t len)

@@ -66,6 +66,7 @@ static void report_start(const js_args *a, char *out, size_t outlen)
              extra, a->loop_ns ? " loop=" : "", loop, js_sess.eng.why[0] ? "; " : "", js_sess.eng.why);
     if (js_sess.eng.why[0]) js_warn("%s", out);
     else js_info("%s", out);
+    if (js_sess.eng.walker_note[0]) js_warn("%s", js_sess.eng.walker_note);
     if (strcmp(js_sess.eng.engine, "cpu") == 0 && a->interval_ns < 20000000LL && on_hypervisor())
         js_info("virtualised CPU: each cpu sample is one more timer interrupt, which costs tens of microseconds under a "
                 "hypervisor; event=ctimer samples on the scheduler tick instead (cheaper, coarser), see "

@@ -30,17 +30,33 @@ int js_stats_format(const js_stats_snapshot *s, char *buf, size_t len)
                      (unsigned long long)s->handler_max_ns, (unsigned long long)s->handler_count);
     if (n < 0 || (size_t)n >= len) return -1;
     off = (size_t)n;
-    int any = 0;
+    uint64_t failed = 0;
+    for (int i = 0; i < JS_WALK_ERR_KINDS; i++) failed += s->walk_errors[i];
     for (int i = 0; i < JS_WALK_ERR_KINDS; i++) {
         if (!s->walk_errors[i]) continue;
-        n = snprintf(buf + off, len - off, " %s=%llu", js_walk_error_name(-i), (unsigned long long)s->walk_errors[i]);
+        n = snprintf(buf + off, len - off, " %s=%llu (%.2f%%)", js_walk_error_name(-i),
+                     (unsigned long long)s->walk_errors[i], s->samples ? 100.0 * (double)s->walk_errors[i] / (double)s->samples : 0.0);
         if (n < 0 || (size_t)n >= len - off) return -1;
         off += (size_t)n;
-        any = 1;
     }
-    if (!any) {
+    if (!failed) {
         n = snprintf(buf + off, len - off, " none");
         if (n < 0 || (size_t)n >= len - off) return -1;
+        off += (size_t)n;
+    }
+    uint64_t tried = 0;
+    for (int i = 0; i < JS_RECOVER_KINDS; i++) tried += s->recovery[i];
+    if (tried) {
+        n = snprintf(buf + off, len - off, "\nrecovered_walks:");
+        if (n < 0 || (size_t)n >= len - off) return -1;
+        off += (size_t)n;
+        for (int i = 0; i < JS_RECOVER_KINDS; i++) {
+            if (!s->recovery[i]) continue;
+            n = snprintf(buf + off, len - off, " %s%s=%llu", i <= JS_RECOVERED_EPILOGUE ? "" : "failed_",
+                         js_recover_name((js_recover_kind)i), (unsigned long long)s->recovery[i]);
+            if (n < 0 || (size_t)n >= len - off) return -1;
+            off += (size_t)n;
+        }
     }
     return 0;
 }

@@ -17,6 +17,7 @@
 static struct {
     _Atomic uint64_t samples, weight, dropped, dropped_weight, foreign, throttled, throttled_weight;
     _Atomic uint64_t walk_errors[JS_WALK_ERR_KINDS];
+    _Atomic uint64_t recovery[JS_RECOVER_KINDS];
     _Atomic uint64_t hist[HIST_BUCKETS + 1];
     _Atomic uint64_t min_ns, max_ns;
 } st;
@@ -34,6 +35,7 @@ void js_stats_reset(void)
     atomic_store(&st.throttled, 0);
     atomic_store(&st.throttled_weight, 0);
     for (int i = 0; i < JS_WALK_ERR_KINDS; i++) atomic_store(&st.walk_errors[i], 0);
+    for (int i = 0; i < JS_RECOVER_KINDS; i++) atomic_store(&st.recovery[i], 0);
     for (int i = 0; i <= HIST_BUCKETS; i++) atomic_store(&st.hist[i], 0);
     atomic_store(&st.min_ns, UINT64_MAX);
     atomic_store(&st.max_ns, 0);
@@ -57,6 +59,18 @@ void js_stats_walk_error(int code)
     int i = -code;
     if (i < 0 || i >= JS_WALK_ERR_KINDS) i = JS_WALK_ERR_KINDS - 1;
     atomic_fetch_add_explicit(&st.walk_errors[i], 1, RELAXED);
+}
+
+void js_stats_recovery(js_recover_kind k)
+{
+    if ((unsigned)k < JS_RECOVER_KINDS) atomic_fetch_add_explicit(&st.recovery[k], 1, RELAXED);
+}
+
+const char *js_recover_name(js_recover_kind k)
+{
+    static const char *const names[JS_RECOVER_KINDS] = {"stub", "prologue", "epilogue", "not_code", "bad_blob",
+                                                        "interpreter", "no_unwind", "no_stack", "retry_failed"};
+    return (unsigned)k < JS_RECOVER_KINDS ? names[k] : "?";
 }
 
 void js_stats_throttled(uint64_t weight)
@@ -125,6 +139,7 @@ void js_stats_get(js_stats_snapshot *o)
     o->throttled = atomic_load(&st.throttled);
     o->throttled_weight = atomic_load(&st.throttled_weight);
     for (int i = 0; i < JS_WALK_ERR_KINDS; i++) o->walk_errors[i] = atomic_load(&st.walk_errors[i]);
+    for (int i = 0; i < JS_RECOVER_KINDS; i++) o->recovery[i] = atomic_load(&st.recovery[i]);
     uint64_t n = 0;
     uint64_t local[HIST_BUCKETS + 1];
     for (int i = 0; i <= HIST_BUCKETS; i++) n += (local[i] = atomic_load(&st.hist[i]));

@@ -25,6 +25,7 @@
 #include <stddef.h>
 
 #include "sample/safe_fmt.h"
+#include "walker_int.h"
 
 typedef struct {
     jint lineno;
@@ -122,6 +123,11 @@ static JNIEnv *current_env(void)
     JNIEnv *env = NULL;
     if ((*W.vm)->GetEnv(W.vm, (void **)&env, JNI_VERSION_1_6) != JNI_OK) return NULL;
     return env;
+}
+
+uintptr_t js_agct_vm_thread(void)
+{
+    return W.have_key ? (uintptr_t)pthread_getspecific(W.vm_key) : 0;
 }
 
 /* Signal-safe. */

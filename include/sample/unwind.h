@@ -1,0 +1,38 @@
+/* unwind.h - step out of the code HotSpot leaves unwalkable for AsyncGetCallTrace (x86-64).
+ *
+ * AsyncGetCallTrace refuses a thread whose pc sits where no frame is complete: a vtable or
+ * itable stub, a compiled method's prologue (before `push rbp; sub rsp, N` is done) or its
+ * epilogue (after `add rsp, N`, at `pop rbp`, the return poll or `ret`). In each of these the
+ * return address is at a place the instructions themselves tell: js_unwind_top decodes the few
+ * instructions around pc and computes the caller's pc, sp and fp, reading the stack only inside
+ * `stack`. Anything it does not recognise is refused (a counted failure), never guessed.
+ */
+#ifndef JS_UNWIND_H
+#define JS_UNWIND_H
+
+#include <stdint.h>
+
+#include "sample/codecache.h"
+#include "sample/safe_read.h"
+
+typedef struct {
+    uintptr_t pc, sp, fp;
+} js_regs;
+
+/* What js_unwind_top stepped out of (>0), or why it could not (<0). */
+enum {
+    JS_UW_STUB = 1,         /* a stub without a frame: popped its return address */
+    JS_UW_PROLOGUE = 2,     /* a compiled method whose frame was not yet built */
+    JS_UW_EPILOGUE = 3,     /* a compiled method tearing its frame down */
+    JS_UW_FRAME = 4,        /* a stub with a complete fixed-size frame */
+    JS_UW_UNKNOWN_CODE = -1, /* instructions not recognised */
+    JS_UW_BAD_STACK = -2,    /* a slot outside the thread's live stack, or a return address outside the code cache */
+    JS_UW_INTERPRETER = -3,  /* the interpreter: not handled */
+    JS_UW_BAD_ENTRY = -4     /* the nmethod's entry point is not inside its code */
+};
+
+/* Signal-safe. r holds the interrupted registers, b the blob holding r->pc, verified_entry the
+ * nmethod's verified entry (0 for other blobs). On success r holds the caller's registers. */
+int js_unwind_top(const js_blob *b, uintptr_t verified_entry, const js_safe_range *stack, js_regs *r);
+
+#endif

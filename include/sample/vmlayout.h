@@ -1,0 +1,56 @@
+/* vmlayout.h - the layout of HotSpot's own structures, read from the tables it publishes for its
+ * serviceability agent (gHotSpotVMStructs, gHotSpotVMTypes in libjvm).
+ *
+ * js_vmlayout_init runs once on a normal thread (dlsym, string compares) and fills one
+ * process-wide js_vmlayout; handlers only read it. Field names differ between JDK 17 and 25
+ * (CompiledMethod::_method vs nmethod::_method, CodeBlob::_code_begin vs _code_offset, ...):
+ * the parser records whichever is present, and refuses a layout it cannot complete.
+ */
+#ifndef JS_VMLAYOUT_H
+#define JS_VMLAYOUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    int ok; /* 1 when every field below was found */
+    /* CodeCache statics and the heaps they list */
+    uintptr_t heaps_addr;      /* &CodeCache::_heaps (GrowableArray<CodeHeap*>*) */
+    uintptr_t low_bound_addr;  /* &CodeCache::_low_bound */
+    uintptr_t high_bound_addr; /* &CodeCache::_high_bound */
+    int ga_len, ga_data;       /* GrowableArrayBase::_len, GrowableArray<int>::_data */
+    int heap_memory, heap_segmap, heap_log2_seg; /* CodeHeap::_memory, _segmap (VirtualSpace), _log2_segment_size */
+    int vs_low, vs_high;       /* VirtualSpace::_low, _high: the committed part */
+    int hb_used;               /* HeapBlock::Header::_used */
+    int hb_size;               /* sizeof(HeapBlock): the blob follows its block header */
+    /* CodeBlob */
+    int cb_name, cb_size, cb_frame_size;
+    int cb_frame_complete, cb_frame_complete_bytes; /* int (17) or int16_t (25) */
+    int cb_code_begin, cb_code_end;   /* JDK 17: address fields, else -1 */
+    int cb_code_offset, cb_data_offset; /* JDK 25: offsets from the blob, else -1 */
+    int nm_method;                    /* CompiledMethod::_method (17) / nmethod::_method (25) */
+    int nm_verified_entry_point;      /* JDK 17: nmethod::_verified_entry_point (address), else -1 */
+    int nm_verified_entry_offset;     /* JDK 25: nmethod::_verified_entry_offset (u2 from code begin), else -1 */
+    /* Method* -> jmethodID */
+    int m_const_method, cm_constants, cm_idnum, cp_holder, ik_jmethod_ids;
+    /* JavaThread: stack bounds */
+    int jt_stack_base, jt_stack_size;
+    int jt_anchor, anchor_sp; /* JavaThread::_anchor, JavaFrameAnchor::_last_Java_sp */
+} js_vmlayout;
+
+/* The layout handlers read (zeroed until js_vmlayout_init succeeds). */
+extern js_vmlayout js_vm;
+
+/* Read HotSpot's tables from the loaded libjvm (normal thread). 0, or -1 with err naming what is
+ * missing; on -1 js_vm.ok stays 0. */
+int js_vmlayout_init(char *err, size_t errlen);
+
+/* Fill js_vm from tables given directly (tests: a fake VM's tables). Same result as init. */
+typedef struct {
+    const char *type, *field; /* "CodeBlob", "_frame_size"; type alone names a type size entry */
+    const char *type_string;  /* declared type ("int16_t"), or NULL */
+    uint64_t value;           /* offset, static address or type size */
+} js_vmlayout_entry;
+int js_vmlayout_from(const js_vmlayout_entry *entries, int n, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,157 @@
+/* unwind_x64.c - see unwind.h. Instruction forms are those HotSpot's x86-64 macro assembler
+ * emits for compiled-method entry and exit (MacroAssembler::verified_entry, the C1/C2 epilogues
+ * with their return poll); each one below is matched byte for byte.
+ */
+#include "sample/unwind.h"
+
+#include <string.h>
+
+#define MAX_INSNS 12 /* instructions decoded from the verified entry or towards the ret */
+
+/* Read the stack word at a, only inside the live stack. */
+static int stack_word(const js_safe_range *st, uintptr_t a, uintptr_t *out)
+{
+    if (!js_safe_in(st, a, sizeof *out, sizeof *out)) return -1;
+    *out = *(const volatile uintptr_t *)a;
+    return 0;
+}
+
+/* 1 if p..p+n lies in the blob's instructions (read directly: the code heap is committed). */
+static int code_has(const js_blob *b, uintptr_t p, size_t n)
+{
+    return p >= b->code_begin && p <= b->code_end && n <= b->code_end - p;
+}
+
+static uint8_t byte_at(uintptr_t p)
+{
+    return *(const volatile uint8_t *)p;
+}
+
+static int32_t imm32_at(uintptr_t p)
+{
+    int32_t v;
+    memcpy(&v, (const void *)p, sizeof v);
+    return v;
+}
+
+/* 1 if the caller's pc looks like a return address into Java code. */
+static int plausible_return(uintptr_t pc)
+{
+    return js_codecache_contains(pc);
+}
+
+/* Finish a step: the return address sits at ret_slot; fp is the caller's rbp. */
+static int pop_to(const js_safe_range *st, js_regs *r, uintptr_t ret_slot, uintptr_t fp, int kind)
+{
+    uintptr_t ret;
+    if (ret_slot < r->sp || stack_word(st, ret_slot, &ret) != 0 || !plausible_return(ret)) return JS_UW_BAD_STACK;
+    r->pc = ret;
+    r->sp = ret_slot + sizeof(uintptr_t);
+    r->fp = fp;
+    return kind;
+}
+
+/* Bytes pushed or allocated by the prologue instructions before pc (decoded from the verified
+ * entry); *saved_fp_at gets the depth of the saved rbp, or 0 if rbp was not yet pushed. -1 if an
+ * instruction is not one of the prologue's. */
+static long prologue_depth(const js_blob *b, uintptr_t ve, uintptr_t pc, long *saved_fp_at)
+{
+    long depth = 0;
+    *saved_fp_at = 0;
+    uintptr_t p = ve;
+    for (int i = 0; i < MAX_INSNS && p < pc; i++) {
+        if (code_has(b, p, 7) && byte_at(p) == 0x89 && byte_at(p + 1) == 0x84 && byte_at(p + 2) == 0x24) {
+            p += 7; /* mov [rsp - bang], eax: the stack bang */
+        } else if (code_has(b, p, 1) && byte_at(p) == 0x55) {
+            p += 1; /* push rbp */
+            depth += 8;
+            *saved_fp_at = depth;
+        } else if (code_has(b, p, 3) && byte_at(p) == 0x48 && byte_at(p + 1) == 0x89 && byte_at(p + 2) == 0xe5) {
+            p += 3; /* mov rbp, rsp (PreserveFramePointer) */
+        } else if (code_has(b, p, 4) && byte_at(p) == 0x48 && byte_at(p + 1) == 0x83 && byte_at(p + 2) == 0xec) {
+            depth += byte_at(p + 3); /* sub rsp, imm8: the frame is allocated, the rest needs no decoding */
+            return p + 4 <= pc ? depth : -1;
+        } else if (code_has(b, p, 7) && byte_at(p) == 0x48 && byte_at(p + 1) == 0x81 && byte_at(p + 2) == 0xec) {
+            int32_t n = imm32_at(p + 3);
+            if (n < 0 || n > (1 << 20)) return -1;
+            depth += n;
+            return p + 7 <= pc ? depth : -1;
+        } else {
+            return -1;
+        }
+    }
+    return p == pc ? depth : -1;
+}
+
+/* Compiled method, frame not yet complete. */
+static int unwind_prologue(const js_blob *b, uintptr_t ve, const js_safe_range *st, js_regs *r)
+{
+    if (ve < b->code_begin || ve >= b->code_end) return JS_UW_BAD_ENTRY;
+    if (r->pc < ve) return pop_to(st, r, r->sp, r->fp, JS_UW_PROLOGUE); /* inline-cache check: nothing pushed */
+    long saved_fp_at;
+    long depth = prologue_depth(b, ve, r->pc, &saved_fp_at);
+    if (depth < 0) return JS_UW_UNKNOWN_CODE;
+    uintptr_t fp = r->fp;
+    if (saved_fp_at && stack_word(st, r->sp + (uintptr_t)(depth - saved_fp_at), &fp) != 0) return JS_UW_BAD_STACK;
+    return pop_to(st, r, r->sp + (uintptr_t)depth, fp, JS_UW_PROLOGUE);
+}
+
+/* Compiled method at or after `add rsp, N`: simulate forward to the `ret`. */
+static int unwind_epilogue(const js_blob *b, const js_safe_range *st, js_regs *r)
+{
+    long off = 0, fp_at = -1;
+    uintptr_t p = r->pc;
+    for (int i = 0; i < MAX_INSNS; i++) {
+        if (code_has(b, p, 1) && byte_at(p) == 0xc3) { /* ret */
+            uintptr_t fp = r->fp;
+            if (fp_at >= 0 && stack_word(st, r->sp + (uintptr_t)fp_at, &fp) != 0) return JS_UW_BAD_STACK;
+            return pop_to(st, r, r->sp + (uintptr_t)off, fp, JS_UW_EPILOGUE);
+        }
+        if (code_has(b, p, 4) && byte_at(p) == 0x48 && byte_at(p + 1) == 0x83 && byte_at(p + 2) == 0xc4) {
+            off += byte_at(p + 3); /* add rsp, imm8 */
+            p += 4;
+        } else if (code_has(b, p, 7) && byte_at(p) == 0x48 && byte_at(p + 1) == 0x81 && byte_at(p + 2) == 0xc4) {
+            int32_t n = imm32_at(p + 3);
+            if (n < 0 || n > (1 << 20)) return JS_UW_UNKNOWN_CODE;
+            off += n;
+            p += 7;
+        } else if (code_has(b, p, 1) && byte_at(p) == 0x5d) { /* pop rbp */
+            fp_at = off;
+            off += 8;
+            p += 1;
+        } else if (code_has(b, p, 3) && byte_at(p) == 0xc5 && byte_at(p + 1) == 0xf8 && byte_at(p + 2) == 0x77) {
+            p += 3; /* vzeroupper */
+        } else if (code_has(b, p, 4) && byte_at(p) == 0x49 && byte_at(p + 1) == 0x3b && byte_at(p + 2) == 0x67) {
+            p += 4; /* cmp rsp, [r15 + disp8]: the return poll */
+        } else if (code_has(b, p, 7) && byte_at(p) == 0x49 && byte_at(p + 1) == 0x3b && byte_at(p + 2) == 0xa7) {
+            p += 7; /* cmp rsp, [r15 + disp32] */
+        } else if (code_has(b, p, 6) && byte_at(p) == 0x0f && byte_at(p + 1) == 0x87) {
+            p += 6; /* ja slow path (out of line): falls through to the ret */
+        } else {
+            return JS_UW_UNKNOWN_CODE;
+        }
+    }
+    return JS_UW_UNKNOWN_CODE;
+}
+
+int js_unwind_top(const js_blob *b, uintptr_t verified_entry, const js_safe_range *st, js_regs *r)
+{
+    switch (b->kind) {
+    case JS_BLOB_NMETHOD:
+        if (r->pc < b->code_begin || r->pc >= b->code_end) return JS_UW_UNKNOWN_CODE;
+        if (b->frame_complete < 0 || r->pc < b->code_begin + (unsigned)b->frame_complete)
+            return unwind_prologue(b, verified_entry, st, r);
+        return unwind_epilogue(b, st, r);
+    case JS_BLOB_STUB:
+        if (b->frame_size <= 0 || b->frame_complete < 0 || r->pc < b->code_begin + (unsigned)b->frame_complete)
+            return pop_to(st, r, r->sp, r->fp, JS_UW_STUB); /* no frame: the return address is on top */
+        {
+            uintptr_t sender_sp = r->sp + (uintptr_t)b->frame_size * sizeof(uintptr_t), fp;
+            if (stack_word(st, sender_sp - 2 * sizeof(uintptr_t), &fp) != 0) return JS_UW_BAD_STACK;
+            return pop_to(st, r, sender_sp - sizeof(uintptr_t), fp, JS_UW_FRAME);
+        }
+    case JS_BLOB_INTERPRETER:
+    default:
+        return JS_UW_INTERPRETER;
+    }
+}

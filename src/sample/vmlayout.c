@@ -1,0 +1,205 @@
+/* vmlayout.c - see vmlayout.h. */
+#include "sample/vmlayout.h"
+
+#include <dlfcn.h>
+#include <string.h>
+
+#include "sample/safe_fmt.h"
+
+/* Written once by init on a normal thread before any handler reads it. */
+js_vmlayout js_vm;
+
+/* How a wanted entry is stored: a field offset (int), a static's address, or a type size. */
+enum { OFF, STATIC, SIZE };
+
+typedef struct {
+    const char *type, *field;
+    int kind;
+    int required; /* 0: one of a pair of alternatives (checked after parsing) */
+    size_t dest;  /* offsetof(js_vmlayout, ...) */
+} wanted;
+
+#define W(t, f, k, r, d) {t, f, k, r, offsetof(js_vmlayout, d)}
+static const wanted WANTED[] = {
+    W("CodeCache", "_heaps", STATIC, 1, heaps_addr),
+    W("CodeCache", "_low_bound", STATIC, 1, low_bound_addr),
+    W("CodeCache", "_high_bound", STATIC, 1, high_bound_addr),
+    W("GrowableArrayBase", "_len", OFF, 1, ga_len),
+    W("GrowableArray<int>", "_data", OFF, 1, ga_data),
+    W("CodeHeap", "_memory", OFF, 1, heap_memory),
+    W("CodeHeap", "_segmap", OFF, 1, heap_segmap),
+    W("CodeHeap", "_log2_segment_size", OFF, 1, heap_log2_seg),
+    W("VirtualSpace", "_low", OFF, 1, vs_low),
+    W("VirtualSpace", "_high", OFF, 1, vs_high),
+    W("HeapBlock::Header", "_used", OFF, 1, hb_used),
+    W("HeapBlock", NULL, SIZE, 1, hb_size),
+    W("CodeBlob", "_name", OFF, 1, cb_name),
+    W("CodeBlob", "_size", OFF, 1, cb_size),
+    W("CodeBlob", "_frame_size", OFF, 1, cb_frame_size),
+    W("CodeBlob", "_frame_complete_offset", OFF, 1, cb_frame_complete),
+    W("CodeBlob", "_code_begin", OFF, 0, cb_code_begin),
+    W("CodeBlob", "_code_end", OFF, 0, cb_code_end),
+    W("CodeBlob", "_code_offset", OFF, 0, cb_code_offset),
+    W("CodeBlob", "_data_offset", OFF, 0, cb_data_offset),
+    W("CompiledMethod", "_method", OFF, 0, nm_method),
+    W("nmethod", "_method", OFF, 0, nm_method),
+    W("nmethod", "_verified_entry_point", OFF, 0, nm_verified_entry_point),
+    W("nmethod", "_verified_entry_offset", OFF, 0, nm_verified_entry_offset),
+    W("Method", "_constMethod", OFF, 1, m_const_method),
+    W("ConstMethod", "_constants", OFF, 1, cm_constants),
+    W("ConstMethod", "_method_idnum", OFF, 1, cm_idnum),
+    W("ConstantPool", "_pool_holder", OFF, 1, cp_holder),
+    W("InstanceKlass", "_methods_jmethod_ids", OFF, 1, ik_jmethod_ids),
+    W("JavaThread", "_stack_base", OFF, 1, jt_stack_base),
+    W("JavaThread", "_stack_size", OFF, 1, jt_stack_size),
+    W("JavaThread", "_anchor", OFF, 1, jt_anchor),
+    W("JavaFrameAnchor", "_last_Java_sp", OFF, 1, anchor_sp),
+};
+#undef W
+#define NWANTED ((int)(sizeof WANTED / sizeof WANTED[0]))
+
+/* Parse state: which wanted entries were seen. */
+typedef struct {
+    js_vmlayout l;
+    unsigned char seen[NWANTED];
+} parse;
+
+/* Sanity limit on a field offset or type size (HotSpot objects are a few KiB). */
+#define MAX_OFFSET 65536
+
+/* Record one table entry if it is wanted. */
+static void consider(parse *p, const char *type, const char *field, const char *type_string, uint64_t value)
+{
+    for (int i = 0; i < NWANTED; i++) {
+        const wanted *w = &WANTED[i];
+        if (strcmp(w->type, type) != 0) continue;
+        if ((w->field == NULL) != (field == NULL) || (field && strcmp(w->field, field) != 0)) continue;
+        char *dest = (char *)&p->l + w->dest;
+        if (w->kind == STATIC) {
+            uintptr_t a = (uintptr_t)value;
+            memcpy(dest, &a, sizeof a);
+        } else {
+            if (value >= MAX_OFFSET) return;
+            int v = (int)value;
+            memcpy(dest, &v, sizeof v);
+            if (dest == (char *)&p->l.cb_frame_complete)
+                p->l.cb_frame_complete_bytes = type_string && strstr(type_string, "16") ? 2 : 4;
+        }
+        p->seen[i] = 1;
+    }
+}
+
+/* 1 if wanted entry (type, field) was seen. */
+static int seen(const parse *p, const char *type, const char *field)
+{
+    for (int i = 0; i < NWANTED; i++)
+        if (p->seen[i] && !strcmp(WANTED[i].type, type) && WANTED[i].field && !strcmp(WANTED[i].field, field))
+            return 1;
+    return 0;
+}
+
+/* Check the parse is complete and consistent; publish it into js_vm. */
+static int finish(parse *p, char *err, size_t errlen)
+{
+    for (int i = 0; i < NWANTED; i++) {
+        if (WANTED[i].required && !p->seen[i]) {
+            js_safe_fmt(err, errlen, "HotSpot layout not understood: %s%s%s missing", WANTED[i].type,
+                        WANTED[i].field ? "::" : "", WANTED[i].field ? WANTED[i].field : " size");
+            return -1;
+        }
+    }
+    int old_code = seen(p, "CodeBlob", "_code_begin") && seen(p, "CodeBlob", "_code_end");
+    int new_code = seen(p, "CodeBlob", "_code_offset") && seen(p, "CodeBlob", "_data_offset");
+    if (!old_code && !new_code) {
+        js_safe_fmt(err, errlen, "HotSpot layout not understood: no code bounds in CodeBlob");
+        return -1;
+    }
+    if (!seen(p, "CompiledMethod", "_method") && !seen(p, "nmethod", "_method")) {
+        js_safe_fmt(err, errlen, "HotSpot layout not understood: no nmethod::_method");
+        return -1;
+    }
+    int old_entry = seen(p, "nmethod", "_verified_entry_point"), new_entry = seen(p, "nmethod", "_verified_entry_offset");
+    if (!old_entry && !new_entry) {
+        js_safe_fmt(err, errlen, "HotSpot layout not understood: no nmethod verified entry");
+        return -1;
+    }
+    if (old_entry) p->l.nm_verified_entry_offset = -1;
+    else p->l.nm_verified_entry_point = -1;
+    if (old_code) p->l.cb_code_offset = p->l.cb_data_offset = -1;
+    else p->l.cb_code_begin = p->l.cb_code_end = -1;
+    p->l.ok = 1;
+    js_vm = p->l;
+    return 0;
+}
+
+int js_vmlayout_from(const js_vmlayout_entry *entries, int n, char *err, size_t errlen)
+{
+    parse p;
+    memset(&p, 0, sizeof p);
+    for (int i = 0; i < n; i++) consider(&p, entries[i].type, entries[i].field, entries[i].type_string, entries[i].value);
+    return finish(&p, err, errlen);
+}
+
+/* Value of libjvm's uint64_t variable `name`, or -1 if absent. */
+static int64_t sym_u64(void *jvm, const char *name)
+{
+    const uint64_t *p = dlsym(jvm, name);
+    return p ? (int64_t)*p : -1;
+}
+
+/* Walk gHotSpotVMStructs: {typeName, fieldName, typeString, isStatic, offset, address} per entry. */
+static int read_structs(void *jvm, parse *p)
+{
+    char *const *table = dlsym(jvm, "gHotSpotVMStructs");
+    int64_t tn = sym_u64(jvm, "gHotSpotVMStructEntryTypeNameOffset");
+    int64_t fn = sym_u64(jvm, "gHotSpotVMStructEntryFieldNameOffset");
+    int64_t ts = sym_u64(jvm, "gHotSpotVMStructEntryTypeStringOffset");
+    int64_t st = sym_u64(jvm, "gHotSpotVMStructEntryIsStaticOffset");
+    int64_t of = sym_u64(jvm, "gHotSpotVMStructEntryOffsetOffset");
+    int64_t ad = sym_u64(jvm, "gHotSpotVMStructEntryAddressOffset");
+    int64_t stride = sym_u64(jvm, "gHotSpotVMStructEntryArrayStride");
+    if (!table || !*table || tn < 0 || fn < 0 || ts < 0 || st < 0 || of < 0 || ad < 0 || stride <= 0) return -1;
+    for (const char *e = *table;; e += stride) {
+        const char *type = *(const char *const *)(e + tn), *field = *(const char *const *)(e + fn);
+        if (!type || !field) break;
+        int is_static = *(const int32_t *)(e + st);
+        uint64_t value = is_static ? (uint64_t)(uintptr_t) * (void *const *)(e + ad) : *(const uint64_t *)(e + of);
+        consider(p, type, field, *(const char *const *)(e + ts), value);
+    }
+    return 0;
+}
+
+/* Walk gHotSpotVMTypes for the type sizes we need. */
+static int read_types(void *jvm, parse *p)
+{
+    char *const *table = dlsym(jvm, "gHotSpotVMTypes");
+    int64_t tn = sym_u64(jvm, "gHotSpotVMTypeEntryTypeNameOffset");
+    int64_t sz = sym_u64(jvm, "gHotSpotVMTypeEntrySizeOffset");
+    int64_t stride = sym_u64(jvm, "gHotSpotVMTypeEntryArrayStride");
+    if (!table || !*table || tn < 0 || sz < 0 || stride <= 0) return -1;
+    for (const char *e = *table;; e += stride) {
+        const char *type = *(const char *const *)(e + tn);
+        if (!type) break;
+        consider(p, type, NULL, NULL, *(const uint64_t *)(e + sz));
+    }
+    return 0;
+}
+
+int js_vmlayout_init(char *err, size_t errlen)
+{
+    if (js_vm.ok) return 0;
+    void *jvm = dlopen("libjvm.so", RTLD_LAZY | RTLD_NOLOAD);
+    if (!jvm) {
+        js_safe_fmt(err, errlen, "libjvm.so is not loaded (HotSpot is required)");
+        return -1;
+    }
+    parse p;
+    memset(&p, 0, sizeof p);
+    int rc = read_structs(jvm, &p) == 0 && read_types(jvm, &p) == 0 ? 0 : -1;
+    dlclose(jvm);
+    if (rc != 0) {
+        js_safe_fmt(err, errlen, "libjvm.so publishes no gHotSpotVMStructs tables");
+        return -1;
+    }
+    return finish(&p, err, errlen);
+}

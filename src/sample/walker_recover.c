@@ -1,0 +1,136 @@
+/* walker_recover.c - AsyncGetCallTrace, and recovery where it cannot start.
+ *
+ * AsyncGetCallTrace gives up (ticks_unknown_Java, ticks_not_walkable_Java) when the interrupted
+ * pc is where no complete frame exists: a vtable/itable stub, a compiled method's prologue or
+ * epilogue. On these profiles that is a fifth to a third of all samples, and not a random fifth:
+ * it is the hottest polymorphic code. This walker finds the code blob holding the pc (HotSpot's
+ * own code cache, through the layout it publishes), steps out of it by decoding the few
+ * instructions around pc (unwind_x64.c), and runs AsyncGetCallTrace again from the caller with a
+ * copy of the signal context. When the blob is a compiled method, the method itself becomes the
+ * leaf frame (its jmethodID found from its Method*, vmmethod.c); a stub adds no frame (its
+ * dispatch time belongs to the call site that entered it).
+ *
+ * Nothing here writes VM memory, and every read is bounded: the code cache's committed ranges,
+ * the interrupted thread's live stack [sp, stack base), libjvm's image for blob names, and
+ * js_safe_read for metadata. A sample that still cannot be walked keeps AsyncGetCallTrace's code.
+ */
+#include "sample/walker.h"
+
+#include <stdatomic.h>
+#include <string.h>
+#include <ucontext.h>
+
+#include "sample/codecache.h"
+#include "sample/safe_fmt.h"
+#include "sample/safe_read.h"
+#include "sample/stats.h"
+#include "sample/unwind.h"
+#include "sample/vmlayout.h"
+#include "sample/vmmethod.h"
+#include "walker_int.h"
+
+/* Set once at init (normal thread): 1 when the layout was understood and guarded reads work. */
+static int enabled;
+
+/* The interrupted thread's live stack: from its sp up to HotSpot's recorded stack base. */
+static int live_stack(uintptr_t sp, js_safe_range *st)
+{
+    uintptr_t thread = js_agct_vm_thread();
+    if (!thread) return -1;
+    uintptr_t base = *(const volatile uintptr_t *)(thread + (uintptr_t)js_vm.jt_stack_base);
+    size_t size = *(const volatile size_t *)(thread + (uintptr_t)js_vm.jt_stack_size);
+    if (!base || sp >= base || base - sp > size) return -1;
+    st->lo = sp;
+    st->hi = base;
+    return 0;
+}
+
+/* The nmethod's verified entry point, or 0. */
+static uintptr_t verified_entry(const js_blob *b)
+{
+    if (b->kind != JS_BLOB_NMETHOD) return 0;
+    if (js_vm.nm_verified_entry_point >= 0)
+        return *(const volatile uintptr_t *)(b->start + (uintptr_t)js_vm.nm_verified_entry_point);
+    return b->code_begin + *(const volatile uint16_t *)(b->start + (uintptr_t)js_vm.nm_verified_entry_offset);
+}
+
+/* Step out of the blob holding the interrupted pc and walk again from the caller. */
+static int recover(ucontext_t *uc, js_raw_frame *frames, int max, int code)
+{
+    greg_t *g = uc->uc_mcontext.gregs;
+    js_regs r = {(uintptr_t)g[REG_RIP], (uintptr_t)g[REG_RSP], (uintptr_t)g[REG_RBP]};
+    js_safe_range st;
+    js_blob b;
+    if (live_stack(r.sp, &st) != 0) return js_stats_recovery(JS_RECOVER_NO_STACK), code;
+    int found = js_codecache_find(r.pc, &b);
+    if (found != JS_CC_FOUND) return js_stats_recovery(found == JS_CC_OUTSIDE ? JS_RECOVER_NOT_CODE : JS_RECOVER_BAD_BLOB), code;
+    int how = js_unwind_top(&b, verified_entry(&b), &st, &r);
+    if (how < 0) {
+        js_stats_recovery(how == JS_UW_INTERPRETER ? JS_RECOVER_INTERPRETER : JS_RECOVER_NO_UNWIND);
+        return code;
+    }
+    int lead = 0;
+    if (b.kind == JS_BLOB_NMETHOD && max > 1) {
+        const void *id = js_vm_method_id(b.method);
+        frames[0].method = id;
+        frames[0].bci = how == JS_UW_PROLOGUE ? 0 : -1;
+        frames[0].kind = id ? JS_RF_JAVA : JS_RF_NULL_ID;
+        lead = 1;
+    }
+    ucontext_t caller = *uc;
+    caller.uc_mcontext.gregs[REG_RIP] = (greg_t)r.pc;
+    caller.uc_mcontext.gregs[REG_RSP] = (greg_t)r.sp;
+    caller.uc_mcontext.gregs[REG_RBP] = (greg_t)r.fp;
+    int n = js_walker_agct.walk(&caller, frames + lead, max - lead);
+    if (n <= 0) {
+        js_stats_recovery(JS_RECOVER_RETRY_FAILED);
+        return code;
+    }
+    js_stats_recovery(how == JS_UW_STUB || how == JS_UW_FRAME ? JS_RECOVERED_STUB
+                      : how == JS_UW_PROLOGUE                 ? JS_RECOVERED_PROLOGUE
+                                                              : JS_RECOVERED_EPILOGUE);
+    return lead + n;
+}
+
+/* 1 if the current thread is attached to the VM but has no Java frame at all (a JIT compiler or
+ * service thread): AsyncGetCallTrace calls that "unknown", it is simply not Java. */
+static int no_java_frames(void)
+{
+    uintptr_t thread = js_agct_vm_thread();
+    return thread && !*(const volatile uintptr_t *)(thread + (uintptr_t)js_vm.jt_anchor + (uintptr_t)js_vm.anchor_sp);
+}
+
+/* Signal-safe. */
+static int recover_walk(void *ucontext, js_raw_frame *frames, int max)
+{
+    int n = js_walker_agct.walk(ucontext, frames, max);
+    if (n == JS_WALK_UNKNOWN_NOT_JAVA && enabled && no_java_frames()) return JS_WALK_NO_JAVA_FRAME;
+    if (n > 0 || !enabled || (n != JS_WALK_UNKNOWN_JAVA && n != JS_WALK_NOT_WALKABLE_JAVA)) return n;
+    return recover((ucontext_t *)ucontext, frames, max, n);
+}
+
+/* Normal thread: AsyncGetCallTrace first, then HotSpot's layout; without the layout the walker is
+ * plain AsyncGetCallTrace and err carries one line saying why (rc 0). */
+static int recover_init(void *java_vm, char *err, size_t errlen)
+{
+    if (js_walker_agct.init(java_vm, err, errlen) != 0) return -1;
+    if (enabled) return 0;
+    char why[200];
+    uintptr_t probe = 0, here = (uintptr_t)&probe;
+    if (js_vmlayout_init(why, sizeof why) != 0) {
+        js_safe_fmt(err, errlen, "stack recovery off (AsyncGetCallTrace alone): %s", why);
+    } else if (js_codecache_init() != 0) {
+        js_safe_fmt(err, errlen, "stack recovery off (AsyncGetCallTrace alone): libjvm.so's image not found");
+    } else if (js_safe_word(here, &probe) != 0) {
+        js_safe_fmt(err, errlen, "stack recovery off (AsyncGetCallTrace alone): process_vm_readv is not permitted");
+    } else {
+        enabled = 1;
+    }
+    return 0;
+}
+
+const js_walker js_walker_recover = {
+    .name = "AsyncGetCallTrace+recovery",
+    .init = recover_init,
+    .walk = recover_walk,
+};
