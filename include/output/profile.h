@@ -7,6 +7,9 @@
 #ifndef JS_PROFILE_H
 #define JS_PROFILE_H
 
+/* Root-most pseudo-frame of a stack cut at jstackdepth (JFR: the trace's truncated flag). */
+#define JS_TRUNCATED_FRAME "[truncated]"
+
 #include <stddef.h>
 #include <stdint.h>
 

@@ -1,8 +1,8 @@
 /* codecache.h - find the HotSpot code blob that holds a pc, from a signal handler.
  *
  * Uses the layout in vmlayout.h. Every address is checked before it is read: the code heaps'
- * committed ranges bound the segment map and the blobs, a blob's name must lie in libjvm's
- * mapped image, and any inconsistency (a freed or half-written blob) ends the lookup with a
+ * committed ranges bound the segment map and the blobs, a blob's name is read only where it lies
+ * in libjvm's mapped image, and any inconsistency (a freed or half-written blob) ends the lookup with a
  * negative code instead of a read.
  */
 #ifndef JS_CODECACHE_H
@@ -23,7 +23,7 @@ typedef struct {
     int frame_complete;              /* offset from code_begin after which the frame is built, -1 never */
     js_blob_kind kind;
     uintptr_t method;                /* nmethod: its Method*, else 0 */
-    const char *name;                /* HotSpot's name for the blob (a string in libjvm) */
+    const char *name;                /* HotSpot's name for the blob (a string in libjvm), or NULL */
 } js_blob;
 
 enum {

@@ -17,6 +17,7 @@ typedef enum {
     JS_RECOVERED_STUB = 0,      /* stepped out of a stub */
     JS_RECOVERED_PROLOGUE,      /* out of a compiled method's prologue */
     JS_RECOVERED_EPILOGUE,      /* out of a compiled method's epilogue */
+    JS_RECOVERED_NATIVE,        /* out of VM code called from Java (frame pointers) */
     JS_RECOVER_NOT_CODE,        /* failed: pc outside the code cache */
     JS_RECOVER_BAD_BLOB,        /* failed: the blob could not be read consistently */
     JS_RECOVER_INTERPRETER,     /* failed: pc in the interpreter */
@@ -37,6 +38,8 @@ void js_stats_foreign_signal(void);
 void js_stats_throttled(uint64_t weight);
 void js_stats_handler_ns(uint64_t ns);
 void js_stats_recovery(js_recover_kind k);
+/* A stack cut at jstackdepth. */
+void js_stats_truncated(void);
 /* Short name of a recovery outcome ("stub", "prologue", ..., "retry_failed"). */
 const char *js_recover_name(js_recover_kind k);
 
@@ -44,6 +47,7 @@ typedef struct {
     uint64_t samples, weight, dropped, dropped_weight, foreign, throttled, throttled_weight;
     uint64_t walk_errors[JS_WALK_ERR_KINDS];
     uint64_t recovery[JS_RECOVER_KINDS];
+    uint64_t truncated;
     uint64_t handler_count;
     uint64_t handler_min_ns, handler_median_ns, handler_p99_ns, handler_max_ns; /* quantiles are bucket midpoints */
     uint64_t handler_hist_top_ns; /* a quantile past this is JS_STATS_OVER (min and max are exact) */

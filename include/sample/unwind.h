@@ -25,6 +25,7 @@ enum {
     JS_UW_PROLOGUE = 2,     /* a compiled method whose frame was not yet built */
     JS_UW_EPILOGUE = 3,     /* a compiled method tearing its frame down */
     JS_UW_FRAME = 4,        /* a stub with a complete fixed-size frame */
+    JS_UW_NATIVE = 5,       /* VM or library code called from Java: followed its frame pointers */
     JS_UW_UNKNOWN_CODE = -1, /* instructions not recognised */
     JS_UW_BAD_STACK = -2,    /* a slot outside the thread's live stack, or a return address outside the code cache */
     JS_UW_INTERPRETER = -3,  /* the interpreter: not handled */
@@ -34,5 +35,11 @@ enum {
 /* Signal-safe. r holds the interrupted registers, b the blob holding r->pc, verified_entry the
  * nmethod's verified entry (0 for other blobs). On success r holds the caller's registers. */
 int js_unwind_top(const js_blob *b, uintptr_t verified_entry, const js_safe_range *stack, js_regs *r);
+
+/* Signal-safe. r->pc is outside the code cache (C++ code of the VM called from Java without a
+ * state change): follow the rbp chain (HotSpot is built with frame pointers) to the first return
+ * address into the code cache, or take the return address on top of the stack when the function
+ * has not pushed rbp yet. On success r holds the Java caller's registers. */
+int js_unwind_native(const js_safe_range *stack, js_regs *r);
 
 #endif

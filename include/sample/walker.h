@@ -23,7 +23,9 @@ enum {
     JS_WALK_THREAD_EXIT = -8,
     JS_WALK_DEOPT = -9,
     JS_WALK_SAFEPOINT = -10,
-    JS_WALK_NO_ENV = -11 /* the interrupted thread has no JNIEnv: not a Java thread */
+    JS_WALK_NO_ENV = -11, /* the interrupted thread has no JNIEnv: not a Java thread */
+    /* Not a failure: the root-most pseudo-frame of a stack cut at jstackdepth ("[truncated]"). */
+    JS_WALK_TRUNCATED = -12
 };
 
 /* Pseudo-frame name for a walker error code, e.g. "[unknown_Java]". */

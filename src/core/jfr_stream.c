@@ -11,6 +11,7 @@
 #include "jfr/jfr_write.h"
 #include "util/log.h"
 #include "core/names.h"
+#include "sample/walker.h"
 #include "core/thread_names.h"
 #include "sample/threads.h"
 #include "sample/sampler.h"
@@ -73,6 +74,10 @@ static int source_trace(void *ctx, uint32_t id, js_jfr_frame *out, int max, int 
     if (!f) return -1;
     *truncated = n > max;
     if (n > max) n = max;
+    if (n > 1 && f[n - 1].kind == JS_RF_ERROR && f[n - 1].bci == JS_WALK_TRUNCATED) { /* cut at jstackdepth */
+        n--;
+        *truncated = 1;
+    }
     for (int i = 0; i < n; i++) {
         js_jfr_frame *o = &out[i];
         o->line = -1;

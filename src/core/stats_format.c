@@ -32,6 +32,7 @@ int js_stats_format(const js_stats_snapshot *s, char *buf, size_t len)
     off = (size_t)n;
     uint64_t failed = 0;
     for (int i = 0; i < JS_WALK_ERR_KINDS; i++) failed += s->walk_errors[i];
+
     for (int i = 0; i < JS_WALK_ERR_KINDS; i++) {
         if (!s->walk_errors[i]) continue;
         n = snprintf(buf + off, len - off, " %s=%llu (%.2f%%)", js_walk_error_name(-i),
@@ -52,11 +53,15 @@ int js_stats_format(const js_stats_snapshot *s, char *buf, size_t len)
         off += (size_t)n;
         for (int i = 0; i < JS_RECOVER_KINDS; i++) {
             if (!s->recovery[i]) continue;
-            n = snprintf(buf + off, len - off, " %s%s=%llu", i <= JS_RECOVERED_EPILOGUE ? "" : "failed_",
+            n = snprintf(buf + off, len - off, " %s%s=%llu", i <= JS_RECOVERED_NATIVE ? "" : "failed_",
                          js_recover_name((js_recover_kind)i), (unsigned long long)s->recovery[i]);
             if (n < 0 || (size_t)n >= len - off) return -1;
             off += (size_t)n;
         }
+    }
+    if (s->truncated) {
+        n = snprintf(buf + off, len - off, "\ntruncated_stacks=%llu (cut at jstackdepth)", (unsigned long long)s->truncated);
+        if (n < 0 || (size_t)n >= len - off) return -1;
     }
     return 0;
 }

@@ -58,6 +58,12 @@ static char *scratch_copy(scratch *b, const char *s, size_t n)
     return b->s;
 }
 
+/* 1 if the frame is the "[truncated]" marker a stack cut at jstackdepth starts with. */
+static int is_truncation(const js_pframe *pf)
+{
+    return pf->type == JS_FT_ERROR && strcmp(pf->name, JS_TRUNCATED_FRAME) == 0;
+}
+
 /* Source: frames of stack id - 1, leaf first, without its thread root. */
 static int src_trace(void *ctx, uint32_t id, js_jfr_frame *out, int max, int *truncated)
 {
@@ -67,6 +73,10 @@ static int src_trace(void *ctx, uint32_t id, js_jfr_frame *out, int max, int *tr
     uint32_t first = st->depth > 0 && c->p->frames[st->frames[0]].type == JS_FT_THREAD;
     int n = 0;
     *truncated = 0;
+    if (first < st->depth && is_truncation(&c->p->frames[st->frames[first]])) { /* root marker: the flag instead */
+        first++;
+        *truncated = 1;
+    }
     for (uint32_t i = st->depth; i > first; i--) {
         if (n == max) {
             *truncated = 1;

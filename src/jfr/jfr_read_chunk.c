@@ -68,6 +68,7 @@ static void find_roles(js_jfrr_chunk *k, js_jfr_read_kind kind)
     k->th_ostid = field2(m, k->c_thread, "osThreadId", NULL);
     k->th_java = field2(m, k->c_thread, "javaName", NULL);
     k->trace_frames = js_jfrr_meta_field(m, k->c_trace, "frames");
+    k->trace_truncated = js_jfrr_meta_field(m, k->c_trace, "truncated");
     k->fr_method = field2(m, k->c_frame, "method", NULL);
     k->fr_line = field2(m, k->c_frame, "lineNumber", NULL);
     k->fr_type = field2(m, k->c_frame, "type", NULL);

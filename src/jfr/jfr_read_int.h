@@ -170,6 +170,7 @@ typedef struct {
 } js_jfrr_thread_rec;
 typedef struct {
     uint32_t first, n;
+    uint8_t truncated; /* the trace was cut at the writer's depth */
 } js_jfrr_trace_rec;
 typedef struct {
     uint64_t method, ftype;
@@ -208,6 +209,7 @@ typedef struct {
     /* roles: class indexes and field indexes, -1 when absent */
     int32_t c_sym, c_str, c_ftype, c_cls, c_meth, c_thread, c_trace, c_frame;
     int32_t sym_s, ftype_s, cls_name, meth_type, meth_name, th_os, th_ostid, th_java, trace_frames;
+    int32_t trace_truncated;
     int32_t fr_method, fr_line, fr_type;
     js_jfrr_event_slot ev[JS_JFRR_MAX_EVENT_TYPES];
     int nev;

@@ -118,8 +118,15 @@ static int read_trace(js_jfrr_reader *r, uint64_t key)
     js_jfrr_chunk *k = &r->k;
     const js_jfrr_class *c = &k->meta.classes[k->c_trace];
     uint32_t first = (uint32_t)k->nframes, n = 0;
+    uint8_t truncated = 0;
     for (uint32_t i = 0; i < c->nfields; i++) {
         const js_jfrr_field *f = &k->meta.fields[c->first + i];
+        if ((int32_t)i == k->trace_truncated && !f->array && !f->cp) {
+            js_jfrr_val v = {0};
+            if (js_jfrr_field_value(&r->cur, &k->meta, f, NULL, &v, 1) != 0) return -1;
+            truncated = v.set && v.u != 0;
+            continue;
+        }
         if ((int32_t)i != k->trace_frames || !f->array || f->cp || f->cls != k->c_frame || f->cls < 0 ||
             k->meta.classes[f->cls].prim != JS_JFRR_P_NONE) {
             if (js_jfrr_field_value(&r->cur, &k->meta, f, NULL, NULL, 1) != 0) return -1;
@@ -151,6 +158,7 @@ static int read_trace(js_jfrr_reader *r, uint64_t key)
     if (!t) return js_jfrr_fail(&r->cur, r->cur.pos, "out of memory for stack traces");
     t->first = first;
     t->n = n;
+    t->truncated = truncated;
     return 0;
 }
 

@@ -172,8 +172,9 @@ static int add_stack(js_jfrr_reader *r, const js_jfrr_agg_ent *a)
     if (!thread_ok(r, t)) return 1;
     const js_jfrr_trace_rec *tr = js_jfrr_pool_get(&k->trace, a->trace);
     uint32_t n = tr ? tr->n : 0, d = 0;
-    if (scratch_room(r, (size_t)n + 2) != 0) return -1;
+    if (scratch_room(r, (size_t)n + 3) != 0) return -1;
     if (r->o->threads) r->scratch[d++] = thread_frame(r, t);
+    if (tr && tr->truncated) r->scratch[d++] = js_profile_frame(r->p, JS_TRUNCATED_FRAME, JS_FT_ERROR);
     for (uint32_t j = n; j-- > 0;) r->scratch[d++] = frame_index(r, &k->frames[tr->first + j]);
     if (a->cls) {
         uint32_t f = class_frame(r, a->cls, a->flag);

@@ -61,7 +61,8 @@ static uintptr_t block_in_heap(uintptr_t heap, uintptr_t pc)
     return block;
 }
 
-/* Copy the blob's name pointer if it points into libjvm with a terminator nearby. */
+/* The blob's name if it is a string constant in libjvm (all nmethod and interpreter names are);
+ * NULL for a name built at run time (some runtime stubs), which is then not read at all. */
 static const char *blob_name(uintptr_t blob)
 {
     uintptr_t p = word_at(blob + (uintptr_t)js_vm.cb_name);
@@ -92,9 +93,10 @@ static int read_blob(uintptr_t start, uintptr_t pc, js_blob *b)
                             ? *(const volatile int16_t *)(start + (uintptr_t)js_vm.cb_frame_complete)
                             : int_at(start + (uintptr_t)js_vm.cb_frame_complete);
     b->name = blob_name(start);
-    if (!b->name) return JS_CC_BAD;
     b->method = 0;
-    if (!strcmp(b->name, "nmethod") || !strcmp(b->name, "native nmethod")) {
+    if (!b->name) {
+        b->kind = JS_BLOB_STUB;
+    } else if (!strcmp(b->name, "nmethod") || !strcmp(b->name, "native nmethod")) {
         b->kind = JS_BLOB_NMETHOD;
         b->method = word_at(start + (uintptr_t)js_vm.nm_method);
     } else if (!strcmp(b->name, "Interpreter")) {

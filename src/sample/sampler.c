@@ -69,10 +69,19 @@ static int claim_stripe(int tid)
     return -1;
 }
 
-/* Walk the interrupted thread into buf; on failure one pseudo-frame naming the error. */
+/* Walk the interrupted thread into buf; on failure one pseudo-frame naming the error. A stack
+ * that fills depth - 1 frames is taken as cut there: a "[truncated]" pseudo-frame ends it. */
 static int walk(void *uc, js_raw_frame *buf)
 {
-    int n = S.walker->walk(uc, buf, S.depth);
+    int room = S.depth > 1 ? S.depth - 1 : 1;
+    int n = S.walker->walk(uc, buf, room);
+    if (n > 0 && n == room && S.depth > 1) {
+        buf[n].bci = JS_WALK_TRUNCATED;
+        buf[n].kind = JS_RF_ERROR;
+        buf[n].method = NULL;
+        js_stats_truncated();
+        return n + 1;
+    }
     if (n > 0) return n;
     js_stats_walk_error(n);
     buf[0].bci = n;

@@ -18,6 +18,7 @@ static struct {
     _Atomic uint64_t samples, weight, dropped, dropped_weight, foreign, throttled, throttled_weight;
     _Atomic uint64_t walk_errors[JS_WALK_ERR_KINDS];
     _Atomic uint64_t recovery[JS_RECOVER_KINDS];
+    _Atomic uint64_t truncated;
     _Atomic uint64_t hist[HIST_BUCKETS + 1];
     _Atomic uint64_t min_ns, max_ns;
 } st;
@@ -36,6 +37,7 @@ void js_stats_reset(void)
     atomic_store(&st.throttled_weight, 0);
     for (int i = 0; i < JS_WALK_ERR_KINDS; i++) atomic_store(&st.walk_errors[i], 0);
     for (int i = 0; i < JS_RECOVER_KINDS; i++) atomic_store(&st.recovery[i], 0);
+    atomic_store(&st.truncated, 0);
     for (int i = 0; i <= HIST_BUCKETS; i++) atomic_store(&st.hist[i], 0);
     atomic_store(&st.min_ns, UINT64_MAX);
     atomic_store(&st.max_ns, 0);
@@ -66,9 +68,14 @@ void js_stats_recovery(js_recover_kind k)
     if ((unsigned)k < JS_RECOVER_KINDS) atomic_fetch_add_explicit(&st.recovery[k], 1, RELAXED);
 }
 
+void js_stats_truncated(void)
+{
+    atomic_fetch_add_explicit(&st.truncated, 1, RELAXED);
+}
+
 const char *js_recover_name(js_recover_kind k)
 {
-    static const char *const names[JS_RECOVER_KINDS] = {"stub", "prologue", "epilogue", "not_code", "bad_blob",
+    static const char *const names[JS_RECOVER_KINDS] = {"stub", "prologue", "epilogue", "native", "not_code", "bad_blob",
                                                         "interpreter", "no_unwind", "no_stack", "retry_failed"};
     return (unsigned)k < JS_RECOVER_KINDS ? names[k] : "?";
 }
@@ -140,6 +147,7 @@ void js_stats_get(js_stats_snapshot *o)
     o->throttled_weight = atomic_load(&st.throttled_weight);
     for (int i = 0; i < JS_WALK_ERR_KINDS; i++) o->walk_errors[i] = atomic_load(&st.walk_errors[i]);
     for (int i = 0; i < JS_RECOVER_KINDS; i++) o->recovery[i] = atomic_load(&st.recovery[i]);
+    o->truncated = atomic_load(&st.truncated);
     uint64_t n = 0;
     uint64_t local[HIST_BUCKETS + 1];
     for (int i = 0; i <= HIST_BUCKETS; i++) n += (local[i] = atomic_load(&st.hist[i]));

@@ -134,6 +134,25 @@ static int unwind_epilogue(const js_blob *b, const js_safe_range *st, js_regs *r
     return JS_UW_UNKNOWN_CODE;
 }
 
+#define MAX_NATIVE_FRAMES 16
+
+int js_unwind_native(const js_safe_range *st, js_regs *r)
+{
+    uintptr_t fp = r->fp, next, ret;
+    for (int i = 0; i < MAX_NATIVE_FRAMES; i++) {
+        if (fp <= r->sp || stack_word(st, fp, &next) != 0 || stack_word(st, fp + 8, &ret) != 0) break;
+        if (plausible_return(ret)) {
+            r->pc = ret;
+            r->sp = fp + 2 * sizeof(uintptr_t);
+            r->fp = next;
+            return JS_UW_NATIVE;
+        }
+        if (next <= fp) break; /* frames only go up the stack */
+        fp = next;
+    }
+    return pop_to(st, r, r->sp, r->fp, JS_UW_NATIVE); /* a leaf that has not pushed rbp */
+}
+
 int js_unwind_top(const js_blob *b, uintptr_t verified_entry, const js_safe_range *st, js_regs *r)
 {
     switch (b->kind) {

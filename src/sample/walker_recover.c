@@ -54,6 +54,21 @@ static uintptr_t verified_entry(const js_blob *b)
     return b->code_begin + *(const volatile uint16_t *)(b->start + (uintptr_t)js_vm.nm_verified_entry_offset);
 }
 
+#define MAX_STUB_STEPS 3
+
+/* After a first step: while the caller is itself a stub (VM code returning into a runtime stub),
+ * step out of it too, so AsyncGetCallTrace starts from Java code. 0, or -1 if a step fails. */
+static int through_stubs(const js_safe_range *st, js_regs *r)
+{
+    js_blob b;
+    for (int i = 0; i < MAX_STUB_STEPS; i++) {
+        if (js_codecache_find(r->pc, &b) != JS_CC_FOUND) return -1;
+        if (b.kind != JS_BLOB_STUB) return 0;
+        if (js_unwind_top(&b, 0, st, r) < 0) return -1;
+    }
+    return -1;
+}
+
 /* Step out of the blob holding the interrupted pc and walk again from the caller. */
 static int recover(ucontext_t *uc, js_raw_frame *frames, int max, int code)
 {
@@ -63,12 +78,16 @@ static int recover(ucontext_t *uc, js_raw_frame *frames, int max, int code)
     js_blob b;
     if (live_stack(r.sp, &st) != 0) return js_stats_recovery(JS_RECOVER_NO_STACK), code;
     int found = js_codecache_find(r.pc, &b);
-    if (found != JS_CC_FOUND) return js_stats_recovery(found == JS_CC_OUTSIDE ? JS_RECOVER_NOT_CODE : JS_RECOVER_BAD_BLOB), code;
-    int how = js_unwind_top(&b, verified_entry(&b), &st, &r);
+    if (found == JS_CC_BAD) return js_stats_recovery(JS_RECOVER_BAD_BLOB), code;
+    if (found == JS_CC_OUTSIDE) b.kind = 0;
+    int how = found == JS_CC_OUTSIDE ? js_unwind_native(&st, &r) : js_unwind_top(&b, verified_entry(&b), &st, &r);
     if (how < 0) {
-        js_stats_recovery(how == JS_UW_INTERPRETER ? JS_RECOVER_INTERPRETER : JS_RECOVER_NO_UNWIND);
+        js_stats_recovery(how == JS_UW_INTERPRETER ? JS_RECOVER_INTERPRETER
+                          : found == JS_CC_OUTSIDE ? JS_RECOVER_NOT_CODE
+                                                   : JS_RECOVER_NO_UNWIND);
         return code;
     }
+    if (through_stubs(&st, &r) != 0) return js_stats_recovery(JS_RECOVER_NO_UNWIND), code;
     int lead = 0;
     if (b.kind == JS_BLOB_NMETHOD && max > 1) {
         const void *id = js_vm_method_id(b.method);
@@ -88,6 +107,7 @@ static int recover(ucontext_t *uc, js_raw_frame *frames, int max, int code)
     }
     js_stats_recovery(how == JS_UW_STUB || how == JS_UW_FRAME ? JS_RECOVERED_STUB
                       : how == JS_UW_PROLOGUE                 ? JS_RECOVERED_PROLOGUE
+                      : how == JS_UW_NATIVE                   ? JS_RECOVERED_NATIVE
                                                               : JS_RECOVERED_EPILOGUE);
     return lead + n;
 }
