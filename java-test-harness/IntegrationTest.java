@@ -137,6 +137,9 @@ public final class IntegrationTest {
         safely("api-system-load", api::systemLoad);
         safely("api-exit-race", api::exitRace);
         safely("unload-churn", this::unloadChurn);
+        WalkerChecks walker = new WalkerChecks(this);
+        safely("walker-poly", walker::polymorphic);
+        safely("walker-stress", walker::stress);
         safely("no-hs-err", this::noCrashes);
         return summary(start);
     }

@@ -1,0 +1,186 @@
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The stack walker on code AsyncGetCallTrace cannot start from.
+ *
+ * <p>{@code walker-poly}: the Poly workload (a recursive expression tree evaluated through megamorphic virtual and
+ * interface calls, beside a plain loop; it measures its own split in thread CPU time) at 1 ms and at 10 ms. With the
+ * default walker, failed walks (every pseudo-frame except {@code [no_Java_frame]}, {@code [not_Java_thread]} and
+ * {@code [truncated]}, which are not failures) must be at most 1% of the samples, and the evaluator's sampled share
+ * ({@code Poly.evaluate} against {@code Poly.mix}) within 2 points of its measured share. Why 2 points holds: the
+ * binomial error of a share near 0.5 is sqrt(0.25/n), 0.41 points at the 15,000 samples of the 1 ms run and 0.65
+ * at the 6,000 of the 10 ms run (2 points is 3.1 of it); a run with fewer than 4,000 evaluator-or-loop samples is
+ * refused rather than judged. To show the workload does exercise the recovery, the same 1 ms run with
+ * {@code walker=agct} (AsyncGetCallTrace alone) must fail at least 5% of its walks (measured: 20 to 35% on JDK 17,
+ * more on 25).
+ *
+ * <p>{@code walker-stress}: WalkStress (StackOverflowError loops, a deoptimisation storm, class unloading and thread
+ * churn at once) at 1 kHz for 20 s with a JFR recording: a clean exit, a recording the JDK's {@code jfr} tool reads,
+ * and the stop line reporting the failed walks per reason. The 10-minute form is {@code make soak-walker}.
+ */
+final class WalkerChecks {
+    static final double MAX_FAILED_PERCENT = 1.0;
+    static final double MAX_SHARE_ERROR = 2.0;
+    static final double MIN_AGCT_FAILED_PERCENT = 5.0;
+    static final long MIN_SPLIT_SAMPLES = 4_000;
+    static final Set<String> NOT_FAILURES = Set.of("[no_Java_frame]", "[not_Java_thread]", "[truncated]");
+    static final Pattern TRUTH = Pattern.compile("TRUTH eval=([0-9.]+) mix=([0-9.]+)");
+
+    private final IntegrationTest t;
+
+    WalkerChecks(IntegrationTest t) {
+        this.t = t;
+    }
+
+    /** One Poly run: samples, failed walks, and the evaluator's sampled and true share (points). */
+    static final class PolyRun {
+        long samples, failed, split;
+        double sampled, truth;
+        String label;
+
+        double failedPercent() {
+            return samples == 0 ? 100 : 100.0 * failed / samples;
+        }
+
+        @Override
+        public String toString() {
+            return String.format(Locale.ROOT, "%s: %d samples, %d failed walks (%.2f%%); evaluator %.2f%% sampled,"
+                    + " %.2f%% measured (error %.2f points over %d samples)", label, samples, failed, failedPercent(),
+                    sampled, truth, Math.abs(sampled - truth), split);
+        }
+    }
+
+    /** A pseudo-frame that names a failed walk (the leaf of a stack). */
+    static boolean failedWalk(List<String> frames) {
+        for (String f : frames) {
+            if (f.startsWith("[") && f.endsWith("]") && !f.contains("tid=") && !NOT_FAILURES.contains(f)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    PolyRun poly(String name, String options, String seconds, String minCpu) throws IntegrationTest.Failure {
+        Path out = t.runDir(name).resolve("poly.collapsed");
+        IntegrationTest.Run r = t.launch(name, List.of(), 180, "start,event=cpu," + options + "file=" + out, "Poly",
+                seconds, "2", minCpu);
+        IntegrationTest.requireCleanExit(r);
+        Matcher m = TRUTH.matcher(r.stdout);
+        if (!m.find()) {
+            throw new IntegrationTest.Failure("Poly printed no TRUTH line", r.stderrTail(10));
+        }
+        IntegrationTest.Profile p = IntegrationTest.Profile.read(out, r);
+        PolyRun run = new PolyRun();
+        run.label = name;
+        long eval = 0, mix = 0;
+        for (IntegrationTest.Stack s : p.stacks) {
+            run.samples += s.count;
+            if (failedWalk(s.frames)) {
+                run.failed += s.count;
+            } else if (s.contains("Poly.evaluate")) {
+                eval += s.count;
+            } else if (s.contains("Poly.mix")) {
+                mix += s.count;
+            }
+        }
+        run.split = eval + mix;
+        run.sampled = run.split == 0 ? 0 : 100.0 * eval / run.split;
+        double e = Double.parseDouble(m.group(1)), x = Double.parseDouble(m.group(2));
+        run.truth = 100 * e / (e + x);
+        return run;
+    }
+
+    void polymorphic() {
+        String name = "walker-poly";
+        if (!t.selected(name)) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        List<String> problems = new ArrayList<>();
+        List<String> details = new ArrayList<>();
+        try {
+            PolyRun[] runs = {poly(name + "-1ms", "interval=1ms,", "8", "14"), poly(name + "-10ms", "", "30", "55")};
+            for (PolyRun run : runs) {
+                details.add(run.toString());
+                if (run.failedPercent() > MAX_FAILED_PERCENT) {
+                    problems.add(String.format(Locale.ROOT, "%s: %.2f%% of the walks failed (limit %.1f%%)",
+                            run.label, run.failedPercent(), MAX_FAILED_PERCENT));
+                }
+                if (run.split < MIN_SPLIT_SAMPLES) {
+                    problems.add(run.label + ": only " + run.split + " samples in the evaluator and the loop (need "
+                            + MIN_SPLIT_SAMPLES + "; the machine was busy)");
+                } else if (Math.abs(run.sampled - run.truth) > MAX_SHARE_ERROR) {
+                    problems.add(String.format(Locale.ROOT, "%s: the evaluator's share is off by %.2f points "
+                            + "(limit %.1f)", run.label, Math.abs(run.sampled - run.truth), MAX_SHARE_ERROR));
+                }
+            }
+            PolyRun agct = poly(name + "-agct", "interval=1ms,walker=agct,", "8", "14");
+            details.add(agct.toString());
+            if (agct.failedPercent() < MIN_AGCT_FAILED_PERCENT) {
+                problems.add(String.format(Locale.ROOT, "with walker=agct only %.2f%% of the walks failed: the "
+                        + "workload does not reach the code the recovery is for", agct.failedPercent()));
+            }
+        } catch (IntegrationTest.Failure f) {
+            problems.add(f.getMessage());
+            details.addAll(f.evidence);
+        }
+        t.report(name, problems, details, t0);
+    }
+
+    void stress() {
+        String name = "walker-stress";
+        if (!t.selected(name)) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        List<String> problems = new ArrayList<>();
+        List<String> details = new ArrayList<>();
+        try {
+            Path dir = t.runDir(name);
+            Path jfr = dir.resolve("stress.jfr");
+            IntegrationTest.Run r = t.launch(name, List.of(), 180, "start,event=cpu,interval=1ms,jfrfile=" + jfr
+                    + ",file=" + dir.resolve("stress.collapsed"), "WalkStress", "20");
+            IntegrationTest.requireCleanExit(r);
+            Matcher done = Pattern.compile("WalkStress done soe=(\\d+) deopt_rounds=(\\d+) loaders=\\d+ unloaded=(\\d+)"
+                    + " threads=(\\d+)").matcher(r.stdout);
+            if (!done.find()) {
+                throw new IntegrationTest.Failure("the workload did not finish", r.stderrTail(10));
+            }
+            details.add(done.group(0));
+            for (int g = 1; g <= 4; g++) {
+                if (Long.parseLong(done.group(g)) == 0) {
+                    problems.add("the workload did nothing of one kind: " + done.group(0));
+                }
+            }
+            String stop = r.stderrLines().stream().filter(l -> l.contains("profiling stopped")).findFirst().orElse("");
+            details.add(stop.replaceAll("handler_ns: .*?\\) ", ""));
+            if (!Pattern.compile("walk_errors: (none|\\[\\w+\\]=\\d+ \\(\\d+\\.\\d\\d%\\))").matcher(stop).find()) {
+                problems.add("the stop line does not report failed walks with their shares");
+            }
+            Process p = new ProcessBuilder(t.java.getParent().resolve("jfr").toString(), "summary", jfr.toString())
+                    .redirectErrorStream(true).start();
+            String summary = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
+                problems.add("jfr summary failed on " + jfr + ": " + summary.lines().findFirst().orElse(""));
+            } else if (!Pattern.compile("jdk\\.ExecutionSample\\s+[1-9]").matcher(summary).find()) {
+                problems.add("the recording holds no jdk.ExecutionSample event");
+            }
+        } catch (IntegrationTest.Failure f) {
+            problems.add(f.getMessage());
+            details.addAll(f.evidence);
+        } catch (IOException | InterruptedException e) {
+            problems.add("harness: " + e);
+        }
+        t.report(name, problems, details, t0);
+    }
+}
