@@ -174,9 +174,16 @@ fuzz-jfr:
 
 # ---- memory soak (not part of make test): 10 minutes at 1 kHz on 8 threads with JFR streaming; see bench/soak.sh ----
 # ---- the agent's own cost on deep stacks with thread churn: see bench/agent_cost.sh ----
-.PHONY: soak agent-cost
+# ---- the stack walker: 10 minutes of WalkStress at 1 kHz (soak-walker); handler cost per walker (walker-cost) ----
+.PHONY: soak agent-cost soak-walker walker-cost
 soak: all
 	@sh bench/soak.sh
+
+soak-walker: all
+	@sh bench/soak_walker.sh
+
+walker-cost: all
+	@sh bench/walker_cost.sh
 
 agent-cost: all
 	@sh bench/agent_cost.sh
