@@ -1,6 +1,7 @@
 /* test_engines.c - each sampling engine's weight function (engine.h) on crafted signals: ours only when the kernel
- * raised it for the thread's own counter or timer, with the timer's overruns as weight; and the randomised periods
- * (jitter.h): mean kept, spread within +-50%. */
+ * raised it for the thread's own counter or timer, with the timer's overruns as weight; the randomised periods
+ * (jitter.h): mean kept, spread within +-50%; and a real ctimer on this thread: the rate kept with and without
+ * jitter, the periods varied only with it. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -9,7 +10,11 @@
 
 #include <math.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "engine/engine.h"
 #include "engine/jitter.h"
@@ -102,6 +107,135 @@ static void test_jitter_distribution(void **state UNUSED)
     assert_int_equal(js_jitter_next(mean, 0), mean);
 }
 
+/* ---- a real ctimer on this thread ---- */
+
+#define CT_MAX 4096
+static struct {
+    _Atomic intptr_t handle;
+    _Atomic int n;                /* signals of ours */
+    _Atomic uint64_t weight;      /* their total weight */
+    uint64_t cpu_ns[CT_MAX];      /* thread CPU time at each signal */
+    uint64_t period_ns[CT_MAX];   /* the period that follows the expiry the signal reports */
+} ct;
+
+static uint64_t ns(const struct timespec *ts)
+{
+    return (uint64_t)ts->tv_sec * 1000000000ULL + (uint64_t)ts->tv_nsec;
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return ns(&ts);
+}
+
+/* Counts the engine's signals and weights. The timer read before and after the engine's handler gives the next
+ * period as the engine set it: the CPU time run since the expiry (interval - remaining: the kernel has already
+ * moved a periodic timer on by its interval) plus what remains after. */
+static void ct_handler(int signo, siginfo_t *si, void *uc)
+{
+    int id = (int)atomic_load(&ct.handle);
+    struct itimerspec before, after;
+    int ok = syscall(SYS_timer_gettime, id, &before) == 0;
+    uint64_t w = js_engine_ctimer.sample_weight(si, id);
+    if (!w) return;
+    ok = ok && syscall(SYS_timer_gettime, id, &after) == 0;
+    int i = atomic_load(&ct.n);
+    if (i < CT_MAX) {
+        ct.cpu_ns[i] = thread_cpu_ns();
+        ct.period_ns[i] = ok ? ns(&before.it_interval) - ns(&before.it_value) + ns(&after.it_value) : 0;
+    }
+    atomic_store(&ct.n, i + 1);
+    atomic_fetch_add(&ct.weight, w);
+}
+
+static volatile uint64_t sink;
+
+/* Runs a ctimer on this thread at interval_ns for cpu_ns of this thread's CPU time; returns the total weight. */
+static uint64_t run_ctimer(long long interval_ns, int jitter, uint64_t cpu_ns)
+{
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = ct_handler;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    assert_int_equal(sigaction(SIGPROF, &sa, &old), 0);
+    atomic_store(&ct.n, 0);
+    atomic_store(&ct.weight, 0);
+    atomic_store(&ct.handle, -1);
+    char err[256];
+    assert_int_equal(js_engine_ctimer.start(interval_ns, jitter, SIGPROF, err, sizeof err), 0);
+    uint64_t t0 = thread_cpu_ns();
+    assert_int_equal(js_engine_ctimer.thread_start((int)syscall(SYS_gettid), &ct.handle, err, sizeof err), 0);
+    uint64_t x = 1;
+    while (thread_cpu_ns() - t0 < cpu_ns)
+        for (int i = 0; i < 10000; i++) x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    sink = x;
+    js_engine_ctimer.thread_stop(&ct.handle);
+    js_engine_ctimer.stop();
+    sigaction(SIGPROF, &old, NULL);
+    return atomic_load(&ct.weight);
+}
+
+typedef struct {
+    uint64_t gap_lo, gap_hi; /* thread CPU time between consecutive signals */
+    uint64_t per_lo, per_hi; /* the periods set after each signal's expiry */
+} ct_spread;
+
+static ct_spread spread(void)
+{
+    ct_spread r = {UINT64_MAX, 0, UINT64_MAX, 0};
+    int n = atomic_load(&ct.n);
+    if (n > CT_MAX) n = CT_MAX;
+    for (int i = 0; i < n; i++) {
+        if (ct.period_ns[i] < r.per_lo) r.per_lo = ct.period_ns[i];
+        if (ct.period_ns[i] > r.per_hi) r.per_hi = ct.period_ns[i];
+        if (i == 0) continue;
+        uint64_t gap = ct.cpu_ns[i] - ct.cpu_ns[i - 1];
+        if (gap < r.gap_lo) r.gap_lo = gap;
+        if (gap > r.gap_hi) r.gap_hi = gap;
+    }
+    return r;
+}
+
+/* 1 s of this thread's CPU at 10 ms weighs 100 with or without jitter: the kernel signals CPU timers on the tick,
+ * up to a tick after the expiry, and the handler counts the next period from the expiry, not from the signal.
+ * With jitter each period is drawn from [5, 15) ms and the signals come unevenly; without, the period is exact and
+ * only the tick moves the signals (which it does by up to a tick: the gaps alone cannot tell the two apart, the
+ * periods set can). The renewal count's spread over 100 periods is about 3. */
+static void test_ctimer_jitter_keeps_rate(void **state UNUSED)
+{
+    const uint64_t ms = 1000000, slack = ms / 10; /* the handler's own CPU time between the timer reads */
+    uint64_t fixed = run_ctimer(10 * (long long)ms, 0, 1000 * ms);
+    ct_spread f = spread();
+    printf("ctimer 10 ms, nojitter: weight %llu over 1 s of CPU in %d signals; gaps %.2f-%.2f ms\n",
+           (unsigned long long)fixed, atomic_load(&ct.n), f.gap_lo / 1e6, f.gap_hi / 1e6);
+    assert_true(fixed >= 88 && fixed <= 112);
+    assert_true(f.per_lo + slack >= 10 * ms && f.per_hi <= 10 * ms); /* nojitter: the timer is left alone */
+
+    uint64_t w = run_ctimer(10 * (long long)ms, 1, 1000 * ms);
+    ct_spread j = spread();
+    printf("ctimer 10 ms, jitter: weight %llu over 1 s of CPU in %d signals; gaps %.2f-%.2f ms, periods %.2f-%.2f ms\n",
+           (unsigned long long)w, atomic_load(&ct.n), j.gap_lo / 1e6, j.gap_hi / 1e6, j.per_lo / 1e6, j.per_hi / 1e6);
+    assert_true(w >= 88 && w <= 112);
+    assert_true(j.per_lo + slack >= 5 * ms && j.per_hi < 15 * ms + slack); /* each period within +-50% of the mean */
+    assert_true(j.per_lo < 7 * ms && j.per_hi > 13 * ms);          /* and spread over that range */
+    assert_true(j.gap_hi - j.gap_lo > 2 * ms);                     /* the signals are not evenly spaced */
+}
+
+/* Below the tick one signal stands for several periods: the kernel repeats the timer's interval, which is the mean
+ * (repeating the last draw would count 1/draw periods per unit of CPU, 10% too many at +-50%), and draws that ran
+ * out before the signal came are counted in its weight (not pushed past it: 1-4% too few). 1 s at 1 ms: 1000. */
+static void test_ctimer_jitter_below_tick(void **state UNUSED)
+{
+    const uint64_t ms = 1000000;
+    uint64_t w = run_ctimer((long long)ms, 1, 1000 * ms);
+    printf("ctimer 1 ms, jitter: weight %llu over 1 s of CPU in %d signals\n", (unsigned long long)w,
+           atomic_load(&ct.n));
+    assert_true(w >= 970 && w <= 1030);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -109,6 +243,8 @@ int main(void)
         cmocka_unit_test(test_ctimer_weight),
         cmocka_unit_test(test_itimer_weight),
         cmocka_unit_test(test_jitter_distribution),
+        cmocka_unit_test(test_ctimer_jitter_keeps_rate),
+        cmocka_unit_test(test_ctimer_jitter_below_tick),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

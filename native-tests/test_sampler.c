@@ -29,6 +29,13 @@ static int g_signo;
 static _Atomic int g_block;    /* walks spin while set */
 static _Atomic int g_in_walk;  /* a walk is spinning */
 
+/* Walks of one thread held on their own: slot i holds the walks of thread g_hold[i] while that is set. */
+#define HOLDS 2
+static _Atomic int g_hold[HOLDS];
+static _Atomic int g_holding[HOLDS];              /* the thread's walk is held */
+static js_raw_frame *_Atomic g_held_buf[HOLDS];   /* the frame buffer it holds */
+static js_raw_frame *_Atomic g_last_buf;          /* the frame buffer of the latest walk */
+
 static int fake_init(void *vm, char *err, size_t errlen)
 {
     return 0;
@@ -37,6 +44,16 @@ static int fake_init(void *vm, char *err, size_t errlen)
 /* Two fixed frames; spins while g_block is set (a handler "inside"). */
 static int fake_walk(void *uc, js_raw_frame *f, int max)
 {
+    atomic_store(&g_last_buf, f);
+    int tid = (int)syscall(SYS_gettid);
+    for (int i = 0; i < HOLDS; i++) {
+        if (atomic_load(&g_hold[i]) != tid) continue;
+        atomic_store(&g_held_buf[i], f);
+        atomic_store(&g_holding[i], 1);
+        while (atomic_load(&g_hold[i]) == tid) {
+        }
+        atomic_store(&g_holding[i], 0);
+    }
     if (atomic_load(&g_block)) {
         atomic_store(&g_in_walk, 1);
         while (atomic_load(&g_block)) {
@@ -199,6 +216,104 @@ static void test_disarm_waits_for_handler(void **state UNUSED)
 }
 
 typedef struct {
+    int want;         /* tid residue the thread must have (mod 16, the sampler's stripes) */
+    _Atomic int tid;  /* its tid once it has the residue; -1 if it had not */
+    _Atomic int end;
+} holder;
+
+/* A thread that stays (taking signals) until told to end, if its tid has the wanted residue; else it ends at once. */
+static void *holder_main(void *arg)
+{
+    holder *h = arg;
+    int tid = (int)syscall(SYS_gettid);
+    if (tid % 16 != h->want) {
+        atomic_store(&h->tid, -1);
+        return NULL;
+    }
+    int created;
+    js_threads_claim(tid, &created);
+    atomic_store(&h->tid, tid);
+    while (!atomic_load(&h->end)) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    return NULL;
+}
+
+/* Starts a thread whose tid has residue want mod 16 (tids are handed out in sequence: a few tries). */
+static pthread_t start_holder(holder *h, int want)
+{
+    for (int tries = 0; tries < 100000; tries++) {
+        h->want = want;
+        atomic_store(&h->tid, 0);
+        atomic_store(&h->end, 0);
+        pthread_t t;
+        assert_int_equal(pthread_create(&t, NULL, holder_main, h), 0);
+        while (atomic_load(&h->tid) == 0) {
+            struct timespec ts = {0, 100000};
+            nanosleep(&ts, NULL);
+        }
+        if (atomic_load(&h->tid) > 0) return t;
+        pthread_join(t, NULL);
+    }
+    fail_msg("no thread with tid %% 16 == %d", want);
+    return pthread_self();
+}
+
+/* Holds thread t's next walk in slot i; returns the frame buffer the handler claimed. */
+static js_raw_frame *hold_walk(int i, holder *h, pthread_t t)
+{
+    atomic_store(&g_hold[i], atomic_load(&h->tid));
+    send(t, 1, OURS);
+    for (int n = 0; n < 2000 && !atomic_load(&g_holding[i]); n++) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    assert_true(atomic_load(&g_holding[i]));
+    return atomic_load(&g_held_buf[i]);
+}
+
+/* A handler that disarm gave up on still holds its frame buffer's claim; it must release that claim where it took
+ * it, not in the claims of the next arm. Old handler, new handler and this thread all start claiming at the same
+ * stripe (tid mod 16): after the old one lets go, this thread must still find the new one's buffer taken. */
+static void test_abandoned_claim_stays_apart(void **state UNUSED)
+{
+    char err[256];
+    int want = (int)syscall(SYS_gettid) % 16;
+    js_store *s1 = make_store();
+    assert_int_equal(js_sampler_arm(fake_weight, &fake_walker, s1, NULL, 64, 1000000, err, sizeof err), 0);
+    holder old_h, new_h;
+    pthread_t old_t = start_holder(&old_h, want);
+    js_raw_frame *old_buf = hold_walk(0, &old_h, old_t);
+    assert_int_equal(js_sampler_disarm(), 1); /* gave up on it after 1 s */
+
+    js_store *s2 = make_store();
+    assert_int_equal(js_sampler_arm(fake_weight, &fake_walker, s2, NULL, 64, 1000000, err, sizeof err), 0);
+    pthread_t new_t = start_holder(&new_h, want);
+    js_raw_frame *new_buf = hold_walk(1, &new_h, new_t);
+    assert_ptr_not_equal(new_buf, old_buf); /* new buffers after an abandoned round */
+
+    atomic_store(&g_hold[0], 0); /* the old handler lets go, and its thread ends */
+    atomic_store(&old_h.end, 1);
+    pthread_join(old_t, NULL);
+
+    atomic_store(&g_last_buf, NULL);
+    atomic_store(&me()->quiet_until_ns, 0);
+    send(pthread_self(), 1, OURS);
+    js_raw_frame *mine = atomic_load(&g_last_buf);
+    assert_non_null(mine);
+    assert_ptr_not_equal(mine, new_buf); /* the new handler's buffer is still its own */
+    assert_ptr_not_equal(mine, old_buf);
+
+    atomic_store(&g_hold[1], 0);
+    atomic_store(&new_h.end, 1);
+    pthread_join(new_t, NULL);
+    assert_int_equal(js_sampler_disarm(), 0);
+    (void)delivered(s2);
+    js_store_destroy(s2); /* s1 was abandoned to the old handler: never freed */
+}
+
+typedef struct {
     uint32_t count[2];
     uint32_t serial;
     uint64_t weight;
@@ -298,6 +413,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_counts_and_disarm),
         cmocka_unit_test(test_disarm_waits_for_handler),
+        cmocka_unit_test(test_abandoned_claim_stays_apart),
         cmocka_unit_test(test_swap_and_events),
         cmocka_unit_test(test_foreign_signals_are_chained),
     };

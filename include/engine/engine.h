@@ -29,7 +29,7 @@ typedef struct {
     void (*thread_stop)(_Atomic intptr_t *handle);
     /* Signal-safe: weight of this signal for the thread whose handle is given (-1 if the thread is
      * unknown), 0 if the signal is not ours. For a signal of its own, an engine with jitter sets the
-     * thread's next period here (one syscall). */
+     * thread's next period here (a syscall or two). */
     uint64_t (*sample_weight)(const siginfo_t *si, intptr_t handle);
 } js_engine;
 

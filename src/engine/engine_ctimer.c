@@ -1,6 +1,12 @@
 /* engine_ctimer.c - "ctimer": a POSIX timer per thread on that thread's CPU-time clock,
  * delivered to that thread (SIGEV_THREAD_ID). The kernel checks CPU timers once per tick, so
  * below the tick one signal stands for 1 + si_overrun periods: that is the sample's weight.
+ *
+ * With jitter, the handler sets the next period. The signal comes up to a tick after the expiry,
+ * and the timer (periodic, it_interval) has already been advanced past that expiry: what it has
+ * left of its interval tells how far the thread ran beyond the expiry. The next expiry is set that
+ * much sooner, so periods are counted from the expiries, not from the late signals, and the mean
+ * rate is kept.
  */
 #include "engine/engine.h"
 #include "engine/jitter.h"
@@ -23,12 +29,21 @@ static clockid_t thread_cpu_clock(int tid)
     return (clockid_t)((~(unsigned)tid << 3) | 6);
 }
 
+static uint64_t ts_ns(const struct timespec *ts)
+{
+    return (uint64_t)ts->tv_sec * 1000000000ULL + (uint64_t)ts->tv_nsec;
+}
+
+static struct timespec ns_ts(uint64_t ns)
+{
+    struct timespec ts = {(time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL)};
+    return ts;
+}
+
 static int ctimer_start(long long interval_ns, int jitter, int signo, char *err, size_t errlen)
 {
     period_ns = interval_ns;
-    /* Not randomised: re-arming from the handler adds the kernel's tick delay to every period (CPU timers are
-     * checked once per tick), which lowers the rate by about a sixth; the tick already blurs the phase. */
-    jitter_on = 0;
+    jitter_on = jitter;
     sig = signo;
     return 0;
 }
@@ -50,9 +65,9 @@ static int ctimer_thread_start(int tid, _Atomic intptr_t *handle, char *err, siz
         return -1;
     }
     atomic_store(handle, timerid);
-    struct itimerspec its;
-    its.it_interval.tv_sec = its.it_value.tv_sec = (time_t)(period_ns / 1000000000LL);
-    its.it_interval.tv_nsec = its.it_value.tv_nsec = (long)(period_ns % 1000000000LL);
+    /* With jitter the first expiry is drawn too (a random phase); the handler sets the periods after it. */
+    uint64_t period = (uint64_t)period_ns, first = js_jitter_next(period, jitter_on);
+    struct itimerspec its = {.it_interval = ns_ts(period), .it_value = ns_ts(first > 0 ? first : 1)};
     if (syscall(SYS_timer_settime, timerid, 0, &its, NULL) != 0) {
         snprintf(err, errlen, "timer_settime(tid %d): %s", tid, strerror(errno));
         atomic_store(handle, -1);
@@ -69,18 +84,39 @@ static void ctimer_thread_stop(_Atomic intptr_t *handle)
     if (timerid >= 0) syscall(SYS_timer_delete, timerid);
 }
 
+/* Signal-safe: draw the next period of timer id, counted from the last expiry rather than from this signal,
+ * and return how many drawn periods had already run out (expiries this signal stands for as well).
+ *
+ * The kernel advanced the timer past the present by whole intervals when it dequeued the signal (those are
+ * si_overrun), so interval - remaining is the CPU time run since the last expiry: the tick's delay and the
+ * handler so far. The next expiry is a fresh draw after that expiry; when the thread already ran past it (a
+ * short draw after a late signal), it is counted here and the draw after it is taken. it_interval is the mean
+ * period: the periods the kernel repeats by itself (below the tick, and if a signal is lost) keep the mean
+ * exact, whereas repeating a short draw would count 1/draw per unit of CPU, about a tenth too many. */
+static uint64_t rearm(int id)
+{
+    struct itimerspec cur;
+    if (syscall(SYS_timer_gettime, id, &cur) != 0) return 0; /* deleted under us: nothing to arm */
+    uint64_t interval = ts_ns(&cur.it_interval), remaining = ts_ns(&cur.it_value);
+    uint64_t late = remaining > 0 && remaining < interval ? interval - remaining : 0;
+    uint64_t mean = (uint64_t)period_ns, next = js_jitter_next(mean, 1), passed = 0;
+    while (next <= late && passed < 64) { /* a draw is at least mean / 2, and late below one interval */
+        late -= next;
+        passed++;
+        next = js_jitter_next(mean, 1);
+    }
+    struct itimerspec its = {.it_interval = ns_ts(mean), .it_value = ns_ts(next > late ? next - late : 1)};
+    syscall(SYS_timer_settime, id, 0, &its, NULL);
+    return passed;
+}
+
 static uint64_t ctimer_weight(const siginfo_t *si, intptr_t handle)
 {
     if (si->si_code != SI_TIMER || handle < 0) return 0;
     if (si->si_timerid != (int)handle) return 0;
-    if (jitter_on) { /* the next expiry, and the interval after it if a signal is lost */
-        uint64_t next = js_jitter_next((uint64_t)period_ns, 1);
-        struct itimerspec its;
-        its.it_value.tv_sec = its.it_interval.tv_sec = (time_t)(next / 1000000000ULL);
-        its.it_value.tv_nsec = its.it_interval.tv_nsec = (long)(next % 1000000000ULL);
-        syscall(SYS_timer_settime, (int)handle, 0, &its, NULL);
-    }
-    return 1 + (uint64_t)(si->si_overrun > 0 ? si->si_overrun : 0);
+    uint64_t w = 1 + (uint64_t)(si->si_overrun > 0 ? si->si_overrun : 0);
+    if (jitter_on) w += rearm((int)handle);
+    return w;
 }
 
 const js_engine js_engine_ctimer = {

@@ -15,6 +15,20 @@
 /* Frame buffers claimed by handlers with a non-blocking try-lock; a handler that finds every
  * buffer busy drops its sample (counted). */
 #define STRIPES 16
+
+/* One mapping per arm: the claim flags, then STRIPES * depth frames. A handler takes the block once
+ * and claims and releases in it, so a handler that disarm gave up on releases its claim in the block it
+ * claimed in, which is then abandoned with it (never reused nor unmapped), not in the next arm's. */
+typedef struct {
+    _Atomic int busy[STRIPES];
+    int depth;                       /* frames per stripe */
+} frame_block;
+#define BLOCK_HEADER ((sizeof(frame_block) + 63) & ~(size_t)63)
+
+static js_raw_frame *block_frames(frame_block *b, int k)
+{
+    return (js_raw_frame *)((char *)b + BLOCK_HEADER) + (size_t)k * (size_t)b->depth;
+}
 /* A thread's handlers may use at most 1/(1+QUIET_FACTOR) of its wall time: after a handler that
  * took c ns, walks are skipped for QUIET_FACTOR * c ns. */
 #define QUIET_FACTOR 7
@@ -39,9 +53,8 @@ static struct {
     int signo;
     struct sigaction old;            /* disposition before ours: foreign signals go there */
     int shared;                      /* 1 if old is another program's handler for our signal */
-    js_raw_frame *buffers;           /* STRIPES * depth frames */
-    size_t buffers_bytes;
-    _Atomic int busy[STRIPES];
+    frame_block *_Atomic block;      /* the frame buffers and their claims */
+    size_t block_bytes;              /* its size; 0 once abandoned to a handler (never unmapped) */
 } S;
 
 /* CLOCK_MONOTONIC in ns (vDSO: signal-safe). */
@@ -59,23 +72,24 @@ static void nap(void)
     nanosleep(&ts, NULL);
 }
 
-/* Claim a free frame buffer, starting at a tid-dependent stripe; -1 if all are busy. */
-static int claim_stripe(int tid)
+/* Claim a free frame buffer of block b, starting at a tid-dependent stripe; -1 if all are busy. */
+static int claim_stripe(frame_block *b, int tid)
 {
     for (int i = 0; i < STRIPES; i++) {
         int k = (tid + i) % STRIPES, expected = 0;
-        if (atomic_compare_exchange_strong_explicit(&S.busy[k], &expected, 1, memory_order_acquire, RLX)) return k;
+        if (atomic_compare_exchange_strong_explicit(&b->busy[k], &expected, 1, memory_order_acquire, RLX)) return k;
     }
     return -1;
 }
 
-/* Walk the interrupted thread into buf; on failure one pseudo-frame naming the error. A stack
- * that fills depth - 1 frames is taken as cut there: a "[truncated]" pseudo-frame ends it. */
-static int walk(void *uc, js_raw_frame *buf)
+/* Walk the interrupted thread into buf (depth frames at most); on failure one pseudo-frame naming
+ * the error. A stack that fills depth - 1 frames is taken as cut there: a "[truncated]"
+ * pseudo-frame ends it. */
+static int walk(void *uc, js_raw_frame *buf, int depth)
 {
-    int room = S.depth > 1 ? S.depth - 1 : 1;
+    int room = depth > 1 ? depth - 1 : 1;
     int n = S.walker->walk(uc, buf, room);
-    if (n > 0 && n == room && S.depth > 1) {
+    if (n > 0 && n == room && depth > 1) {
         buf[n].bci = JS_WALK_TRUNCATED;
         buf[n].kind = JS_RF_ERROR;
         buf[n].method = NULL;
@@ -123,21 +137,22 @@ static int throttled(js_thread *t, uint64_t t0, uint64_t w)
 /* Walk, store and stream one sample of weight w for thread t. */
 static void take_sample(void *uc, js_thread *t, int tid, uint64_t t0, uint64_t w)
 {
-    int k = claim_stripe(tid);
+    frame_block *b = atomic_load_explicit(&S.block, memory_order_acquire);
+    int k = b ? claim_stripe(b, tid) : -1;
     if (k < 0) {
         js_stats_dropped(w);
         return;
     }
     if (t) w += atomic_exchange_explicit(&t->carry, 0, RLX);
-    js_raw_frame *buf = S.buffers + (size_t)k * (size_t)S.depth;
-    int n = walk(uc, buf);
+    js_raw_frame *buf = block_frames(b, k);
+    int n = walk(uc, buf, b->depth);
     uint32_t serial = t ? atomic_load_explicit(&t->serial, RLX) : 0;
     int sk = enter_store();
     js_store *store = S.stores[sk];
     uint32_t id = js_store_add(store, buf, n, serial, w);
     uint32_t gen = js_store_gen(store) & JS_SAMPLER_GEN_MASK;
     atomic_fetch_sub_explicit(&S.users[sk], 1, memory_order_release);
-    atomic_store_explicit(&S.busy[k], 0, memory_order_release);
+    atomic_store_explicit(&b->busy[k], 0, memory_order_release);
     if (!id) {
         js_stats_dropped(w);
         return;
@@ -227,19 +242,22 @@ int js_sampler_install(int want_sigprof_only, char *err, size_t errlen)
 int js_sampler_arm(js_weight_fn weight, const js_walker *w, js_store *s, js_evring *ring, int depth,
                    long long interval_ns, char *err, size_t errlen)
 {
-    size_t need = (size_t)STRIPES * (size_t)depth * sizeof(js_raw_frame);
-    if (need > S.buffers_bytes) {
-        if (S.buffers) munmap(S.buffers, S.buffers_bytes);
-        S.buffers = mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (S.buffers == MAP_FAILED) {
-            S.buffers = NULL;
-            S.buffers_bytes = 0;
+    /* No handler is inside (the last disarm drained them, or abandoned the block they were in). */
+    size_t need = BLOCK_HEADER + (size_t)STRIPES * (size_t)depth * sizeof(js_raw_frame);
+    frame_block *b = atomic_load_explicit(&S.block, RLX);
+    if (need > S.block_bytes) {
+        void *m = mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED) {
             js_safe_fmt(err, errlen, "cannot reserve %zu bytes of frame buffers: %s", need, js_safe_errstr(errno));
             return -1;
         }
-        S.buffers_bytes = need;
+        if (S.block_bytes) munmap(b, S.block_bytes);
+        b = m;
+        S.block_bytes = need;
     }
-    for (int i = 0; i < STRIPES; i++) atomic_store(&S.busy[i], 0);
+    for (int i = 0; i < STRIPES; i++) atomic_store_explicit(&b->busy[i], 0, RLX);
+    b->depth = depth;
+    atomic_store_explicit(&S.block, b, memory_order_release);
     S.weight = weight;
     S.walker = w;
     S.stores[0] = S.stores[1] = s;
@@ -266,9 +284,9 @@ int js_sampler_disarm(void)
     for (int i = 0; i < WAIT_STEPS && atomic_load_explicit(&S.inside, SC) > 0; i++) nap();
     int left = atomic_load_explicit(&S.inside, SC);
     if (left > 0) {
-        /* A handler may still write into the frame buffers: leave them to it, map new ones next time. */
-        S.buffers = NULL;
-        S.buffers_bytes = 0;
+        /* A handler may still write into the frame buffers and release its claim there: leave the block to
+         * it (a late handler that takes it finds its claims intact), map a new one next time. */
+        S.block_bytes = 0;
     }
     return left;
 }
