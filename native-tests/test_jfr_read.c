@@ -446,7 +446,7 @@ static void pools_b(tb *p, const tspec *s, size_t *fault_at, size_t base)
     frame(p, 2, 42, 11), frame(p, 1, 10, 12), frame(p, 3, -1, 10);
     tb_var(p, 2), tb_u8(p, 0), tb_var(p, 2);
     frame(p, 1, 11, 12), frame(p, 3, 0, 10); /* no line: 0 as most producers write it, -1 as HotSpot does */
-    tb_var(p, 3), tb_u8(p, 1), tb_var(p, 3);
+    tb_var(p, 3), tb_u8(p, 1), tb_var(p, 3); /* truncated: read with a "[truncated]" root frame */
     frame(p, 5, 1, 14), frame(p, 4, 2, 13), frame(p, 3, -1, 10);
     tb_var(p, cid(s, C_TSTATE));
     tb_var(p, 1);
@@ -686,7 +686,7 @@ static void test_other_events(void **state)
     tchunk k = chunk_with(F_NONE);
     js_jfr_read_opts w = {.kind = JS_JFR_READ_WALL};
     expect_stacks(&k.b, &w,
-                  "java.lang.Thread.run;com.example.App.gr\xc3\xb6\xc3\x9f"
+                  "[truncated];java.lang.Thread.run;com.example.App.gr\xc3\xb6\xc3\x9f"
                   "e;com.example.App.e\xf0\x9f\x98\x80 7\n" STACK2 " 5\n",
                   12);
     js_jfr_read_opts a = {.kind = JS_JFR_READ_ALLOC};
