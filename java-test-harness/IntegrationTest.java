@@ -140,6 +140,7 @@ public final class IntegrationTest {
         WalkerChecks walker = new WalkerChecks(this);
         safely("walker-poly", walker::polymorphic);
         safely("walker-stress", walker::stress);
+        safely("truncated-stacks", walker::truncation);
         safely("no-hs-err", this::noCrashes);
         return summary(start);
     }

@@ -27,6 +27,11 @@ import java.util.regex.Pattern;
  * <p>{@code walker-stress}: WalkStress (StackOverflowError loops, a deoptimisation storm, class unloading and thread
  * churn at once) at 1 kHz for 20 s with a JFR recording: a clean exit, a recording the JDK's {@code jfr} tool reads,
  * and the stop line reporting the failed walks per reason. The 10-minute form is {@code make soak-walker}.
+ *
+ * <p>{@code truncated-stacks}: DeepRecursion (stacks thousands of frames deep) with {@code jstackdepth=64}: every
+ * collapsed stack of 64 frames starts with {@code [truncated]} and no shorter one does; the JFR recording marks the
+ * same stacks truncated (the JDK's {@code jfr print} ends them with "..."), without the marker as a frame; the stop
+ * line counts them.
  */
 final class WalkerChecks {
     static final double MAX_FAILED_PERCENT = 1.0;
@@ -133,6 +138,73 @@ final class WalkerChecks {
         } catch (IntegrationTest.Failure f) {
             problems.add(f.getMessage());
             details.addAll(f.evidence);
+        }
+        t.report(name, problems, details, t0);
+    }
+
+    void truncation() {
+        String name = "truncated-stacks";
+        if (!t.selected(name)) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        List<String> problems = new ArrayList<>();
+        List<String> details = new ArrayList<>();
+        try {
+            Path dir = t.runDir(name);
+            Path jfr = dir.resolve("deep.jfr");
+            Path out = dir.resolve("deep.collapsed");
+            IntegrationTest.Run r = t.launch(name, List.of(), "start,event=cpu,interval=1ms,jstackdepth=64,jfrfile="
+                    + jfr + ",file=" + out, "DeepRecursion", "100");
+            IntegrationTest.requireCleanExit(r);
+            IntegrationTest.Profile p = IntegrationTest.Profile.read(out, r);
+            long cut = 0, wrong = 0;
+            for (IntegrationTest.Stack st : p.stacks) {
+                boolean marked = st.frames.get(0).equals("[truncated]");
+                if (marked) {
+                    cut += st.count;
+                }
+                if (marked != (st.frames.size() == 64)) {
+                    wrong++;
+                    if (wrong <= 3) {
+                        details.add("stack of " + st.frames.size() + " frames, root " + st.frames.get(0));
+                    }
+                }
+            }
+            details.add(cut + " of " + p.total() + " samples cut at 64 frames");
+            if (cut == 0) {
+                problems.add("no stack starts with [truncated]");
+            }
+            if (wrong > 0) {
+                problems.add(wrong + " stacks where [truncated] and a depth of 64 frames do not go together");
+            }
+            String stop = r.stderrLines().stream().filter(l -> l.contains("profiling stopped")).findFirst().orElse("");
+            Matcher m = Pattern.compile("truncated_stacks=(\\d+)").matcher(stop);
+            if (!m.find() || Long.parseLong(m.group(1)) != cut) {
+                problems.add("the stop line does not count the " + cut + " truncated stacks: " + stop);
+            }
+            Process pr = new ProcessBuilder(t.java.getParent().resolve("jfr").toString(), "print", "--events",
+                    "jdk.ExecutionSample", "--stack-depth", "100", jfr.toString()).redirectErrorStream(true).start();
+            List<String> lines = new String(pr.getInputStream().readAllBytes(), StandardCharsets.UTF_8).lines()
+                    .collect(java.util.stream.Collectors.toList());
+            if (!pr.waitFor(60, TimeUnit.SECONDS) || pr.exitValue() != 0) {
+                problems.add("jfr print failed on " + jfr);
+            } else {
+                long dots = lines.stream().filter(l -> l.trim().equals("...")).count();
+                long markers = lines.stream().filter(l -> l.contains("[truncated]")).count();
+                details.add("jfr print: " + dots + " stack traces marked truncated");
+                if (dots != cut) {
+                    problems.add("jfr print shows " + dots + " truncated stack traces, the collapsed output " + cut);
+                }
+                if (markers > 0) {
+                    problems.add("the recording holds [truncated] as a frame");
+                }
+            }
+        } catch (IntegrationTest.Failure f) {
+            problems.add(f.getMessage());
+            details.addAll(f.evidence);
+        } catch (IOException | InterruptedException e) {
+            problems.add("harness: " + e);
         }
         t.report(name, problems, details, t0);
     }

@@ -166,6 +166,39 @@ static void test_flat_exact(void **state UNUSED)
 }
 
 /* Percentages with decimals, wide numbers widen the columns, the unit is used, top 0 means 20. */
+/* Adds one stack of (name, type) frames, root first. */
+static void add_typed(js_profile *p, uint64_t w, int n, const char *const *names, const uint8_t *types)
+{
+    uint32_t ids[8];
+    for (int i = 0; i < n; i++) ids[i] = js_profile_frame(p, names[i], types[i]);
+    assert_int_equal(js_profile_add(p, ids, (uint32_t)n, w), 0);
+}
+
+/* Failed walks are summed per reason; [no_Java_frame] and a [truncated] root are not failures. */
+static void test_flat_failed_walks(void **state UNUSED)
+{
+    js_profile p;
+    js_profile_init(&p);
+    add_typed(&p, 95, 2, (const char *const[]){"M.main", "M.a"}, (const uint8_t[]){JS_FT_JIT, JS_FT_JIT});
+    add_typed(&p, 3, 2, (const char *const[]){"M.main", "[unknown_Java]"}, (const uint8_t[]){JS_FT_JIT, JS_FT_ERROR});
+    add_typed(&p, 1, 3, (const char *const[]){JS_TRUNCATED_FRAME, "M.main", "M.b"},
+              (const uint8_t[]){JS_FT_ERROR, JS_FT_JIT, JS_FT_JIT});
+    add_typed(&p, 1, 1, (const char *const[]){"[no_Java_frame]"}, (const uint8_t[]){JS_FT_ERROR});
+    char *s = output_of(W_FLAT, &p, 1);
+    const char *tail = strstr(s, "\nStacks whose walk failed");
+    assert_non_null(tail);
+    tu_assert_text(tail, "\nStacks whose walk failed: 3 samples (3.00%)\n"
+                         "    3    3.00%  [unknown_Java]\n");
+    free(s);
+    js_profile_free(&p);
+    js_profile_init(&p); /* no failure: no section */
+    add_typed(&p, 5, 1, (const char *const[]){"[no_Java_frame]"}, (const uint8_t[]){JS_FT_ERROR});
+    s = output_of(W_FLAT, &p, 1);
+    assert_null(strstr(s, "walk failed"));
+    free(s);
+    js_profile_free(&p);
+}
+
 static void test_flat_widths_and_default_top(void **state UNUSED)
 {
     js_profile p;
@@ -555,6 +588,7 @@ int main(void)
         cmocka_unit_test(test_collapsed_merges_types),
         cmocka_unit_test(test_flat_exact),
         cmocka_unit_test(test_flat_widths_and_default_top),
+        cmocka_unit_test(test_flat_failed_walks),
         cmocka_unit_test(test_flat_merges_types_and_empty),
         cmocka_unit_test(test_tree_exact),
         cmocka_unit_test(test_tree_threshold_and_ties),

@@ -17,6 +17,12 @@
  *
  *   Top 2 methods by total samples:
  *   (same columns)
+ *
+ *   Stacks whose walk failed: 12 samples (1.19%)       (only when some leaf is a walk-failure pseudo-frame)
+ *        10    0.99%  [unknown_Java]
+ *
+ * Pseudo-frames that are not failures ([no_Java_frame], [not_Java_thread], and the [truncated] root of a stack cut
+ * at the walker's depth) are not counted there.
  */
 #include "output/output.h"
 #include "out_int.h"
@@ -156,6 +162,34 @@ static void write_table(FILE *f, const methods *m, const uint32_t *ids, int top,
     }
 }
 
+/* 1 if a leaf frame names a failed stack walk. */
+static int failed_walk(const js_pframe *fr)
+{
+    return fr->type == JS_FT_ERROR && fr->name[0] == '[' && strcmp(fr->name, "[no_Java_frame]") != 0 &&
+           strcmp(fr->name, "[not_Java_thread]") != 0 && strcmp(fr->name, JS_TRUNCATED_FRAME) != 0;
+}
+
+/* The share of failed walks, per reason (leaf pseudo-frame); nothing when there are none. m gives the
+ * names' self weights. */
+static void write_failures(FILE *f, const js_profile *p, const methods *m, uint64_t total, const char *unit)
+{
+    uint64_t failed = 0;
+    for (size_t s = 0; s < p->nstacks; s++) {
+        const js_pstack *st = &p->stacks[s];
+        if (st->depth && failed_walk(&p->frames[st->frames[st->depth - 1]])) failed += st->weight;
+    }
+    if (!failed) return;
+    fprintf(f, "\nStacks whose walk failed: %llu %s (%.2f%%)\n", (unsigned long long)failed, unit, pct(failed, total));
+    int w = digits(total) > 5 ? digits(total) : 5;
+    for (size_t i = 0; i < m->n; i++) {
+        js_pframe probe = {.name = (char *)m->name[i], .type = JS_FT_ERROR};
+        if (!m->self[i] || !failed_walk(&probe)) continue;
+        fprintf(f, "%*llu  %6.2f%%  ", w, (unsigned long long)m->self[i], pct(m->self[i], total));
+        put_text(f, m->name[i]);
+        putc('\n', f);
+    }
+}
+
 /* Flat profile of p to f (see the top of this file); top_n <= 0 means 20; 0, or -1 with one line in err. */
 int js_write_flat(FILE *f, const js_profile *p, int top_n, char *err, size_t errlen)
 {
@@ -189,6 +223,7 @@ int js_write_flat(FILE *f, const js_profile *p, int top_n, char *err, size_t err
     write_table(f, &m, ids, top_n, 1, total, unit);
     qsort_r(ids, m.n, sizeof *ids, by_total, &m);
     write_table(f, &m, ids, top_n, 0, total, unit);
+    write_failures(f, p, &m, total, unit);
     free(ids);
     methods_free(&m);
     if (fflush(f) != 0 || ferror(f)) return fail(err, errlen, "write error", 1);
