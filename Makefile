@@ -15,12 +15,13 @@ ALL_CFLAGS = $(CFLAGS_COMMON) $(CFLAGS)
 LDLIBS   := -lpthread -ldl -lrt -lm
 
 # Layers, one folder each (docs/ARCHITECTURE.md; `make check-layers` keeps them honest):
-#   util < sample < engine < core < agent;  util < output < jfr < core;  tool = output + jfr + util.
+#   util < sample < engine < core < agent;  util < output < jfr < core;  util < attach;
+#   tool = attach + output + jfr + util.
 # The CLI links the pure-C layers; the agent links everything. New files need no edit here.
 COMMON_SRCS := $(wildcard src/util/*.c src/output/*.c src/jfr/*.c) src/core/args.c
 AGENT_SRCS  := $(wildcard src/sample/*.c src/engine/*.c src/agent/*.c) \
                $(filter-out src/core/args.c,$(wildcard src/core/*.c))
-TOOL_SRCS   := $(wildcard src/tool/*.c)
+TOOL_SRCS   := $(wildcard src/tool/*.c src/attach/*.c)
 JFR_READ_SRCS  := $(wildcard src/jfr/jfr_read*.c src/jfr/jfr_meta_read*.c)
 JFR_WRITE_SRCS := $(wildcard src/jfr/jfr_write*.c) src/jfr/jfr_meta.c src/jfr/jfr_pool.c
 TREE_SRCS      := src/output/calltree.c src/output/out_tree.c src/output/out_json.c
@@ -64,7 +65,7 @@ $(TOOL): $(TOOL_OBJS) $(COMMON_OBJS)
 
 # ---- dependencies: install missing Debian packages without asking ----
 DEB_PKGS := libunwind-dev libprotobuf-c-dev protobuf-c-compiler libcurl4-openssl-dev libcmocka-dev \
-            pkg-config chromium nodejs npm
+            pkg-config chromium nodejs npm jattach
 deps:
 	@sh tools/deps.sh $(DEB_PKGS)
 

@@ -5,6 +5,9 @@
  * callbacks feed thread lifecycle and compiled-method facts to the core; ClassPrepare creates
  * jmethodIDs eagerly so AsyncGetCallTrace can name every frame. VMDeath stops and writes.
  */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <jni.h>
 #include <jvmti.h>
 #include <jvmticmlr.h>
@@ -297,11 +300,74 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
     return startup_cmd ? JNI_OK : JNI_ERR;
 }
 
+/* Keep this library loaded for good: HotSpot dlcloses an agent whose Agent_OnAttach returns non-zero, and
+ * once JVMTI callbacks point into it that would leave them pointing at unmapped code. */
+static void pin_library(void)
+{
+    Dl_info info;
+    if (dladdr((void *)pin_library, &info) && info.dli_fname) dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
+}
+
+/* Split the attach options into the command and our CLI's private "reply=PATH" (where the reply text
+ * goes; the attach protocol itself only carries a return code). */
+static void split_reply(const char *opts, char *cmd, size_t cmdlen, char *reply, size_t replylen)
+{
+    reply[0] = 0;
+    size_t o = 0;
+    cmd[0] = 0;
+    for (const char *p = opts; *p;) {
+        size_t n = strcspn(p, ",");
+        if (n > 6 && strncmp(p, "reply=", 6) == 0) {
+            snprintf(reply, replylen, "%.*s", (int)(n - 6), p + 6);
+        } else if (n > 0 && o + n + 2 < cmdlen) {
+            if (o) cmd[o++] = ',';
+            memcpy(cmd + o, p, n);
+            o += n;
+            cmd[o] = 0;
+        }
+        p += n;
+        if (*p == ',') p++;
+    }
+}
+
+/* Write "<code>\n<text>" to the reply file the attaching CLI named (created here, never followed). */
+static void write_reply(const char *path, js_status st, const char *text)
+{
+    if (!path[0] || path[0] != '/') return;
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        js_warn("cannot write the attach reply to %s: %s", path, strerror(errno));
+        return;
+    }
+    char head[32];
+    int n = snprintf(head, sizeof head, "%d\n", (int)st);
+    if (write(fd, head, (size_t)n) != n || write(fd, text, strlen(text)) != (ssize_t)strlen(text))
+        js_warn("cannot write the attach reply to %s: %s", path, strerror(errno));
+    close(fd);
+}
+
+/* Dynamic attach (jsampler CLI, jcmd JVMTI.agent_load, jattach): the first one sets JVMTI up as in the live phase,
+ * every one runs its options through the dispatcher. Returns 0 or the js_status of the command (the attaching tool
+ * shows it as "return code: N"); the JVM keeps running either way. */
 JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved)
 {
-    fprintf(stderr, "[jsampler] ERROR: loading into a running JVM is not supported yet; "
-                    "start the JVM with -agentpath:libjsampler.so=start,...\n");
-    return JNI_ERR;
+    char cmd[2048], reply[1024], out[8192] = "";
+    split_reply(options ? options : "", cmd, sizeof cmd, reply, sizeof reply);
+    pin_library();
+    js_status st = js_validate(cmd, out, sizeof out);
+    JNIEnv *jni = NULL;
+    if (st == JS_OK && (*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_6) != JNI_OK) {
+        snprintf(out, sizeof out, "the attach thread has no JNI environment");
+        st = JS_ERR_STATE;
+    }
+    if (st == JS_OK && js_agent_init_live(vm, jni) != 0) {
+        snprintf(out, sizeof out, "cannot set up JVMTI in this JVM (see its log)");
+        st = JS_ERR_STATE;
+    }
+    if (st == JS_OK) st = js_execute(cmd, out, sizeof out);
+    if (st != JS_OK) js_error("attach '%s': %s", cmd, out);
+    write_reply(reply, st, out);
+    return st == JS_OK ? 0 : (jint)st;
 }
 
 JNIEXPORT void JNICALL Agent_OnUnload(JavaVM *vm)

@@ -1,5 +1,6 @@
 /* jsampler.c - the jsampler command-line tool: one function per subcommand.
  *
+ * The attach verbs (list, start, status, dump, stop, collect) are in cli_attach.c.
  * Exit status: 0 success, 1 input/output error (unreadable or malformed input, failed write), 2 usage error
  * (unknown command or option, missing or bad argument, OUTPUT naming the INPUT file), 3 a JFR selection
  * (--event, --thread, --from, --to) that matched no event (nothing is written), each with one line on stderr.
@@ -24,6 +25,7 @@
 #include "output/output.h"
 #include "output/profile.h"
 #include "util/version.h"
+#include "cli_int.h"
 
 #define EXIT_IO 1
 #define EXIT_USAGE 2
@@ -200,9 +202,19 @@ static void usage(FILE *f)
     fputs("Usage: jsampler COMMAND [ARGS]\n"
           "\n"
           "Commands:\n"
+          "  list                            running JVMs, and whether they can be attached\n"
+          "  start [OPTIONS] PID             attach to a running JVM and start profiling\n"
+          "  status PID                      the profiling session of a JVM\n"
+          "  dump [OPTIONS] PID              write the profile so far, keep profiling\n"
+          "  stop [OPTIONS] PID              stop profiling and write the profile\n"
+          "  collect -d SECONDS [OPTIONS] PID  start, wait, stop (Ctrl-C stops early)\n"
           "  convert [OPTIONS] INPUT OUTPUT  convert a profile from one format to another\n"
           "  version                         print the version (also --version)\n"
           "  help                            print this help (also --help, -h)\n"
+          "\n"
+          "The attach verbs take asprof's flags (-e, -i, -d, -f, -o, -t, -I, -X, --title) and '-- OPTIONS'\n"
+          "for any agent option string; 'jsampler VERB --help' lists them, with their exit status (0 done,\n"
+          "2 usage, 4 the JVM could not be attached, 5 the agent refused the command).\n"
           "\n"
           "convert reads INPUT and writes OUTPUT ('-' = stdout). INPUT is a JFR recording (recognised by its\n"
           "magic bytes, or a .jfr name; must be a regular file) or collapsed stacks ('frame;frame;frame weight'\n"
@@ -542,12 +554,21 @@ static int cmd_help(int argc, char **argv)
     return fflush(stdout) == 0 ? 0 : EXIT_IO;
 }
 
+/* jsampler start|status|dump|stop|collect: one function per verb for the table. */
+static int cmd_start(int argc, char **argv) { return js_cli_attach_verb("start", argc, argv); }
+static int cmd_status(int argc, char **argv) { return js_cli_attach_verb("status", argc, argv); }
+static int cmd_dump(int argc, char **argv) { return js_cli_attach_verb("dump", argc, argv); }
+static int cmd_stop(int argc, char **argv) { return js_cli_attach_verb("stop", argc, argv); }
+static int cmd_collect(int argc, char **argv) { return js_cli_attach_verb("collect", argc, argv); }
+
 static const struct {
     const char *name;
     int (*run)(int argc, char **argv); /* arguments after the command word */
 } commands[] = {
     {"convert", cmd_convert}, {"version", cmd_version}, {"--version", cmd_version},
     {"help", cmd_help},       {"--help", cmd_help},     {"-h", cmd_help},
+    {"list", js_cli_list},    {"start", cmd_start},     {"status", cmd_status},
+    {"dump", cmd_dump},       {"stop", cmd_stop},       {"collect", cmd_collect},
 };
 
 /* Dispatches argv[1] to its command. */
