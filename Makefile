@@ -176,7 +176,7 @@ fuzz-jfr:
 # ---- memory soak (not part of make test): 10 minutes at 1 kHz on 8 threads with JFR streaming; see bench/soak.sh ----
 # ---- the agent's own cost on deep stacks with thread churn: see bench/agent_cost.sh ----
 # ---- the stack walker: 10 minutes of WalkStress at 1 kHz (soak-walker); handler cost per walker (walker-cost) ----
-.PHONY: soak agent-cost soak-walker walker-cost
+.PHONY: soak agent-cost soak-walker walker-cost attach-cost
 soak: all
 	@sh bench/soak.sh
 
@@ -185,6 +185,10 @@ soak-walker: all
 
 walker-cost: all
 	@sh bench/walker_cost.sh
+
+# ---- attach: latency to the first sample (jsampler, jcmd, jattach) and the pause with 20k classes loaded ----
+attach-cost: all
+	@sh bench/attach_cost.sh
 
 agent-cost: all
 	@sh bench/agent_cost.sh
