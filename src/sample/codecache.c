@@ -37,12 +37,14 @@ int js_codecache_contains(uintptr_t pc)
     return pc >= word_at(js_vm.low_bound_addr) && pc < word_at(js_vm.high_bound_addr);
 }
 
-/* The block start for pc in one heap, via the segment map; 0 if pc is not in a live block. */
-static uintptr_t block_in_heap(uintptr_t heap, uintptr_t pc)
+/* The block start for pc in one heap, via the segment map; 0 if pc is not in a live block. *heap_hi gets
+ * the end of the heap's committed memory (a blob's fields are never read past it). */
+static uintptr_t block_in_heap(uintptr_t heap, uintptr_t pc, uintptr_t *heap_hi)
 {
     uintptr_t lo = word_at(heap + (uintptr_t)js_vm.heap_memory + (uintptr_t)js_vm.vs_low);
     uintptr_t hi = word_at(heap + (uintptr_t)js_vm.heap_memory + (uintptr_t)js_vm.vs_high);
     if (pc < lo || pc >= hi) return 0;
+    *heap_hi = hi;
     uintptr_t map_lo = word_at(heap + (uintptr_t)js_vm.heap_segmap + (uintptr_t)js_vm.vs_low);
     uintptr_t map_hi = word_at(heap + (uintptr_t)js_vm.heap_segmap + (uintptr_t)js_vm.vs_high);
     int shift = int_at(heap + (uintptr_t)js_vm.heap_log2_seg);
@@ -73,11 +75,12 @@ static const char *blob_name(uintptr_t blob)
     return NULL;
 }
 
-/* Read and check the fields of the blob at start; JS_CC_FOUND or JS_CC_BAD. */
-static int read_blob(uintptr_t start, uintptr_t pc, js_blob *b)
+/* Read and check the fields of the blob at start (its header lies below hi); JS_CC_FOUND or JS_CC_BAD. */
+static int read_blob(uintptr_t start, uintptr_t hi, uintptr_t pc, js_blob *b)
 {
     int size = int_at(start + (uintptr_t)js_vm.cb_size);
-    if (size <= 0 || (unsigned)size > MAX_BLOB || pc >= start + (unsigned)size) return JS_CC_BAD;
+    if (size <= 0 || (unsigned)size > MAX_BLOB || pc >= start + (unsigned)size || start + (unsigned)size > hi)
+        return JS_CC_BAD;
     b->start = start;
     b->end = start + (unsigned)size;
     if (js_vm.cb_code_begin >= 0) {
@@ -117,8 +120,8 @@ int js_codecache_find(uintptr_t pc, js_blob *b)
     if (n <= 0 || n > MAX_HEAPS || !data) return JS_CC_BAD;
     for (int i = 0; i < n; i++) {
         uintptr_t heap = word_at(data + (uintptr_t)i * sizeof(uintptr_t));
-        uintptr_t block = heap ? block_in_heap(heap, pc) : 0;
-        if (block) return read_blob(block + (uintptr_t)js_vm.hb_size, pc, b);
+        uintptr_t hi = 0, block = heap ? block_in_heap(heap, pc, &hi) : 0;
+        if (block) return read_blob(block + (uintptr_t)js_vm.hb_size, hi, pc, b);
     }
     return JS_CC_OUTSIDE;
 }
