@@ -72,7 +72,7 @@ deps:
 # ---- tests ----
 NATIVE_TESTS := $(patsubst native-tests/%.c,%,$(wildcard native-tests/test_*.c))
 # Native tests link every layer below the agent's JVMTI entry points (no JVM needed).
-TEST_LIB_SRCS := $(COMMON_SRCS) $(filter-out src/agent/%,$(AGENT_SRCS))
+TEST_LIB_SRCS := $(COMMON_SRCS) $(filter-out src/agent/%,$(AGENT_SRCS)) $(wildcard src/attach/*.c)
 native-test: deps
 	@$(MAKE) --no-print-directory run-native-tests VARIANT=plain
 

@@ -144,7 +144,9 @@ static void ct_handler(int signo, siginfo_t *si, void *uc)
     int i = atomic_load(&ct.n);
     if (i < CT_MAX) {
         ct.cpu_ns[i] = thread_cpu_ns();
-        ct.period_ns[i] = ok ? ns(&before.it_interval) - ns(&before.it_value) + ns(&after.it_value) : 0;
+        /* Only a signal that stands for one period tells its period this way: one delayed past a whole interval
+         * (a busy machine) had the timer moved on by more than one interval, and is left out (0). */
+        ct.period_ns[i] = ok && w == 1 ? ns(&before.it_interval) - ns(&before.it_value) + ns(&after.it_value) : 0;
     }
     atomic_store(&ct.n, i + 1);
     atomic_fetch_add(&ct.weight, w);
@@ -189,7 +191,7 @@ static ct_spread spread(void)
     int n = atomic_load(&ct.n);
     if (n > CT_MAX) n = CT_MAX;
     for (int i = 0; i < n; i++) {
-        if (ct.period_ns[i] < r.per_lo) r.per_lo = ct.period_ns[i];
+        if (ct.period_ns[i] && ct.period_ns[i] < r.per_lo) r.per_lo = ct.period_ns[i];
         if (ct.period_ns[i] > r.per_hi) r.per_hi = ct.period_ns[i];
         if (i == 0) continue;
         uint64_t gap = ct.cpu_ns[i] - ct.cpu_ns[i - 1];

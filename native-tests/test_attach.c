@@ -1,0 +1,237 @@
+/* test_attach.c - the attach client: /proc inspection, the library checks, and the `load` exchange against a
+ * listener that answers as HotSpot does (the replies of JDK 17 and 25 for each case, byte for byte). The whole
+ * handshake against real JVMs is in the JVM tests (AttachChecks). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "attach/attach.h"
+
+#define UNUSED __attribute__((unused))
+
+/* A one-shot listener at /tmp/.java_pid<our pid>: reads one request, answers `reply` (reply_len bytes). */
+typedef struct {
+    int fd;
+    const char *reply;
+    size_t reply_len;
+    char request[4096];
+    size_t request_len;
+    pthread_t thread;
+} fake_jvm;
+
+static void sock_path(char *buf, size_t len)
+{
+    snprintf(buf, len, "/tmp/.java_pid%d", (int)getpid());
+}
+
+/* Reads until five NUL-terminated strings arrived (the v1 request), then answers and closes. */
+static void *serve(void *arg)
+{
+    fake_jvm *f = arg;
+    int c = accept(f->fd, NULL, NULL);
+    if (c < 0) return NULL;
+    int nuls = 0;
+    while (nuls < 5 && f->request_len < sizeof f->request) {
+        ssize_t r = read(c, f->request + f->request_len, sizeof f->request - f->request_len);
+        if (r <= 0) break;
+        for (ssize_t i = 0; i < r; i++) nuls += f->request[f->request_len + (size_t)i] == 0;
+        f->request_len += (size_t)r;
+    }
+    if (f->reply_len && write(c, f->reply, f->reply_len) < 0) perror("write");
+    close(c);
+    return NULL;
+}
+
+static void fake_start(fake_jvm *f, const char *reply, size_t len)
+{
+    memset(f, 0, sizeof *f);
+    f->reply = reply;
+    f->reply_len = len;
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    sock_path(a.sun_path, sizeof a.sun_path);
+    unlink(a.sun_path);
+    f->fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    assert_true(f->fd >= 0);
+    assert_int_equal(bind(f->fd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(listen(f->fd, 1), 0);
+    assert_int_equal(pthread_create(&f->thread, NULL, serve, f), 0);
+}
+
+static void fake_stop(fake_jvm *f)
+{
+    pthread_join(f->thread, NULL);
+    close(f->fd);
+    char p[108];
+    sock_path(p, sizeof p);
+    unlink(p);
+}
+
+/* Runs one load against a fake JVM answering reply; returns the code, fills rc/err. */
+static js_attach_code load_with(const char *reply, size_t len, fake_jvm *f, int *rc, char *err, size_t errlen)
+{
+    fake_start(f, reply, len);
+    js_target t;
+    char e[256];
+    assert_int_equal(js_target_inspect((int)getpid(), &t, e, sizeof e), JS_AT_OK);
+    assert_true(t.listening);
+    char text[512];
+    js_attach_code c = js_attach_load(&t, "/abs/libjsampler.so", "start,event=cpu", 2000, rc, text, sizeof text, err,
+                                      errlen);
+    fake_stop(f);
+    return c;
+}
+
+/* The request is protocol v1: "1" load path "true" options, each NUL-terminated. */
+static void test_request_bytes_and_return_code(void **state UNUSED)
+{
+    static const char reply[] = "0\nreturn code: 0\n";
+    fake_jvm f;
+    int rc = -7;
+    char err[256] = "";
+    assert_int_equal(load_with(reply, sizeof reply - 1, &f, &rc, err, sizeof err), JS_AT_OK);
+    assert_int_equal(rc, 0);
+    static const char want[] = "1\0load\0/abs/libjsampler.so\0true\0start,event=cpu\0";
+    assert_int_equal(f.request_len, sizeof want - 1);
+    assert_memory_equal(f.request, want, sizeof want - 1);
+}
+
+/* Agent_OnAttach's non-zero result comes back as the agent's code, not as an attach failure. */
+static void test_agent_code(void **state UNUSED)
+{
+    static const char reply[] = "0\nreturn code: 5\n";
+    fake_jvm f;
+    int rc = 0;
+    char err[256] = "";
+    assert_int_equal(load_with(reply, sizeof reply - 1, &f, &rc, err, sizeof err), JS_AT_OK);
+    assert_int_equal(rc, 5);
+}
+
+/* A library the JVM cannot load: JDK 17 answers -1, JDK 25 answers 0; both are a library error. */
+static void test_library_not_loaded(void **state UNUSED)
+{
+    static const char jdk17[] = "-1\n/abs/libjsampler.so was not loaded.\n/abs/libjsampler.so: cannot open shared "
+                                "object file: No such file or directory\n";
+    static const char jdk25[] = "0\n/abs/libjsampler.so was not loaded.\n/abs/libjsampler.so: cannot open shared "
+                                "object file: No such file or directory\n";
+    const char *replies[] = {jdk17, jdk25};
+    size_t lens[] = {sizeof jdk17 - 1, sizeof jdk25 - 1};
+    for (int i = 0; i < 2; i++) {
+        fake_jvm f;
+        int rc = 0;
+        char err[512] = "";
+        assert_int_equal(load_with(replies[i], lens[i], &f, &rc, err, sizeof err), JS_AT_LIBRARY);
+        assert_non_null(strstr(err, "could not load the agent library"));
+        assert_non_null(strstr(err, "was not loaded"));
+    }
+}
+
+/* -XX:-EnableDynamicAgentLoading: named, with the fix. */
+static void test_dynamic_loading_disabled(void **state UNUSED)
+{
+    static const char reply[] = "0\nDynamic agent loading is not enabled. Use -XX:+EnableDynamicAgentLoading to "
+                                "launch target VM.\n";
+    fake_jvm f;
+    int rc = 0;
+    char err[512] = "";
+    assert_int_equal(load_with(reply, sizeof reply - 1, &f, &rc, err, sizeof err), JS_AT_PROTOCOL);
+    assert_non_null(strstr(err, "EnableDynamicAgentLoading"));
+}
+
+/* A JVM that rejects our credentials closes the connection without a byte. */
+static void test_silent_close_is_permission(void **state UNUSED)
+{
+    fake_jvm f;
+    int rc = 0;
+    char err[512] = "";
+    assert_int_equal(load_with("", 0, &f, &rc, err, sizeof err), JS_AT_PERMISSION);
+    assert_non_null(strstr(err, "without a reply"));
+}
+
+/* Arguments over the listener's 1024-byte limit are refused before sending (the JVM would drop them silently). */
+static void test_argument_limit(void **state UNUSED)
+{
+    js_target t;
+    char e[256], text[64], err[256];
+    assert_int_equal(js_target_inspect((int)getpid(), &t, e, sizeof e), JS_AT_OK);
+    char big[1100];
+    memset(big, 'a', sizeof big - 1);
+    big[sizeof big - 1] = 0;
+    int rc;
+    assert_int_equal(js_attach_load(&t, "/abs/lib.so", big, 100, &rc, text, sizeof text, err, sizeof err),
+                     JS_AT_LIBRARY);
+    assert_non_null(strstr(err, "1024"));
+}
+
+/* /proc facts about ourselves; a missing pid; SIGQUIT caught or not. */
+static void test_inspect(void **state UNUSED)
+{
+    js_target t;
+    char err[256];
+    assert_int_equal(js_target_inspect((int)getpid(), &t, err, sizeof err), JS_AT_OK);
+    assert_int_equal(t.uid, geteuid());
+    assert_int_equal(t.gid, getegid());
+    assert_int_equal(t.is_jvm, 0);
+    assert_int_equal(t.other_mnt, 0);
+    assert_true(t.nspid > 0);
+    signal(SIGQUIT, SIG_IGN);
+    assert_int_equal(js_target_inspect((int)getpid(), &t, err, sizeof err), JS_AT_OK);
+    assert_false(t.catches_quit);
+    signal(SIGQUIT, SIG_DFL);
+    assert_int_equal(js_target_inspect(-1, &t, err, sizeof err), JS_AT_NO_PROCESS);
+    assert_non_null(strstr(err, "no such process"));
+}
+
+/* Library paths: relative refused, unreadable refused, readable used as is (same mount namespace). */
+static void test_place_library(void **state UNUSED)
+{
+    js_target t;
+    char err[512], where[256];
+    assert_int_equal(js_target_inspect((int)getpid(), &t, err, sizeof err), JS_AT_OK);
+    assert_int_equal(js_attach_place_library(&t, "build/libjsampler.so", where, sizeof where, err, sizeof err),
+                     JS_AT_LIBRARY);
+    assert_non_null(strstr(err, "not absolute"));
+    assert_int_equal(js_attach_place_library(&t, "/nonexistent/libx.so", where, sizeof where, err, sizeof err),
+                     JS_AT_LIBRARY);
+    assert_non_null(strstr(err, "not readable"));
+    assert_int_equal(js_attach_place_library(&t, "/proc/self/exe", where, sizeof where, err, sizeof err), JS_AT_OK);
+    assert_string_equal(where, "/proc/self/exe");
+}
+
+/* As the same user nothing changes. */
+static void test_become_self(void **state UNUSED)
+{
+    js_target t;
+    char err[256];
+    assert_int_equal(js_target_inspect((int)getpid(), &t, err, sizeof err), JS_AT_OK);
+    assert_int_equal(js_attach_become(&t, err, sizeof err), JS_AT_OK);
+    assert_int_equal(geteuid(), t.uid);
+}
+
+int main(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_request_bytes_and_return_code),
+        cmocka_unit_test(test_agent_code),
+        cmocka_unit_test(test_library_not_loaded),
+        cmocka_unit_test(test_dynamic_loading_disabled),
+        cmocka_unit_test(test_silent_close_is_permission),
+        cmocka_unit_test(test_argument_limit),
+        cmocka_unit_test(test_inspect),
+        cmocka_unit_test(test_place_library),
+        cmocka_unit_test(test_become_self),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
