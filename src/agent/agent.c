@@ -22,6 +22,7 @@
 #include "core/args.h"
 #include "agent/cmd.h"
 #include "util/log.h"
+#include "util/version.h"
 #include "core/names.h"
 #include "core/profiler.h"
 #include "agent_int.h"
@@ -364,7 +365,8 @@ JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved)
         snprintf(out, sizeof out, "cannot set up JVMTI in this JVM (see its log)");
         st = JS_ERR_STATE;
     }
-    if (st == JS_OK) st = js_execute(cmd, out, sizeof out);
+    if (st == JS_OK && !cmd[0]) snprintf(out, sizeof out, "jsampler %s loaded, idle: send a command such as 'start'", JS_VERSION);
+    else if (st == JS_OK) st = js_execute(cmd, out, sizeof out);
     if (st != JS_OK) js_error("attach '%s': %s", cmd, out);
     write_reply(reply, st, out);
     return st == JS_OK ? 0 : (jint)st;
