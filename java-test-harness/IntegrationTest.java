@@ -141,6 +141,14 @@ public final class IntegrationTest {
         safely("walker-poly", walker::polymorphic);
         safely("walker-stress", walker::stress);
         safely("truncated-stacks", walker::truncation);
+        AttachChecks attach = new AttachChecks(this);
+        safely("attach-cli", attach::cliVerbs);
+        safely("attach-jcmd", () -> attach.tool("jcmd"));
+        safely("attach-jattach", () -> attach.tool("jattach"));
+        safely("attach-cycles", attach::cycles);
+        safely("attach-errors", attach::errors);
+        safely("attach-other-uid", attach::otherUid);
+        safely("attach-namespace", attach::namespace);
         safely("no-hs-err", this::noCrashes);
         return summary(start);
     }

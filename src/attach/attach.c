@@ -182,7 +182,10 @@ static js_attach_code exchange(const js_target *t, const char *const args[4], in
         if (r < 0) {
             int e = errno;
             close(fd);
-            snprintf(err, errlen, "no reply from process %d: %s", t->pid, e == EAGAIN ? "timed out" : strerror(e));
+            if (e == EAGAIN)
+                snprintf(err, errlen, "process %d accepted the attach connection but did not answer in %d s (the JVM "
+                         "may be stopped, or busy in a long safepoint or GC)", t->pid, (int)tv.tv_sec);
+            else snprintf(err, errlen, "no reply from process %d: %s", t->pid, strerror(e));
             return e == EAGAIN ? JS_AT_TIMEOUT : JS_AT_SYSTEM;
         }
         if (r == 0 || (got += (size_t)r) >= textlen - 1) break;
@@ -205,6 +208,10 @@ js_attach_code js_attach_load(const js_target *t, const char *lib, const char *o
     if (strlen(lib) > ARG_MAX_LEN || strlen(options) > ARG_MAX_LEN) {
         snprintf(err, errlen, "the library path and the options must each be at most %d bytes", ARG_MAX_LEN);
         return JS_AT_LIBRARY;
+    }
+    if (t->stopped) { /* it could neither start a listener nor answer one */
+        snprintf(err, errlen, "process %d is stopped (SIGSTOP, or a debugger holds it): SIGCONT it first", t->pid);
+        return JS_AT_TIMEOUT;
     }
     js_attach_code rc = start_listener(t, timeout_ms, err, errlen);
     if (rc != JS_AT_OK) return rc;

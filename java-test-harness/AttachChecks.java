@@ -1,0 +1,522 @@
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+/**
+ * Attaching to a running JVM: the {@code jsampler} CLI, the JDK's {@code jcmd} and Debian's {@code jattach} against
+ * CpuSplit targets started without any agent.
+ *
+ * <ul>
+ * <li>{@code attach-cli}: start, status, dump, a second start (refused, exit 5), stop, a second stop (refused), then
+ *     the target's own TRUTH line: burnA/B/C sampled within 3 points of their measured shares (the -agentpath
+ *     standard: CpuSplit keeps its split fixed in every round, so a profile of part of the run has the same shares as
+ *     the whole run's truth); and {@code collect -d 3} on a second target, whose profile has burnA &gt; burnB &gt;
+ *     burnC.</li>
+ * <li>{@code attach-jcmd}, {@code attach-jattach}: the same start and stop through those tools ("return code: 0"),
+ *     with the same 3-point shares and a target that runs to its end.</li>
+ * <li>{@code attach-cycles}: 50 start/stop cycles into one JVM, every one exit 0; its descriptor count back to what
+ *     it was after the first cycle, and no new thread but those of HotSpot's own JIT compiler and GC worker pools,
+ *     which it grows by itself with load.</li>
+ * <li>{@code attach-errors}: each failure's exit code and the words of its message (no such process, not a JVM,
+ *     -XX:+DisableAttachMechanism, a stopped JVM, a relative or missing library, a bad agent option, usage errors,
+ *     another user attaching to root's JVM).</li>
+ * <li>{@code attach-other-uid}: as root, into a JVM running as another user; {@code attach-namespace}: into a JVM
+ *     in its own pid and mount namespaces ({@code unshare --pid --mount-proc}).</li>
+ * </ul>
+ */
+final class AttachChecks {
+    static final double MAX_SHARE_ERROR = 3.0;
+    static final Pattern TRUTH = Pattern.compile("TRUTH burnA=([0-9.]+) burnB=([0-9.]+) burnC=([0-9.]+)");
+    static final String[] BURNS = {"CpuSplit.burnA", "CpuSplit.burnB", "CpuSplit.burnC"};
+    static final int NOBODY = 65534;
+
+    private final IntegrationTest t;
+    private final Path cli;
+
+    AttachChecks(IntegrationTest t) {
+        this.t = t;
+        this.cli = t.agent.getParent().resolve("jsampler");
+    }
+
+    /** A process's exit code and output. */
+    static final class Out {
+        int code;
+        String out = "", err = "";
+
+        @Override
+        public String toString() {
+            return "exit " + code + ": " + (out + err).trim().replace('\n', ' ');
+        }
+    }
+
+    /** Runs a command to its end (60 s at most). */
+    static Out run(List<String> cmd) {
+        Out o = new Out();
+        try {
+            Process p = new ProcessBuilder(cmd).start();
+            p.getOutputStream().close();
+            byte[] out = p.getInputStream().readAllBytes();
+            byte[] err = p.getErrorStream().readAllBytes();
+            if (!p.waitFor(60, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                o.code = -1;
+            } else {
+                o.code = p.exitValue();
+            }
+            o.out = new String(out, StandardCharsets.UTF_8);
+            o.err = new String(err, StandardCharsets.UTF_8);
+        } catch (IOException | InterruptedException e) {
+            o.code = -2;
+            o.err = e.toString();
+        }
+        return o;
+    }
+
+    Out jsampler(String... args) {
+        List<String> cmd = new ArrayList<>(List.of(cli.toString()));
+        cmd.addAll(Arrays.asList(args));
+        return run(cmd);
+    }
+
+    /** A target JVM started without an agent (prefix: a wrapper such as setpriv or unshare). */
+    final class Target implements AutoCloseable {
+        final Process proc;
+        final Path stdout;
+        long pid;
+
+        Target(String name, List<String> prefix, List<String> jvmArgs, String... args) throws IOException {
+            Path dir = t.runDir(name);
+            Files.createDirectories(dir);
+            List<String> cmd = new ArrayList<>(prefix);
+            cmd.add(t.java.toString());
+            cmd.addAll(jvmArgs);
+            cmd.addAll(List.of("-cp", t.classes.toString(), "CpuSplit"));
+            cmd.addAll(Arrays.asList(args));
+            stdout = dir.resolve("target-stdout.txt");
+            proc = new ProcessBuilder(cmd).directory(dir.toFile()).redirectOutput(stdout.toFile())
+                    .redirectError(dir.resolve("target-stderr.txt").toFile()).start();
+            pid = proc.pid();
+        }
+
+        /** Waits until the JVM has started (its main thread runs), at most 10 s. */
+        void awaitUp() throws InterruptedException {
+            for (int i = 0; i < 100; i++) {
+                if (javaPid() > 0) {
+                    Thread.sleep(700); // past start-up: its attach listener can be started
+                    return;
+                }
+                Thread.sleep(100);
+            }
+        }
+
+        /** The JVM's pid: this process, or (behind a wrapper) its java descendant. */
+        long javaPid() {
+            if (isJava(proc.pid())) {
+                pid = proc.pid();
+                return pid;
+            }
+            return proc.descendants().filter(h -> isJava(h.pid())).findFirst().map(h -> pid = h.pid()).orElse(-1L);
+        }
+
+        int finish() throws InterruptedException {
+            if (!proc.waitFor(60, TimeUnit.SECONDS)) {
+                return -1;
+            }
+            return proc.exitValue();
+        }
+
+        String stdoutText() throws IOException {
+            return Files.readString(stdout);
+        }
+
+        @Override
+        public void close() {
+            proc.descendants().forEach(ProcessHandle::destroyForcibly);
+            proc.destroyForcibly();
+        }
+    }
+
+    static boolean isJava(long pid) {
+        try {
+            return Files.readString(Path.of("/proc/" + pid + "/maps")).contains("/libjvm.so");
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    /** Sampled shares (points) of burnA/B/C among the samples in any of them. */
+    static double[] shares(Path collapsed) throws IOException {
+        long[] n = new long[3];
+        for (String line : Files.readAllLines(collapsed)) {
+            int sp = line.lastIndexOf(' ');
+            if (sp < 0) {
+                continue;
+            }
+            long w = Long.parseLong(line.substring(sp + 1));
+            for (int i = 0; i < 3; i++) {
+                if (line.contains(BURNS[i])) {
+                    n[i] += w;
+                }
+            }
+        }
+        long all = n[0] + n[1] + n[2];
+        double[] s = new double[4];
+        for (int i = 0; i < 3; i++) {
+            s[i] = all == 0 ? 0 : 100.0 * n[i] / all;
+        }
+        s[3] = all;
+        return s;
+    }
+
+    /** Compares a profile with the target's TRUTH line; problems added, a detail line returned. */
+    static String compare(String label, Path collapsed, String targetOut, List<String> problems) throws IOException {
+        Matcher m = TRUTH.matcher(targetOut);
+        if (!m.find()) {
+            problems.add(label + ": the target printed no TRUTH line (did it survive?)");
+            return label + ": no truth";
+        }
+        if (!Files.isRegularFile(collapsed)) {
+            problems.add(label + ": no profile at " + collapsed);
+            return label + ": no profile";
+        }
+        double[] s = shares(collapsed);
+        StringBuilder d = new StringBuilder(label + ": " + (long) s[3] + " samples;");
+        for (int i = 0; i < 3; i++) {
+            double truth = 100 * Double.parseDouble(m.group(i + 1));
+            d.append(String.format(Locale.ROOT, " %s %.2f%% (truth %.2f%%)", BURNS[i], s[i], truth));
+            if (Math.abs(s[i] - truth) > MAX_SHARE_ERROR) {
+                problems.add(String.format(Locale.ROOT, "%s: %s off by %.2f points", label, BURNS[i],
+                        Math.abs(s[i] - truth)));
+            }
+        }
+        if (s[3] < 1000) {
+            problems.add(label + ": only " + (long) s[3] + " samples in the burn methods");
+        }
+        return d.toString();
+    }
+
+    static void expect(String label, Out o, int code, String words, List<String> problems, List<String> details) {
+        details.add(label + ": " + o);
+        if (o.code != code) {
+            problems.add(label + ": exit " + o.code + ", expected " + code);
+        }
+        if (words != null && !(o.out + o.err).contains(words)) {
+            problems.add(label + ": the message does not say '" + words + "'");
+        }
+    }
+
+    void cliVerbs() {
+        String name = "attach-cli";
+        if (!t.selected(name)) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        List<String> problems = new ArrayList<>(), details = new ArrayList<>();
+        Path dir = t.runDir(name);
+        try (Target a = new Target(name, List.of(), List.of(), "8", "2")) {
+            a.awaitUp();
+            String pid = Long.toString(a.pid);
+            expect("start", jsampler("start", "-e", "cpu", "-i", "1ms", pid), 0, "profiling started", problems, details);
+            Thread.sleep(1000);
+            expect("status", jsampler("status", pid), 0, "state=running", problems, details);
+            Path html = dir.resolve("now.html");
+            expect("dump", jsampler("dump", "-f", html.toString(), pid), 0, "wrote html", problems, details);
+            if (!Files.isRegularFile(html) || !Files.readString(html).contains("CpuSplit.burnA")) {
+                problems.add("the dumped page does not show CpuSplit.burnA");
+            }
+            expect("start again", jsampler("start", pid), 5, "already running", problems, details);
+            Thread.sleep(3000);
+            Path out = dir.resolve("attach.collapsed");
+            expect("stop", jsampler("stop", "-f", out.toString(), pid), 0, "wrote collapsed", problems, details);
+            expect("stop again", jsampler("stop", pid), 5, "not running", problems, details);
+            int code = a.finish();
+            if (code != 0) {
+                problems.add("the target exited " + code + " after the attach");
+            }
+            details.add(compare("shares", out, a.stdoutText(), problems));
+        } catch (IOException | InterruptedException e) {
+            problems.add("harness: " + e);
+        }
+        try (Target b = new Target(name + "-collect", List.of(), List.of(), "8", "2")) {
+            b.awaitUp();
+            Path out = dir.resolve("collect.collapsed");
+            expect("collect", jsampler("collect", "-d", "3", "-i", "1ms", "-f", out.toString(), Long.toString(b.pid)),
+                    0, "wrote collapsed", problems, details);
+            if (Files.isRegularFile(out)) {
+                double[] s = shares(out);
+                details.add(String.format(Locale.ROOT, "collect: burnA %.1f%%, burnB %.1f%%, burnC %.1f%%", s[0], s[1],
+                        s[2]));
+                if (!(s[0] > s[1] && s[1] > s[2])) {
+                    problems.add("collect: burnA > burnB > burnC does not hold");
+                }
+            }
+        } catch (IOException | InterruptedException e) {
+            problems.add("harness: " + e);
+        }
+        t.report(name, problems, details, t0);
+    }
+
+    /** Start and stop through jcmd or jattach. */
+    void tool(String which) {
+        String name = "attach-" + which;
+        if (!t.selected(name)) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        List<String> problems = new ArrayList<>(), details = new ArrayList<>();
+        Path exe = which.equals("jcmd") ? t.java.getParent().resolve("jcmd") : Path.of("/usr/bin/jattach");
+        if (!Files.isExecutable(exe)) {
+            details.add("SKIP: " + exe + " is not installed (make deps installs jattach)");
+            t.report(name, problems, details, t0);
+            return;
+        }
+        Path out = t.runDir(name).resolve("tool.collapsed");
+        try (Target a = new Target(name, List.of(), List.of(), "8", "2")) {
+            a.awaitUp();
+            String pid = Long.toString(a.pid);
+            String lib = t.agent.toString();
+            List<String> start = which.equals("jcmd")
+                    ? List.of(exe.toString(), pid, "JVMTI.agent_load", lib, "\"start,event=cpu,interval=1ms\"")
+                    : List.of(exe.toString(), pid, "load", lib, "true", "start,event=cpu,interval=1ms");
+            expect("start", run(start), 0, "return code: 0", problems, details);
+            Thread.sleep(4000);
+            List<String> stop = which.equals("jcmd")
+                    ? List.of(exe.toString(), pid, "JVMTI.agent_load", lib, "\"stop,file=" + out + "\"")
+                    : List.of(exe.toString(), pid, "load", lib, "true", "stop,file=" + out);
+            expect("stop", run(stop), 0, "return code: 0", problems, details);
+            List<String> bad = which.equals("jcmd")
+                    ? List.of(exe.toString(), pid, "JVMTI.agent_load", lib, "\"bogus=1\"")
+                    : List.of(exe.toString(), pid, "load", lib, "true", "bogus=1");
+            Out b = run(bad);
+            details.add("bad option: " + b);
+            if (!(b.out + b.err).contains("return code: 1")) {
+                problems.add("a bad option did not come back as return code 1 (JS_ERR_ARGS)");
+            }
+            int code = a.finish();
+            if (code != 0) {
+                problems.add("the target exited " + code);
+            }
+            details.add(compare("shares", out, a.stdoutText(), problems));
+        } catch (IOException | InterruptedException e) {
+            problems.add("harness: " + e);
+        }
+        t.report(name, problems, details, t0);
+    }
+
+    /** The names (comm) of a process's threads. */
+    static List<String> threadNames(String pid) {
+        List<String> names = new ArrayList<>();
+        try (Stream<Path> s = Files.list(Path.of("/proc/" + pid + "/task"))) {
+            for (Path task : (Iterable<Path>) s::iterator) {
+                try {
+                    names.add(Files.readString(task.resolve("comm")).trim());
+                } catch (IOException e) {
+                    // the thread ended meanwhile
+                }
+            }
+        } catch (IOException e) {
+            // the process ended
+        }
+        return names;
+    }
+
+    static long count(String dir) {
+        try (Stream<Path> s = Files.list(Path.of(dir))) {
+            return s.count();
+        } catch (IOException e) {
+            return -1;
+        }
+    }
+
+    void cycles() {
+        String name = "attach-cycles";
+        if (!t.selected(name)) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        List<String> problems = new ArrayList<>(), details = new ArrayList<>();
+        Path out = t.runDir(name).resolve("cycle.collapsed");
+        try (Target a = new Target(name, List.of(), List.of(), "120", "2")) {
+            a.awaitUp();
+            String pid = Long.toString(a.pid);
+            long tasks = 0, fds = 0, c0 = System.nanoTime();
+            List<String> firstNames = new ArrayList<>();
+            int bad = 0;
+            for (int i = 0; i < 50; i++) {
+                Out s = jsampler("start", "-i", "1ms", pid);
+                Out e = jsampler("stop", "-f", out.toString(), pid);
+                if (s.code != 0 || e.code != 0) {
+                    bad++;
+                    if (bad <= 2) {
+                        details.add("cycle " + i + ": " + s + " / " + e);
+                    }
+                }
+                if (i == 0) {
+                    Thread.sleep(500);
+                    tasks = count("/proc/" + pid + "/task");
+                    fds = count("/proc/" + pid + "/fd");
+                    firstNames = threadNames(pid);
+                }
+            }
+            double secs = (System.nanoTime() - c0) / 1e9;
+            Thread.sleep(500); // the profiler's own threads end after stop returns
+            long tasksEnd = count("/proc/" + pid + "/task"), fdsEnd = count("/proc/" + pid + "/fd");
+            List<String> names = threadNames(pid);
+            names.removeAll(firstNames);
+            details.add(String.format(Locale.ROOT, "50 cycles in %.1f s; threads %d -> %d, fds %d -> %d%s", secs,
+                    tasks, tasksEnd, fds, fdsEnd, names.isEmpty() ? "" : "; new threads " + names));
+            if (bad > 0) {
+                problems.add(bad + " of 50 cycles failed");
+            }
+            // HotSpot grows its JIT compiler and GC worker pools by itself as load varies: not ours to count.
+            names.removeIf(n -> n.matches("(C1 CompilerThre|C2 CompilerThre|GC Thread#|G1 Conc#|G1 Refine#).*"));
+            if (fdsEnd != fds || (tasksEnd != tasks && !names.isEmpty())) {
+                problems.add("threads or descriptors not back to their count after the first cycle");
+            }
+        } catch (IOException | InterruptedException e) {
+            problems.add("harness: " + e);
+        }
+        t.report(name, problems, details, t0);
+    }
+
+    void errors() {
+        String name = "attach-errors";
+        if (!t.selected(name)) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        List<String> problems = new ArrayList<>(), details = new ArrayList<>();
+        try {
+            Process dead = new ProcessBuilder("true").start();
+            dead.waitFor();
+            expect("no such process", jsampler("start", Long.toString(dead.pid())), 4, "no such process", problems,
+                    details);
+            Process sleeper = new ProcessBuilder("sleep", "30").start();
+            try {
+                expect("not a JVM", jsampler("start", Long.toString(sleeper.pid())), 4, "not a HotSpot JVM", problems,
+                        details);
+            } finally {
+                sleeper.destroyForcibly();
+            }
+            expect("usage: no pid", jsampler("start"), 2, "give its pid", problems, details);
+            expect("usage: collect without -d", jsampler("collect", "1"), 2, "-d SECONDS", problems, details);
+            try (Target off = new Target(name + "-disabled", List.of(), List.of("-XX:+DisableAttachMechanism"), "30",
+                    "1")) {
+                off.awaitUp();
+                expect("attach disabled", jsampler("start", Long.toString(off.pid)), 4, "DisableAttachMechanism",
+                        problems, details);
+            }
+            try (Target a = new Target(name, List.of(), List.of(), "30", "1")) {
+                a.awaitUp();
+                String pid = Long.toString(a.pid);
+                expect("relative library", jsampler("start", "--lib", "build/libjsampler.so", pid), 4, "not absolute",
+                        problems, details);
+                expect("missing library", jsampler("start", "--lib", "/nonexistent/libjsampler.so", pid), 4,
+                        "not readable", problems, details);
+                expect("bad agent option", jsampler("start", pid, "--", "bogus=1"), 5, "unknown option", problems,
+                        details);
+                Path setpriv = Path.of("/usr/bin/setpriv");
+                if (Files.isExecutable(setpriv)) {
+                    expect("another user", run(List.of(setpriv.toString(), "--reuid=" + NOBODY, "--regid=" + NOBODY,
+                            "--clear-groups", cli.toString(), "start", pid)), 4, "accepts only its own user", problems,
+                            details);
+                } else {
+                    details.add("SKIP another user: no setpriv");
+                }
+                Runtime.getRuntime().exec(new String[] {"kill", "-STOP", pid}).waitFor();
+                try {
+                    expect("stopped JVM", jsampler("start", "--timeout", "1500", pid), 4, "is stopped", problems,
+                            details);
+                } finally {
+                    Runtime.getRuntime().exec(new String[] {"kill", "-CONT", pid}).waitFor();
+                }
+            }
+        } catch (IOException | InterruptedException e) {
+            problems.add("harness: " + e);
+        }
+        t.report(name, problems, details, t0);
+    }
+
+    /** Into a JVM behind a wrapper (another user, another namespace): start, 3 s, stop; burnA dominates. */
+    void wrapped(String name, List<String> prefix, String why) {
+        if (!t.selected(name)) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        List<String> problems = new ArrayList<>(), details = new ArrayList<>();
+        if (!Files.isExecutable(Path.of(prefix.get(0)))) {
+            details.add("SKIP: " + prefix.get(0) + " is not installed");
+            t.report(name, problems, details, t0);
+            return;
+        }
+        Path out = Path.of("/tmp", "jsampler-" + name + "-" + ProcessHandle.current().pid() + ".collapsed");
+        try (Target a = new Target(name, prefix, List.of(), "8", "2")) {
+            a.awaitUp();
+            long pid = a.javaPid();
+            if (pid <= 0) {
+                problems.add("the target JVM did not start (" + why + "): " + Files.readString(
+                        t.runDir(name).resolve("target-stderr.txt")).trim());
+            } else {
+                details.add("target pid " + pid + ": " + statusLine(pid, "Uid") + "; " + statusLine(pid, "NStgid"));
+                expect("start", jsampler("start", "-i", "1ms", "-f", out.toString(), Long.toString(pid)), 0,
+                        "profiling started", problems, details);
+                Thread.sleep(3000);
+                expect("stop", jsampler("stop", Long.toString(pid)), 0, "wrote collapsed", problems, details);
+                Path seen = Files.isRegularFile(out) ? out : Path.of("/proc/" + pid + "/root" + out);
+                if (!Files.isRegularFile(seen)) {
+                    problems.add("no profile written at " + out);
+                } else {
+                    double[] s = shares(seen);
+                    details.add(String.format(Locale.ROOT, "burnA %.1f%%, burnB %.1f%%, burnC %.1f%% of %d samples",
+                            s[0], s[1], s[2], (long) s[3]));
+                    if (!(s[0] > s[1] && s[0] > s[2]) || s[3] < 500) {
+                        problems.add("burnA does not dominate the profile");
+                    }
+                }
+            }
+        } catch (IOException | InterruptedException e) {
+            problems.add("harness: " + e);
+        } finally {
+            try {
+                Files.deleteIfExists(out);
+            } catch (IOException e) {
+                // best effort
+            }
+        }
+        t.report(name, problems, details, t0);
+    }
+
+    static String statusLine(long pid, String key) {
+        try {
+            for (String l : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {
+                if (l.startsWith(key + ":")) {
+                    return l.replaceAll("\\s+", " ");
+                }
+            }
+        } catch (IOException e) {
+            return key + ": ?";
+        }
+        return key + ": ?";
+    }
+
+    void otherUid() {
+        wrapped("attach-other-uid", List.of("/usr/bin/setpriv", "--reuid=" + NOBODY, "--regid=" + NOBODY,
+                "--clear-groups"), "as uid " + NOBODY);
+    }
+
+    void namespace() {
+        wrapped("attach-namespace", List.of("/usr/bin/unshare", "--fork", "--pid", "--mount-proc"),
+                "in new pid and mount namespaces");
+    }
+}
