@@ -333,7 +333,7 @@ static void test_prologue_variants(void **state UNUSED)
     b = nmethod_with(huge, sizeof huge, 0, 9);
     assert_int_equal(step(&b, 0, 8, &r), JS_UW_UNKNOWN_CODE);
     static const uint8_t odd[] = {0x55, 0x31, 0xc0, 0x48, 0x83, 0xec, 0x10}; /* xor eax, eax: not a prologue's */
-    b = nmethod_with(odd, sizeof odd, 0, 7);
+    b = nmethod_with(odd, sizeof odd, 0, 8);
     assert_int_equal(step(&b, 0, 7, &r), JS_UW_UNKNOWN_CODE);
     b = nmethod_with(odd, sizeof odd, 0, 7);
     set_entry(b.start, 4000); /* the verified entry outside the code */
@@ -363,7 +363,14 @@ static void test_epilogue(void **state UNUSED)
         assert_int_equal(r.sp, (uintptr_t)&stack[1]);
         assert_int_equal(r.fp, 0x777);
     }
-    assert_int_equal(step(&b, 0, 0, &r), JS_UW_UNKNOWN_CODE); /* a nop in the body: not an epilogue */
+    /* In the body (a nop, not an epilogue): the frame's fixed size (8 words) gives the return address. */
+    memset(stack, 0, sizeof stack);
+    stack[6] = 0x5555, stack[7] = caller_pc;
+    assert_int_equal(step(&b, 0, 0, &r), JS_UW_BODY);
+    assert_int_equal(r.sp, (uintptr_t)&stack[8]);
+    assert_int_equal(r.fp, 0x5555);
+    stack[7] = 0x1000; /* ... which must be code */
+    assert_int_equal(step(&b, 0, 0, &r), JS_UW_BAD_STACK);
 }
 
 static void test_unwind_failures(void **state UNUSED)
@@ -387,6 +394,14 @@ static void test_unwind_failures(void **state UNUSED)
     r.pc = b.code_begin, r.sp = (uintptr_t)&stack[0], r.fp = 0x777;
     assert_int_equal(js_unwind_top(&stub, 0, &st, &r), JS_UW_STUB);
     assert_int_equal(r.sp, (uintptr_t)&stack[1]);
+    stack[0] = 0x9999, stack[1] = caller_pc; /* a stub that pushed rbp and set rbp = rsp */
+    r.pc = b.code_begin, r.sp = (uintptr_t)&stack[0], r.fp = (uintptr_t)&stack[0];
+    assert_int_equal(js_unwind_top(&stub, 0, &st, &r), JS_UW_STUB);
+    assert_int_equal(r.pc, caller_pc);
+    assert_int_equal(r.sp, (uintptr_t)&stack[2]);
+    assert_int_equal(r.fp, 0x9999);
+    r.pc = b.code_begin, r.sp = (uintptr_t)&stack[0], r.fp = (uintptr_t)&stack[0] - 8; /* rbp below sp: not a frame */
+    assert_int_equal(js_unwind_top(&stub, 0, &st, &r), JS_UW_BAD_STACK);
 }
 
 static void test_native(void **state UNUSED)

@@ -26,6 +26,7 @@ enum {
     JS_UW_EPILOGUE = 3,     /* a compiled method tearing its frame down */
     JS_UW_FRAME = 4,        /* a stub with a complete fixed-size frame */
     JS_UW_NATIVE = 5,       /* VM or library code called from Java: followed its frame pointers */
+    JS_UW_BODY = 6,         /* a compiled method's body that AsyncGetCallTrace refused: its fixed-size frame */
     JS_UW_UNKNOWN_CODE = -1, /* instructions not recognised */
     JS_UW_BAD_STACK = -2,    /* a slot outside the thread's live stack, or a return address outside the code cache */
     JS_UW_INTERPRETER = -3,  /* the interpreter: not handled */

@@ -153,17 +153,49 @@ int js_unwind_native(const js_safe_range *st, js_regs *r)
     return pop_to(st, r, r->sp, r->fp, JS_UW_NATIVE); /* a leaf that has not pushed rbp */
 }
 
+/* A frame built with `push rbp; mov rbp, rsp` (many StubRoutines): the return address above the saved rbp. */
+static int through_fp(const js_safe_range *st, js_regs *r, int kind)
+{
+    uintptr_t saved, ret;
+    if (r->fp < r->sp || stack_word(st, r->fp, &saved) != 0 || stack_word(st, r->fp + 8, &ret) != 0 ||
+        !plausible_return(ret))
+        return JS_UW_BAD_STACK;
+    r->pc = ret;
+    r->sp = r->fp + 2 * sizeof(uintptr_t);
+    r->fp = saved;
+    return kind;
+}
+
+/* A compiled method in its body (frame complete, not an epilogue): its fixed-size frame. */
+static int full_frame(const js_blob *b, const js_safe_range *st, js_regs *r)
+{
+    if (b->frame_size < 2 || b->frame_size > (1 << 17)) return JS_UW_UNKNOWN_CODE;
+    uintptr_t sender_sp = r->sp + (uintptr_t)b->frame_size * sizeof(uintptr_t), fp;
+    if (stack_word(st, sender_sp - 2 * sizeof(uintptr_t), &fp) != 0) return JS_UW_BAD_STACK;
+    return pop_to(st, r, sender_sp - sizeof(uintptr_t), fp, JS_UW_BODY);
+}
+
 int js_unwind_top(const js_blob *b, uintptr_t verified_entry, const js_safe_range *st, js_regs *r)
 {
     switch (b->kind) {
-    case JS_BLOB_NMETHOD:
+    case JS_BLOB_NMETHOD: {
         if (r->pc < b->code_begin || r->pc >= b->code_end) return JS_UW_UNKNOWN_CODE;
         if (b->frame_complete < 0 || r->pc < b->code_begin + (unsigned)b->frame_complete)
             return unwind_prologue(b, verified_entry, st, r);
-        return unwind_epilogue(b, st, r);
+        js_regs saved = *r;
+        int how = unwind_epilogue(b, st, r);
+        if (how != JS_UW_UNKNOWN_CODE) return how;
+        *r = saved;
+        return full_frame(b, st, r);
+    }
     case JS_BLOB_STUB:
-        if (b->frame_size <= 0 || b->frame_complete < 0 || r->pc < b->code_begin + (unsigned)b->frame_complete)
-            return pop_to(st, r, r->sp, r->fp, JS_UW_STUB); /* no frame: the return address is on top */
+        if (b->frame_size <= 0 || b->frame_complete < 0 || r->pc < b->code_begin + (unsigned)b->frame_complete) {
+            js_regs saved = *r; /* no frame of its own: the return address on top, or above a pushed rbp */
+            int how = pop_to(st, r, r->sp, r->fp, JS_UW_STUB);
+            if (how > 0) return how;
+            *r = saved;
+            return through_fp(st, r, JS_UW_STUB);
+        }
         {
             uintptr_t sender_sp = r->sp + (uintptr_t)b->frame_size * sizeof(uintptr_t), fp;
             if (stack_word(st, sender_sp - 2 * sizeof(uintptr_t), &fp) != 0) return JS_UW_BAD_STACK;

@@ -92,7 +92,7 @@ static int recover(ucontext_t *uc, js_raw_frame *frames, int max, int code)
     if (b.kind == JS_BLOB_NMETHOD && max > 1) {
         const void *id = js_vm_method_id(b.method);
         frames[0].method = id;
-        frames[0].bci = how == JS_UW_PROLOGUE ? 0 : -1;
+        frames[0].bci = how == JS_UW_PROLOGUE ? 0 : -1; /* the entry; else unknown (an epilogue, a body) */
         frames[0].kind = id ? JS_RF_JAVA : JS_RF_NULL_ID;
         lead = 1;
     }
@@ -108,6 +108,7 @@ static int recover(ucontext_t *uc, js_raw_frame *frames, int max, int code)
     js_stats_recovery(how == JS_UW_STUB || how == JS_UW_FRAME ? JS_RECOVERED_STUB
                       : how == JS_UW_PROLOGUE                 ? JS_RECOVERED_PROLOGUE
                       : how == JS_UW_NATIVE                   ? JS_RECOVERED_NATIVE
+                      : how == JS_UW_BODY                     ? JS_RECOVERED_BODY
                                                               : JS_RECOVERED_EPILOGUE);
     return lead + n;
 }
