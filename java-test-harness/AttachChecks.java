@@ -43,6 +43,7 @@ final class AttachChecks {
 
     private final IntegrationTest t;
     private final Path cli;
+    private Path shared; /* copies another user can read: the CLI, the agent, CpuSplit.class */
 
     AttachChecks(IntegrationTest t) {
         this.t = t;
@@ -83,6 +84,25 @@ final class AttachChecks {
         return o;
     }
 
+    /** A world-readable directory under /tmp with copies of the CLI, the agent and CpuSplit.class: the checks that
+     * run a JVM or the CLI as another user must not depend on where the build tree lives (its parents may be
+     * private). Removed at JVM exit. */
+    Path shared() throws IOException {
+        if (shared != null) {
+            return shared;
+        }
+        Path d = Files.createTempDirectory("jsampler-attach-");
+        d.toFile().deleteOnExit();
+        for (Path p : List.of(cli, t.agent, t.classes.resolve("CpuSplit.class"))) {
+            Path c = d.resolve(p.getFileName());
+            Files.copy(p, c, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            c.toFile().deleteOnExit();
+            Files.setPosixFilePermissions(c, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+        }
+        Files.setPosixFilePermissions(d, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+        return shared = d;
+    }
+
     Out jsampler(String... args) {
         List<String> cmd = new ArrayList<>(List.of(cli.toString()));
         cmd.addAll(Arrays.asList(args));
@@ -96,12 +116,16 @@ final class AttachChecks {
         long pid;
 
         Target(String name, List<String> prefix, List<String> jvmArgs, String... args) throws IOException {
+            this(name, prefix, jvmArgs, t.classes, args);
+        }
+
+        Target(String name, List<String> prefix, List<String> jvmArgs, Path classes, String... args) throws IOException {
             Path dir = t.runDir(name);
             Files.createDirectories(dir);
             List<String> cmd = new ArrayList<>(prefix);
             cmd.add(t.java.toString());
             cmd.addAll(jvmArgs);
-            cmd.addAll(List.of("-cp", t.classes.toString(), "CpuSplit"));
+            cmd.addAll(List.of("-cp", classes.toString(), "CpuSplit"));
             cmd.addAll(Arrays.asList(args));
             stdout = dir.resolve("target-stdout.txt");
             proc = new ProcessBuilder(cmd).directory(dir.toFile()).redirectOutput(stdout.toFile())
@@ -429,8 +453,8 @@ final class AttachChecks {
                 Path setpriv = Path.of("/usr/bin/setpriv");
                 if (Files.isExecutable(setpriv)) {
                     expect("another user", run(List.of(setpriv.toString(), "--reuid=" + NOBODY, "--regid=" + NOBODY,
-                            "--clear-groups", cli.toString(), "start", pid)), 4, "accepts only its own user", problems,
-                            details);
+                            "--clear-groups", shared().resolve("jsampler").toString(), "start", pid)), 4,
+                            "accepts only its own user", problems, details);
                 } else {
                     details.add("SKIP another user: no setpriv");
                 }
@@ -461,18 +485,22 @@ final class AttachChecks {
             return;
         }
         Path out = Path.of("/tmp", "jsampler-" + name + "-" + ProcessHandle.current().pid() + ".collapsed");
-        try (Target a = new Target(name, prefix, List.of(), "8", "2")) {
+        try (Target a = new Target(name, prefix, List.of(), shared(), "8", "2")) {
             a.awaitUp();
             long pid = a.javaPid();
-            if (pid <= 0) {
-                problems.add("the target JVM did not start (" + why + "): " + Files.readString(
-                        t.runDir(name).resolve("target-stderr.txt")).trim());
+            String lib = shared().resolve("libjsampler.so").toString();
+            String err = Files.readString(t.runDir(name).resolve("target-stderr.txt")).trim();
+            if (pid <= 0 && (err.contains("Operation not permitted") || err.contains("unshare failed"))) {
+                details.add("SKIP: this machine does not allow it (" + why + "): " + err);
+            } else if (pid <= 0) {
+                problems.add("the target JVM did not start (" + why + "): " + err);
             } else {
                 details.add("target pid " + pid + ": " + statusLine(pid, "Uid") + "; " + statusLine(pid, "NStgid"));
-                expect("start", jsampler("start", "-i", "1ms", "-f", out.toString(), Long.toString(pid)), 0,
-                        "profiling started", problems, details);
+                expect("start", jsampler("start", "--lib", lib, "-i", "1ms", "-f", out.toString(), Long.toString(pid)),
+                        0, "profiling started", problems, details);
                 Thread.sleep(3000);
-                expect("stop", jsampler("stop", Long.toString(pid)), 0, "wrote collapsed", problems, details);
+                expect("stop", jsampler("stop", "--lib", lib, Long.toString(pid)), 0, "wrote collapsed", problems,
+                        details);
                 Path seen = Files.isRegularFile(out) ? out : Path.of("/proc/" + pid + "/root" + out);
                 if (!Files.isRegularFile(seen)) {
                     problems.add("no profile written at " + out);
