@@ -1123,6 +1123,26 @@ public final class IntegrationTest {
         }
     }
 
+    /**
+     * Reads a recording with the JDK's {@code jfr summary}: the number of jdk.ExecutionSample events, or -1 with a
+     * problem added when the tool cannot read it.
+     */
+    long jfrExecutionSamples(Path jfr, List<String> problems) throws IOException, InterruptedException {
+        Process p = new ProcessBuilder(java.getParent().resolve("jfr").toString(), "summary", jfr.toString())
+                .redirectErrorStream(true).start();
+        String summary = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
+            problems.add("jfr summary failed on " + jfr + ": " + summary.lines().findFirst().orElse(""));
+            return -1;
+        }
+        Matcher m = Pattern.compile("jdk\\.ExecutionSample\\s+(\\d+)").matcher(summary);
+        long n = m.find() ? Long.parseLong(m.group(1)) : 0;
+        if (n == 0) {
+            problems.add("the recording holds no jdk.ExecutionSample event");
+        }
+        return n;
+    }
+
     boolean selected(String name) {
         return only == null || only.contains(name);
     }

@@ -156,20 +156,7 @@ final class SessionChecks {
             if (c.stdout.contains("DEEP_DONE")) {
                 problems.add("the workload finished before SIGTERM: the check did not test a mid-run signal");
             }
-            Path jfrTool = t.java.getParent().resolve("jfr");
-            Process p = new ProcessBuilder(jfrTool.toString(), "summary", jfr.toString()).redirectErrorStream(true)
-                    .start();
-            String summary = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
-                problems.add("jfr summary failed on " + jfr + ": " + summary.lines().findFirst().orElse(""));
-            } else {
-                Matcher m = Pattern.compile("jdk\\.ExecutionSample\\s+(\\d+)").matcher(summary);
-                long n = m.find() ? Long.parseLong(m.group(1)) : 0;
-                details.add(n + " jdk.ExecutionSample events in the recording");
-                if (n == 0) {
-                    problems.add("the recording holds no jdk.ExecutionSample event");
-                }
-            }
+            details.add(t.jfrExecutionSamples(jfr, problems) + " jdk.ExecutionSample events in the recording");
         } catch (IOException | InterruptedException e) {
             problems.add("harness: " + e);
         }

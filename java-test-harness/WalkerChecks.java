@@ -239,14 +239,7 @@ final class WalkerChecks {
             if (!Pattern.compile("walk_errors: (none|\\[\\w+\\]=\\d+ \\(\\d+\\.\\d\\d%\\))").matcher(stop).find()) {
                 problems.add("the stop line does not report failed walks with their shares");
             }
-            Process p = new ProcessBuilder(t.java.getParent().resolve("jfr").toString(), "summary", jfr.toString())
-                    .redirectErrorStream(true).start();
-            String summary = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
-                problems.add("jfr summary failed on " + jfr + ": " + summary.lines().findFirst().orElse(""));
-            } else if (!Pattern.compile("jdk\\.ExecutionSample\\s+[1-9]").matcher(summary).find()) {
-                problems.add("the recording holds no jdk.ExecutionSample event");
-            }
+            details.add(t.jfrExecutionSamples(jfr, problems) + " jdk.ExecutionSample events in the recording");
         } catch (IntegrationTest.Failure f) {
             problems.add(f.getMessage());
             details.addAll(f.evidence);

@@ -34,18 +34,6 @@ typedef struct {
     int pid;
 } cli_opts;
 
-/* "jsampler: <msg>" on stderr; returns code. */
-__attribute__((format(printf, 2, 3))) static int fail(int code, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("jsampler: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    return code;
-}
-
 static void verb_help(FILE *f, const char *verb)
 {
     fprintf(f,
@@ -103,13 +91,13 @@ static int parse(int argc, char **argv, cli_opts *o)
         int takes = !strcmp(a, "-e") || !strcmp(a, "-i") || !strcmp(a, "-d") || !strcmp(a, "-f") ||
                     !strcmp(a, "-o") || !strcmp(a, "-I") || !strcmp(a, "-X") || !strcmp(a, "--title") ||
                     !strcmp(a, "--lib") || !strcmp(a, "--timeout");
-        if (takes && !next) return fail(CLI_EXIT_USAGE, "%s: %s needs a value (see jsampler %s --help)", o->verb, a, o->verb);
+        if (takes && !next) return js_cli_die(CLI_EXIT_USAGE, "%s: %s needs a value (see jsampler %s --help)", o->verb, a, o->verb);
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             verb_help(stdout, o->verb);
             return -1;
         } else if (!strcmp(a, "--")) {
             o->raw = i + 1 < argc ? argv[i + 1] : NULL;
-            if (i + 2 < argc) return fail(CLI_EXIT_USAGE, "%s: give the agent options after -- as one argument", o->verb);
+            if (i + 2 < argc) return js_cli_die(CLI_EXIT_USAGE, "%s: give the agent options after -- as one argument", o->verb);
             break;
         } else if (!strcmp(a, "-e")) o->event = next;
         else if (!strcmp(a, "-i")) o->interval = next;
@@ -121,28 +109,28 @@ static int parse(int argc, char **argv, cli_opts *o)
         else if (!strcmp(a, "-d")) {
             char *end;
             o->duration_s = strtol(next, &end, 10);
-            if (*end || o->duration_s <= 0) return fail(CLI_EXIT_USAGE, "%s: -d expects seconds > 0, not '%s'", o->verb, next);
+            if (*end || o->duration_s <= 0) return js_cli_die(CLI_EXIT_USAGE, "%s: -d expects seconds > 0, not '%s'", o->verb, next);
         } else if (!strcmp(a, "--timeout")) {
             char *end;
             o->timeout_ms = (int)strtol(next, &end, 10);
-            if (*end || o->timeout_ms <= 0) return fail(CLI_EXIT_USAGE, "%s: --timeout expects ms > 0", o->verb);
+            if (*end || o->timeout_ms <= 0) return js_cli_die(CLI_EXIT_USAGE, "%s: --timeout expects ms > 0", o->verb);
         } else if (!strcmp(a, "-I") || !strcmp(a, "-X")) {
             char *list = a[1] == 'I' ? o->include : o->exclude;
-            if (add_pattern(list, sizeof o->include, next) != 0) return fail(CLI_EXIT_USAGE, "%s: patterns too long", o->verb);
+            if (add_pattern(list, sizeof o->include, next) != 0) return js_cli_die(CLI_EXIT_USAGE, "%s: patterns too long", o->verb);
         } else if (a[0] == '-') {
-            return fail(CLI_EXIT_USAGE, "%s: unknown option '%s' (see jsampler %s --help)", o->verb, a, o->verb);
+            return js_cli_die(CLI_EXIT_USAGE, "%s: unknown option '%s' (see jsampler %s --help)", o->verb, a, o->verb);
         } else if (!o->pid) {
             char *end;
             long pid = strtol(a, &end, 10);
-            if (*end || pid <= 0 || pid > INT_MAX) return fail(CLI_EXIT_USAGE, "%s: '%s' is not a process id", o->verb, a);
+            if (*end || pid <= 0 || pid > INT_MAX) return js_cli_die(CLI_EXIT_USAGE, "%s: '%s' is not a process id", o->verb, a);
             o->pid = (int)pid;
         } else {
-            return fail(CLI_EXIT_USAGE, "%s: unexpected argument '%s'", o->verb, a);
+            return js_cli_die(CLI_EXIT_USAGE, "%s: unexpected argument '%s'", o->verb, a);
         }
         if (takes) i++;
     }
-    if (!o->pid) return fail(CLI_EXIT_USAGE, "%s: which JVM? give its pid (see jsampler list)", o->verb);
-    if (!strcmp(o->verb, "collect") && !o->duration_s) return fail(CLI_EXIT_USAGE, "collect: -d SECONDS is required");
+    if (!o->pid) return js_cli_die(CLI_EXIT_USAGE, "%s: which JVM? give its pid (see jsampler list)", o->verb);
+    if (!strcmp(o->verb, "collect") && !o->duration_s) return js_cli_die(CLI_EXIT_USAGE, "collect: -d SECONDS is required");
     return 0;
 }
 
@@ -178,7 +166,7 @@ static int build(const cli_opts *o, const char *verb, char *cmd, size_t len)
     }
     if (!rc && (!strcmp(verb, "start") || !strcmp(verb, "stop") || !strcmp(verb, "dump"))) rc = add_outputs(o, cmd, len);
     if (!rc && o->raw && o->raw[0]) rc = add(cmd, len, o->raw, NULL);
-    if (rc) return fail(CLI_EXIT_USAGE, "%s: the agent command is longer than %d bytes", o->verb, CMD_MAX);
+    if (rc) return js_cli_die(CLI_EXIT_USAGE, "%s: the agent command is longer than %d bytes", o->verb, CMD_MAX);
     return 0;
 }
 
@@ -217,21 +205,21 @@ static int run_agent(const cli_opts *o, const char *command)
     js_target t;
     char err[1024];
     js_attach_code ac = js_target_inspect(o->pid, &t, err, sizeof err);
-    if (ac != JS_AT_OK) return fail(CLI_EXIT_ATTACH, "%s", err);
+    if (ac != JS_AT_OK) return js_cli_die(CLI_EXIT_ATTACH, "%s", err);
     if (t.is_jvm == 0)
-        return fail(CLI_EXIT_ATTACH, "process %d is not a HotSpot JVM (no libjvm.so in its memory map; see jsampler list)",
+        return js_cli_die(CLI_EXIT_ATTACH, "process %d is not a HotSpot JVM (no libjvm.so in its memory map; see jsampler list)",
                     o->pid);
     if (t.java_major && t.java_major != 17 && t.java_major != 25)
         fprintf(stderr, "jsampler: warning: process %d runs Java %s; jsampler is tested on 17 and 25\n", o->pid,
                 t.java_version);
-    if ((ac = js_attach_become(&t, err, sizeof err)) != JS_AT_OK) return fail(CLI_EXIT_ATTACH, "%s", err);
+    if ((ac = js_attach_become(&t, err, sizeof err)) != JS_AT_OK) return js_cli_die(CLI_EXIT_ATTACH, "%s", err);
     if (t.is_jvm < 0 && geteuid() != t.uid)
-        return fail(CLI_EXIT_ATTACH, "cannot read the memory map of process %d", o->pid);
+        return js_cli_die(CLI_EXIT_ATTACH, "cannot read the memory map of process %d", o->pid);
     char lib[PATH_MAX], where[PATH_MAX];
     if (o->lib) snprintf(lib, sizeof lib, "%s", o->lib);
-    else if (default_lib(lib, sizeof lib) != 0) return fail(CLI_EXIT_ATTACH, "cannot find libjsampler.so beside jsampler");
+    else if (default_lib(lib, sizeof lib) != 0) return js_cli_die(CLI_EXIT_ATTACH, "cannot find libjsampler.so beside jsampler");
     if ((ac = js_attach_place_library(&t, lib, where, sizeof where, err, sizeof err)) != JS_AT_OK)
-        return fail(CLI_EXIT_ATTACH, "%s", err);
+        return js_cli_die(CLI_EXIT_ATTACH, "%s", err);
     char name[96], local[600], opts[CMD_MAX + 128], text[4096], reply[16384];
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
@@ -242,11 +230,11 @@ static int run_agent(const cli_opts *o, const char *command)
     ac = js_attach_load(&t, where, opts, o->timeout_ms ? o->timeout_ms : DEFAULT_TIMEOUT_MS, &agent_rc, text,
                         sizeof text, err, sizeof err);
     take_reply(local, reply, sizeof reply);
-    if (ac != JS_AT_OK) return fail(CLI_EXIT_ATTACH, "%s", err);
+    if (ac != JS_AT_OK) return js_cli_die(CLI_EXIT_ATTACH, "%s", err);
     size_t n = strlen(reply);
     while (n && reply[n - 1] == '\n') reply[--n] = 0;
     if (agent_rc != 0)
-        return fail(CLI_EXIT_AGENT, "%s", reply[0] ? reply : "the agent refused the command (see the JVM's log)");
+        return js_cli_die(CLI_EXIT_AGENT, "%s", reply[0] ? reply : "the agent refused the command (see the JVM's log)");
     if (reply[0]) printf("%s\n", reply);
     return fflush(stdout) == 0 ? 0 : CLI_EXIT_IO;
 }
@@ -315,8 +303,8 @@ int js_cli_list(int argc, char **argv)
         verb_help(stdout, "list");
         return 0;
     }
-    if (argc > 0) return fail(CLI_EXIT_USAGE, "list: unexpected argument '%s'", argv[0]);
+    if (argc > 0) return js_cli_die(CLI_EXIT_USAGE, "list: unexpected argument '%s'", argv[0]);
     printf("%-8s %-10s %-32s %s\n", "PID", "JDK", "ATTACHABLE", "MAIN");
-    if (js_attach_list(list_row, NULL) != 0) return fail(CLI_EXIT_IO, "list: cannot read /proc");
+    if (js_attach_list(list_row, NULL) != 0) return js_cli_die(CLI_EXIT_IO, "list: cannot read /proc");
     return fflush(stdout) == 0 ? 0 : CLI_EXIT_IO;
 }

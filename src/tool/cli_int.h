@@ -7,6 +7,9 @@
 #define CLI_EXIT_ATTACH 4 /* the JVM could not be attached */
 #define CLI_EXIT_AGENT 5  /* the agent refused the command */
 
+/* Prints "jsampler: <msg>" as one line on stderr and returns code. */
+__attribute__((format(printf, 2, 3))) int js_cli_die(int code, const char *fmt, ...);
+
 /* jsampler start|status|dump|stop|collect ARGS: attach to a JVM and run one command (collect: two). */
 int js_cli_attach_verb(const char *verb, int argc, char **argv);
 /* jsampler list: running JVMs. */
