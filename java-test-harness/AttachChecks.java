@@ -459,6 +459,9 @@ final class AttachChecks {
                     details.add("SKIP another user: no setpriv");
                 }
                 Runtime.getRuntime().exec(new String[] {"kill", "-STOP", pid}).waitFor();
+                for (int i = 0; i < 40 && !statusLine(a.pid, "State").contains("T"); i++) {
+                    Thread.sleep(50); // the stop takes effect once every thread has taken the signal
+                }
                 try {
                     expect("stopped JVM", jsampler("start", "--timeout", "1500", pid), 4, "is stopped", problems,
                             details);
