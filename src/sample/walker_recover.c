@@ -2,11 +2,11 @@
  *
  * AsyncGetCallTrace gives up (ticks_unknown_Java, ticks_not_walkable_Java) when the interrupted
  * pc is where no complete frame exists: a vtable/itable stub, a compiled method's prologue or
- * epilogue. On these profiles that is a fifth to a third of all samples, and not a random fifth:
- * it is the hottest polymorphic code. This walker finds the code blob holding the pc (HotSpot's
- * own code cache, through the layout it publishes), steps out of it by decoding the few
- * instructions around pc (unwind_x64.c), and runs AsyncGetCallTrace again from the caller with a
- * copy of the signal context. When the blob is a compiled method, the method itself becomes the
+ * epilogue, VM code called from Java. On polymorphic code that is a fifth to a half of all
+ * samples, and not a random one: it is the hottest polymorphic code. This walker finds the code
+ * blob holding the pc (HotSpot's own code cache, through the layout it publishes), steps out of it
+ * (unwind_x64.c: decoding the few instructions around pc, a frame pointer, or the blob's frame
+ * size), and runs AsyncGetCallTrace again from the caller with a copy of the signal context. When the blob is a compiled method, the method itself becomes the
  * leaf frame (its jmethodID found from its Method*, vmmethod.c); a stub adds no frame (its
  * dispatch time belongs to the call site that entered it).
  *
