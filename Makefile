@@ -8,18 +8,22 @@ JAVA_HOME ?= $(shell dirname $$(dirname $$(readlink -f $$(command -v javac 2>/de
 CC       ?= gcc
 BUILD    := build
 CFLAGS_COMMON := -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter -Wno-format-truncation -fPIC -g \
-                 -fvisibility=hidden -Iinclude -I$(BUILD)/gen \
+                 -fvisibility=hidden -Iinclude -I$(BUILD)/gen -I$(BUILD)/gen/proto \
                  -I$(JAVA_HOME)/include -I$(JAVA_HOME)/include/linux -D_GNU_SOURCE
 CFLAGS   ?= -O2
 ALL_CFLAGS = $(CFLAGS_COMMON) $(CFLAGS)
 LDLIBS   := -lpthread -ldl -lrt -lm
+AGENT_LDLIBS := -lcurl -lprotobuf-c
 
 # Layers, one folder each (docs/ARCHITECTURE.md; `make check-layers` keeps them honest):
-#   util < sample < engine < core < agent;  util < output < jfr < core;  util < attach;
-#   tool = attach + output + jfr + util.
+#   util < sample < engine < core < agent;  util < output < jfr < core;  util < attach;  util < backend < agent;
+#   tool = attach + output + jfr + util. The backend's wire messages are generated from proto/ by protoc-c.
 # The CLI links the pure-C layers; the agent links everything. New files need no edit here.
 COMMON_SRCS := $(wildcard src/util/*.c src/output/*.c src/jfr/*.c) src/core/args.c
-AGENT_SRCS  := $(wildcard src/sample/*.c src/engine/*.c src/agent/*.c) \
+PROTOS      := $(wildcard proto/*/*.proto)
+PB_SRCS     := $(PROTOS:proto/%.proto=$(BUILD)/gen/proto/%.pb-c.c)
+PB_HDRS     := $(PB_SRCS:.c=.h)
+AGENT_SRCS  := $(wildcard src/sample/*.c src/engine/*.c src/agent/*.c src/backend/*.c) \
                $(filter-out src/core/args.c,$(wildcard src/core/*.c))
 TOOL_SRCS   := $(wildcard src/tool/*.c src/attach/*.c)
 JFR_READ_SRCS  := $(wildcard src/jfr/jfr_read*.c src/jfr/jfr_meta_read*.c)
@@ -29,7 +33,8 @@ TREE_SRCS      := src/output/calltree.c src/output/out_tree.c src/output/out_jso
 COMMON_OBJS := $(COMMON_SRCS:src/%.c=$(BUILD)/obj/%.o)
 AGENT_OBJS  := $(AGENT_SRCS:src/%.c=$(BUILD)/obj/%.o)
 TOOL_OBJS   := $(TOOL_SRCS:src/%.c=$(BUILD)/obj/%.o)
-GEN_HDRS    := $(BUILD)/gen/flamegraph_html.h
+PB_OBJS     := $(PB_SRCS:$(BUILD)/gen/proto/%.c=$(BUILD)/obj/proto/%.o)
+GEN_HDRS    := $(BUILD)/gen/flamegraph_html.h $(PB_HDRS)
 
 LIB  := $(BUILD)/libjsampler.so
 TOOL := $(BUILD)/jsampler
@@ -45,14 +50,24 @@ $(BUILD)/obj/%.o: src/%.c | $(GEN_HDRS)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
 -include $(wildcard $(BUILD)/obj/*/*.d)
+.SECONDARY: $(PB_SRCS) $(PB_HDRS)
 
 # The flame-graph page is kept as a real HTML file and embedded as a C string.
 $(BUILD)/gen/flamegraph_html.h: src/output/flamegraph.html tools/embed.sh
 	@mkdir -p $(dir $@)
 	sh tools/embed.sh js_flamegraph_html < $< > $@.tmp && mv $@.tmp $@
 
-$(LIB): $(COMMON_OBJS) $(AGENT_OBJS)
-	$(CC) -shared -o $@ $^ $(LDLIBS) -Wl,-z,defs -Wl,--version-script=src/agent/exports.map
+# Wire messages: C from proto/ with protoc-c at build time (one .pb-c.c/.h pair per .proto).
+$(BUILD)/gen/proto/%.pb-c.c $(BUILD)/gen/proto/%.pb-c.h: proto/%.proto
+	@mkdir -p $(BUILD)/gen/proto
+	protoc-c --c_out=$(BUILD)/gen/proto -Iproto $<
+
+$(BUILD)/obj/proto/%.o: $(BUILD)/gen/proto/%.c | $(GEN_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(LIB): $(COMMON_OBJS) $(AGENT_OBJS) $(PB_OBJS)
+	$(CC) -shared -o $@ $^ $(LDLIBS) $(AGENT_LDLIBS) -Wl,-z,defs -Wl,--version-script=src/agent/exports.map
 
 # The in-process Java API (jsampler.JSampler), for Java 8 and later; no build tool but the JDK's.
 $(JAR): $(JAVA_SRCS)
@@ -73,6 +88,7 @@ deps:
 NATIVE_TESTS := $(patsubst native-tests/%.c,%,$(wildcard native-tests/test_*.c))
 # Native tests link every layer below the agent's JVMTI entry points (no JVM needed).
 TEST_LIB_SRCS := $(COMMON_SRCS) $(filter-out src/agent/%,$(AGENT_SRCS)) $(wildcard src/attach/*.c)
+TEST_PB_OBJS   = $(PB_SRCS:$(BUILD)/gen/proto/%.c=$(TDIR)/obj/proto/%.o)
 native-test: deps
 	@$(MAKE) --no-print-directory run-native-tests VARIANT=plain
 
@@ -92,7 +108,11 @@ $(TDIR)/obj/%.o: src/%.c | $(GEN_HDRS)
 	@echo "  CC ($(VARIANT)) $<"
 	@$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
-$(TDIR)/libjstest.a: $(TEST_OBJS)
+$(TDIR)/obj/proto/%.o: $(BUILD)/gen/proto/%.c | $(GEN_HDRS)
+	@mkdir -p $(dir $@)
+	@$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(TDIR)/libjstest.a: $(TEST_OBJS) $(TEST_PB_OBJS)
 	@rm -f $@ && ar rcs $@ $^
 
 -include $(wildcard $(BUILD)/tests-*/obj/*/*.d)
@@ -100,7 +120,7 @@ $(TDIR)/libjstest.a: $(TEST_OBJS)
 $(BUILD)/tests-$(VARIANT)/%: native-tests/%.c $(TDIR)/libjstest.a native-tests/testutil.h
 	@mkdir -p $(dir $@)
 	@echo "  CCLD ($(VARIANT)) $@"
-	@$(CC) $(ALL_CFLAGS) -Wno-error=unused-function -o $@ $< $(TDIR)/libjstest.a $(LDLIBS) -lcmocka
+	@$(CC) $(ALL_CFLAGS) -Wno-error=unused-function -o $@ $< $(TDIR)/libjstest.a $(LDLIBS) $(AGENT_LDLIBS) -lcmocka
 
 # ThreadSanitizer on the lock-free parts: the store, the thread table, the event ring, the session (whose real
 # engines drive the sampler's handshakes). test_sampler is left out: TSan defers signal handlers to its own safe

@@ -20,9 +20,9 @@ allowed() {
     output) echo "output util" ;;
     jfr) echo "jfr output util" ;;
     core) echo "core jfr output engine sample util" ;;
-    agent) echo "agent core jfr output engine sample util" ;;
+    agent) echo "agent backend core jfr output engine sample util" ;;
     attach) echo "attach util" ;;
-    backend) echo "backend util" ;;
+    backend) echo "backend proto util" ;; # proto: the messages protoc-c generates from proto/
     tool) echo "tool attach core jfr output util" ;; # core: the option syntax (args.h) only
     *) echo "" ;;
     esac

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include "output/format.h"
 #include "util/log.h"
+#include "util/units.h"
 
 #define JS_PATH_MAX 1024
 #define JS_PATTERN_MAX 1024
@@ -19,7 +20,7 @@
 #define JS_DEFAULT_INTERVAL_NS 10000000LL  /* 10 ms */
 #define JS_MIN_INTERVAL_NS 100000LL        /* 100 us floor: protects the JVM */
 #define JS_HOUR_NS 3600000000000LL
-#define JS_MAX_DURATION_NS (30LL * 24 * JS_HOUR_NS) /* longest duration any option takes */
+#define JS_MAX_DURATION_NS JS_UNITS_MAX_NS /* longest duration any option takes */
 #define JS_DEFAULT_JSTACKDEPTH 2048
 #define JS_MAX_JSTACKDEPTH 8192
 
@@ -72,10 +73,6 @@ typedef struct {
 void js_args_defaults(js_args *a);
 /* Parse cmd (may be NULL or empty) into a; 0 on success, -1 with one line in err. */
 int js_args_parse(const char *cmd, js_args *a, char *err, size_t errlen);
-/* Parse "10ms", "500us", "1s", "5m", "2h", "100000" (ns) into ns (at most 30 days); -1 if malformed. */
-long long js_parse_duration_ns(const char *s);
-/* Parse "512", "64k", "10m", "1g" (bytes; k/m/g are KiB/MiB/GiB) into bytes; 0 if malformed. */
-uint64_t js_parse_size(const char *s);
 /* Path the JFR recording goes to after %p/%t expansion, or "" if none: file= when its format is
  * JFR, else jfrfile=. -1 if too long. */
 int js_args_jfr_path(const js_args *a, int pid, long long epoch_sec, char *out, size_t outlen);

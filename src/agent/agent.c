@@ -25,6 +25,7 @@
 #include "util/version.h"
 #include "core/names.h"
 #include "core/profiler.h"
+#include "backend/backend.h"
 #include "agent_int.h"
 
 #define MAX_INLINED 512 /* distinct inlined methods recorded per compiled method */
@@ -34,6 +35,7 @@
 static jvmtiEnv *jvmti;
 static JavaVM *jvm;
 static char *startup_cmd; /* -agentpath options, run at VMInit */
+static int startup_backend; /* -agentpath (or SW_AGENT_*) configured the task client: started at VMInit */
 static _Atomic int vm_dead;
 static _Atomic int vm_ready;  /* VMInit done (or set up in the live phase): commands may run */
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER; /* serialises the setups below */
@@ -122,11 +124,16 @@ static void JNICALL on_vm_init(jvmtiEnv *env, JNIEnv *jni, jthread thread)
         js_args_defaults(&a);
         if (js_args_parse(startup_cmd, &a, err, sizeof err) == 0 && a.action != JS_ACTION_NONE) run_command(startup_cmd);
     }
+    if (startup_backend) {
+        char out[1024];
+        if (js_agent_backend_start(jvm, out, sizeof out) != 0) js_error("%s", out);
+    }
 }
 
 static void JNICALL on_vm_death(jvmtiEnv *env, JNIEnv *jni)
 {
     atomic_store(&vm_dead, 1);
+    js_backend_shutdown(); /* first: a task still recording is handed to the profiler's shutdown */
     js_profiler_shutdown();
 }
 
@@ -145,6 +152,7 @@ static void JNICALL on_thread_start(jvmtiEnv *env, JNIEnv *jni, jthread thread)
     if (atomic_load(&vm_dead)) return;
     char name[64];
     thread_name(env, jni, thread, name, sizeof name);
+    if (strcmp(name, JS_BACKEND_THREAD_NAME) == 0) return; /* our task client, attached only to run commands */
     js_profiler_thread_start(current_tid(), jni, name, java_thread_id(jni, thread));
 }
 
@@ -274,31 +282,46 @@ int js_agent_init_live(JavaVM *vm, JNIEnv *jni)
 
 JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 {
-    const char *opts = options ? options : "";
+    const char *given = options ? options : "";
     char err[512];
     if (startup_cmd) { /* a second -agentpath of this library: one agent per process */
         fprintf(stderr, "[jsampler] ERROR: the agent is loaded twice (-agentpath options '%s' and '%s'); give one "
-                        "-agentpath with all options\n", startup_cmd, opts);
+                        "-agentpath with all options\n", startup_cmd, given);
+        return JNI_ERR;
+    }
+    size_t optlen = strlen(given) + 2;
+    char *opts = malloc(optlen); /* the profiler command: the options without the task client's */
+    if (!opts) return JNI_ERR;
+    int backend = js_agent_backend_configure(given, opts, optlen, err, sizeof err);
+    if (backend < 0) {
+        fprintf(stderr, "[jsampler] ERROR: %s\n", err);
+        free(opts);
         return JNI_ERR;
     }
     if (js_validate(opts, err, sizeof err) != JS_OK) {
         fprintf(stderr, "[jsampler] ERROR: %s\n", err);
+        free(opts);
         return JNI_ERR;
     }
     js_args a;
     js_args_defaults(&a);
     js_args_parse(opts, &a, err, sizeof err);
-    report_idle_load(opts, &a);
+    if (!backend) report_idle_load(opts, &a);
     if (js_log_configure(a.loglevel, a.log, err, sizeof err) != 0) {
         fprintf(stderr, "[jsampler] ERROR: option 'log=%s': %s\n", a.log, err);
+        free(opts);
         return JNI_ERR;
     }
     pthread_mutex_lock(&init_lock);
     int rc = setup(vm);
     pthread_mutex_unlock(&init_lock);
-    if (rc != 0) return JNI_ERR;
-    startup_cmd = strdup(opts);
-    return startup_cmd ? JNI_OK : JNI_ERR;
+    if (rc != 0) {
+        free(opts);
+        return JNI_ERR;
+    }
+    startup_cmd = opts;
+    startup_backend = backend;
+    return JNI_OK;
 }
 
 /* Keep this library loaded for good: HotSpot dlcloses an agent whose Agent_OnAttach returns non-zero, and
@@ -352,10 +375,11 @@ static void write_reply(const char *path, js_status st, const char *text)
  * shows it as "return code: N"); the JVM keeps running either way. */
 JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved)
 {
-    char cmd[2048], reply[1024], out[8192] = "";
-    split_reply(options ? options : "", cmd, sizeof cmd, reply, sizeof reply);
+    char all[2048], cmd[2048], reply[1024], out[8192] = "";
+    split_reply(options ? options : "", all, sizeof all, reply, sizeof reply);
     pin_library();
-    js_status st = js_validate(cmd, out, sizeof out);
+    int backend = js_agent_backend_configure(all, cmd, sizeof cmd, out, sizeof out);
+    js_status st = backend < 0 ? JS_ERR_ARGS : js_validate(cmd, out, sizeof out);
     JNIEnv *jni = NULL;
     if (st == JS_OK && (*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_6) != JNI_OK) {
         snprintf(out, sizeof out, "the attach thread has no JNI environment");
@@ -365,8 +389,14 @@ JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved)
         snprintf(out, sizeof out, "cannot set up JVMTI in this JVM (see its log)");
         st = JS_ERR_STATE;
     }
-    if (st == JS_OK && !cmd[0]) snprintf(out, sizeof out, "jsampler %s loaded, idle: send a command such as 'start'", JS_VERSION);
-    else if (st == JS_OK) st = js_execute(cmd, out, sizeof out);
+    if (st == JS_OK && backend == 1 && js_agent_backend_start(vm, out, sizeof out) != 0) st = JS_ERR_STATE;
+    if (st == JS_OK && !cmd[0] && backend != 1) {
+        snprintf(out, sizeof out, "jsampler %s loaded, idle: send a command such as 'start'", JS_VERSION);
+    } else if (st == JS_OK && cmd[0]) { /* the command's reply goes after the task client's line, if any */
+        size_t o = strlen(out);
+        if (o) out[o++] = '\n';
+        st = js_execute(cmd, out + o, sizeof out - o);
+    }
     if (st != JS_OK) js_error("attach '%s': %s", cmd, out);
     write_reply(reply, st, out);
     return st == JS_OK ? 0 : (jint)st;

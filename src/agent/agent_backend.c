@@ -1,0 +1,64 @@
+/* agent_backend.c - the agent's side of the task client: its options, and the host functions
+ * through which the client reaches the profiler (the dispatcher) and the VM. */
+#include <jni.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "agent/cmd.h"
+#include "agent_int.h"
+#include "backend/backend.h"
+
+/* Process-wide: the VM and the options the client runs with (one client per process). */
+static JavaVM *backend_vm;
+static js_backend_conf pending_conf;
+static int pending;
+
+static int host_execute(const char *cmd, char *out, size_t outlen)
+{
+    return js_execute(cmd, out, outlen) == JS_OK ? 0 : -1;
+}
+
+/* Attach the calling thread as a daemon under JS_BACKEND_THREAD_NAME (the agent leaves it unsampled). */
+static int host_vm_enter(void)
+{
+    JNIEnv *env = NULL;
+    JavaVMAttachArgs aa = {JNI_VERSION_1_6, JS_BACKEND_THREAD_NAME, NULL};
+    return backend_vm && (*backend_vm)->AttachCurrentThreadAsDaemon(backend_vm, (void **)&env, &aa) == JNI_OK ? 0 : -1;
+}
+
+static void host_vm_leave(void)
+{
+    if (backend_vm) (*backend_vm)->DetachCurrentThread(backend_vm);
+}
+
+int js_agent_backend_configure(const char *opts, char *cmd, size_t cmdlen, char *err, size_t errlen)
+{
+    char bopts[4096];
+    js_backend_split(opts, cmd, cmdlen, bopts, sizeof bopts);
+    js_backend_conf c;
+    int rc = js_backend_conf_load(bopts, &c, err, errlen);
+    if (rc == 1) {
+        pending_conf = c;
+        pending = 1;
+    }
+    return rc;
+}
+
+int js_agent_backend_start(JavaVM *vm, char *out, size_t outlen)
+{
+    if (!pending) {
+        snprintf(out, outlen, "no task client configured");
+        return -1;
+    }
+    backend_vm = vm;
+    static const js_backend_host host = {host_execute, host_vm_enter, host_vm_leave};
+    char err[512];
+    if (js_backend_start(&pending_conf, &host, err, sizeof err) != 0) {
+        snprintf(out, outlen, "task client not started: %s", err);
+        return -1;
+    }
+    pending = 0;
+    snprintf(out, outlen, "task client started: service %s, instance %s, backend %s, taskdir %s", pending_conf.service,
+             pending_conf.instance, pending_conf.targets[0], pending_conf.taskdir);
+    return 0;
+}

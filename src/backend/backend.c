@@ -1,0 +1,280 @@
+/* backend.c - see backend.h: the task client's thread. One loop, one thread, every call bounded:
+ * heartbeat (keepAlive, reportInstanceProperties every 10th), task poll, the running task's
+ * clock, uploads of what waits in taskdir. Failures back off with jitter and are logged once per
+ * change of state, not per attempt. */
+#include "backend/backend.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend_int.h"
+#include "util/log.h"
+
+#define HEARTBEAT_MS 30000LL
+#define PROPERTIES_EVERY 10   /* heartbeats */
+#define BACKOFF_MIN_MS 1000LL
+#define MAX_TASKS_PER_POLL 8
+#define JOIN_WAIT_MS 3000
+
+/* Process-wide: one client per process, started by an entry point and stopped at VM death. */
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    int started;
+    volatile int stop;      /* read by in-flight calls (js_grpc_channel.cancel) */
+    _Atomic int exited;
+    pthread_t thread;
+    js_backend_conf conf;
+    js_backend_host host;
+    /* loop state, owned by the thread */
+    js_sw_client cli;
+    int target;
+    long long last_cmd_ms;
+    int polling;
+    long long next_poll, next_beat, next_upload;
+    int beats;
+    int down, failures, down_code;
+    js_run run;
+    unsigned seed;
+    _Atomic int tasks_run, uploads;
+} B = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
+
+static long long mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ms scattered by +-20% so a restarted fleet does not call in lock-step. */
+static long long jittered(long long ms)
+{
+    double f = 0.8 + 0.4 * ((double)rand_r(&B.seed) / RAND_MAX);
+    return (long long)((double)ms * f);
+}
+
+static const char *target(void)
+{
+    return B.conf.targets[B.target % B.conf.ntargets];
+}
+
+/* A call succeeded: the backend is up (one line if it was down). */
+static void note_ok(void)
+{
+    if (B.down) js_info("backend %s: reachable again after %d failed attempts", target(), B.failures);
+    B.down = B.failures = B.down_code = 0;
+}
+
+/* A call failed: back off (doubling, capped at the poll period, jittered), move to the next backend,
+ * one line when the state changes. */
+static void note_failure(const char *what, int code, const char *err)
+{
+    if (!B.down || B.down_code != code)
+        js_warn("backend %s: %s failed: %s%s%s; retrying with backoff (logged again when this changes)", target(), what,
+                js_grpc_code_name(code), err[0] ? ": " : "", err);
+    B.down = 1;
+    B.down_code = code;
+    B.failures++;
+    long long wait = BACKOFF_MIN_MS << (B.failures < 10 ? B.failures - 1 : 9);
+    if (wait > B.conf.poll_ms) wait = B.conf.poll_ms;
+    long long at = mono_ms() + jittered(wait);
+    B.next_poll = B.next_beat = B.next_upload = at;
+    if (B.conf.ntargets > 1) {
+        B.target = (B.target + 1) % B.conf.ntargets;
+        js_sw_client_target(&B.cli, B.target);
+        B.cli.ch.cancel = &B.stop;
+    }
+}
+
+static void heartbeat(void)
+{
+    char err[JS_GRPC_ERR_MAX];
+    int st = js_sw_heartbeat(&B.cli, B.beats % PROPERTIES_EVERY == 0, err, sizeof err);
+    if (st == JS_GRPC_OK) {
+        note_ok();
+        B.beats++;
+        B.next_beat = mono_ms() + HEARTBEAT_MS;
+    } else if (!B.stop) {
+        note_failure("heartbeat", st, err);
+    }
+}
+
+/* A task from the poll: new ones start, or are reported when they cannot. */
+static void take_task(const js_sw_task *t)
+{
+    if (t->create_ms >= 0 && t->create_ms <= B.last_cmd_ms) return; /* already received */
+    if (t->create_ms > B.last_cmd_ms) B.last_cmd_ms = t->create_ms;  /* before running: NOTIFIED once */
+    if (!t->id[0]) {
+        js_warn("backend %s: ignored a task without TaskId: %s", target(), t->invalid);
+        return;
+    }
+    if (t->invalid[0]) {
+        js_run_report_error(&B.conf, t->id, t->invalid);
+    } else if (B.run.active) {
+        char msg[JS_TASK_MSG_MAX];
+        snprintf(msg, sizeof msg, "not started: task %s is profiling this instance for %lld more s; create the task "
+                                  "again after it ends", B.run.task.id, (B.run.end_ms - mono_ms()) / 1000 + 1);
+        js_run_report_error(&B.conf, t->id, msg);
+    } else if (js_run_start(&B.run, t) == 0) {
+        atomic_fetch_add(&B.tasks_run, 1);
+    }
+    B.next_upload = mono_ms(); /* an error report goes out at once */
+}
+
+static void poll_tasks(void)
+{
+    js_sw_task tasks[MAX_TASKS_PER_POLL];
+    int n = 0;
+    char err[JS_GRPC_ERR_MAX];
+    int st = js_sw_poll(&B.cli, B.last_cmd_ms, tasks, MAX_TASKS_PER_POLL, &n, err, sizeof err);
+    B.run.probe_cpu_ns = js_plan_process_cpu_ns(); /* the plan's CPU reading covers one poll period */
+    B.run.probe_at_ns = mono_ms() * 1000000LL;
+    if (st == JS_GRPC_UNIMPLEMENTED) {
+        js_warn("backend %s does not serve async-profiler tasks (UNIMPLEMENTED): task polling is off", target());
+        B.polling = 0;
+        note_ok();
+        return;
+    }
+    if (st != JS_GRPC_OK) {
+        if (!B.stop) note_failure("task poll", st, err);
+        return;
+    }
+    note_ok();
+    B.next_poll = mono_ms() + jittered(B.conf.poll_ms);
+    for (int i = 0; i < n; i++) take_task(&tasks[i]);
+}
+
+/* Upload the oldest entry waiting in taskdir, if any. */
+static void upload_one(void)
+{
+    js_spool_entry e;
+    int fd = -1;
+    if (!js_spool_next(B.conf.taskdir, &e, &fd)) {
+        B.next_upload = mono_ms() + B.conf.poll_ms;
+        return;
+    }
+    uint64_t sent = 0;
+    char err[JS_TASK_MSG_MAX + 128];
+    js_upload_result r = js_sw_upload(&B.cli, &e, &sent, err, sizeof err);
+    if (r == JS_UP_DONE) {
+        note_ok();
+        if (e.error || !sent) js_info("task %s: error reported to %s: %s", e.id, target(), e.error ? e.message : err);
+        else js_info("task %s: uploaded %llu bytes to %s", e.id, (unsigned long long)sent, target());
+        atomic_fetch_add(&B.uploads, 1);
+        js_spool_done(&e, fd);
+        B.next_upload = mono_ms(); /* maybe more waiting */
+    } else if (r == JS_UP_OVERSIZE) {
+        note_ok();
+        js_warn("task %s: %s refused the recording as too large (TERMINATED_BY_OVERSIZE); set uploadmax= to the "
+                "backend's limit", e.id, target());
+        js_spool_done(&e, fd);
+        B.next_upload = mono_ms();
+    } else {
+        js_spool_release(fd);
+        if (!B.stop) note_failure("upload", JS_GRPC_UNAVAILABLE, err);
+    }
+}
+
+/* Sleep until the next thing to do, or until woken for shutdown. */
+static void wait_next(void)
+{
+    long long next = B.next_beat;
+    if (B.polling && B.next_poll < next) next = B.next_poll;
+    if (B.next_upload < next) next = B.next_upload;
+    if (B.run.active && B.run.end_ms < next) next = B.run.end_ms;
+    if (B.run.active && mono_ms() + 1000 < next) next = mono_ms() + 1000; /* the re-plan check */
+    long long ms = next - mono_ms();
+    if (ms <= 0) return;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += ms / 1000;
+    ts.tv_nsec += (ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+    pthread_mutex_lock(&B.lock);
+    if (!B.stop) pthread_cond_timedwait(&B.wake, &B.lock, &ts);
+    pthread_mutex_unlock(&B.lock);
+}
+
+static void *client_main(void *arg)
+{
+    (void)arg;
+    while (!B.stop) {
+        long long now = mono_ms();
+        if (B.run.active && now >= B.run.end_ms) js_run_finish(&B.run, 0), B.next_upload = now;
+        else if (B.run.active) js_run_check(&B.run);
+        if (!B.stop && mono_ms() >= B.next_beat) heartbeat();
+        if (!B.stop && B.polling && mono_ms() >= B.next_poll) poll_tasks();
+        if (!B.stop && mono_ms() >= B.next_upload) upload_one();
+        if (!B.stop) wait_next();
+    }
+    if (B.run.active) js_run_finish(&B.run, 1);
+    atomic_store(&B.exited, 1);
+    return NULL;
+}
+
+int js_backend_start(const js_backend_conf *c, const js_backend_host *host, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&B.lock);
+    int rc = -1;
+    if (B.started) {
+        snprintf(err, errlen, "the task client already runs (service %s, instance %s)", B.conf.service, B.conf.instance);
+    } else if (js_spool_init(c->taskdir, err, errlen) == 0 && js_grpc_global_init(err, errlen) == 0) {
+        B.conf = *c;
+        B.host = *host;
+        B.cli.conf = &B.conf;
+        js_sw_client_target(&B.cli, 0);
+        B.cli.ch.cancel = &B.stop;
+        B.last_cmd_ms = -1;
+        B.polling = 1;
+        B.seed = (unsigned)getpid() ^ (unsigned)mono_ms();
+        B.run.conf = &B.conf;
+        B.run.host = &B.host;
+        B.run.mono_ms = mono_ms;
+        B.next_poll = B.next_beat = B.next_upload = mono_ms();
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setstacksize(&attr, 256 << 10);
+        if (pthread_create(&B.thread, &attr, client_main, NULL) == 0) {
+            B.started = 1;
+            rc = 0;
+        } else {
+            snprintf(err, errlen, "cannot create the task client thread");
+        }
+        pthread_attr_destroy(&attr);
+    }
+    pthread_mutex_unlock(&B.lock);
+    if (rc == 0)
+        js_info("task client started: service %s, instance %s, backend %s%s, polling every %lld s, taskdir %s",
+                c->service, c->instance, c->targets[0], c->ntargets > 1 ? " (and others in turn)" : "",
+                c->poll_ms / 1000, c->taskdir);
+    return rc;
+}
+
+int js_backend_describe(char *out, size_t outlen)
+{
+    if (!B.started) return -1;
+    snprintf(out, outlen, "task client: service %s, instance %s, backend %s%s, %s; %d tasks run, %d uploads",
+             B.conf.service, B.conf.instance, target(), B.down ? " (unreachable)" : "",
+             B.polling ? "polling" : "polling off", atomic_load(&B.tasks_run), atomic_load(&B.uploads));
+    return 0;
+}
+
+void js_backend_shutdown(void)
+{
+    pthread_mutex_lock(&B.lock);
+    int started = B.started;
+    B.stop = 1;
+    pthread_cond_broadcast(&B.wake);
+    pthread_mutex_unlock(&B.lock);
+    if (!started) return;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += JOIN_WAIT_MS / 1000;
+    if (pthread_timedjoin_np(B.thread, NULL, &ts) != 0)
+        js_warn("task client: its thread did not end within %d ms; leaving it", JOIN_WAIT_MS);
+}

@@ -1,0 +1,38 @@
+/* plan.c - see backend_int.h: a sampling interval whose recording fits the upload limit. */
+#include "backend_int.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+long long js_plan_process_cpu_ns(void)
+{
+    FILE *f = fopen("/proc/self/stat", "re");
+    if (!f) return -1;
+    char buf[1024];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *p = strrchr(buf, ')'); /* the command name may hold spaces */
+    unsigned long long ut = 0, st = 0;
+    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2) return -1;
+    long hz = sysconf(_SC_CLK_TCK);
+    if (hz <= 0) hz = 100;
+    return (long long)((ut + st) * (1000000000ULL / (unsigned long long)hz));
+}
+
+long long js_plan_interval(long long requested_ns, double cpus, long long duration_s, uint64_t upload_max, double *est)
+{
+    if (cpus < 0.05) cpus = 0.05; /* an idle probe says little about the task: assume some work */
+    double budget = (double)upload_max * JS_PLAN_BUDGET - JS_PLAN_FIXED_BYTES;
+    if (budget < (double)upload_max * 0.25) budget = (double)upload_max * 0.25;
+    double cpu_ns = cpus * (double)duration_s * 1e9; /* CPU time the recording will sample */
+    long long iv = requested_ns;
+    double need = cpu_ns * JS_PLAN_BYTES_PER_SAMPLE / budget; /* the interval at which it just fits */
+    if ((double)iv < need) {
+        iv = (long long)need;
+        iv = (iv + 99999) / 100000 * 100000; /* whole tenths of a millisecond, rounded up */
+    }
+    if (est) *est = JS_PLAN_FIXED_BYTES + cpu_ns / (double)iv * JS_PLAN_BYTES_PER_SAMPLE;
+    return iv;
+}

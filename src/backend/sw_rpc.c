@@ -1,0 +1,297 @@
+/* sw_rpc.c - see backend_int.h: the SkyWalking calls (heartbeat, task poll, collect) as protobuf-c
+ * messages over grpc.h. */
+#include "backend_int.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "proto/asyncprofiler/AsyncProfiler.pb-c.h"
+#include "proto/management/Management.pb-c.h"
+#include "util/version.h"
+
+#define MAX_PROPS 16
+#define SLICE (1u << 20) /* content per collect message, as the Java agent sends */
+
+void js_sw_client_target(js_sw_client *s, int i)
+{
+    const js_backend_conf *c = s->conf;
+    const char *t = c->targets[i % (c->ntargets ? c->ntargets : 1)];
+    const char *colon = strrchr(t, ':');
+    memset(&s->ch, 0, sizeof s->ch);
+    snprintf(s->ch.host, sizeof s->ch.host, "%.*s", colon ? (int)(colon - t) : (int)strlen(t), t);
+    s->ch.port = colon ? atoi(colon + 1) : 11800;
+    s->ch.tls = c->tls;
+    s->ch.insecure = c->insecure;
+    snprintf(s->ch.cafile, sizeof s->ch.cafile, "%s", c->cafile);
+    snprintf(s->ch.token, sizeof s->ch.token, "%s", c->token);
+    s->ch.connect_timeout_ms = 5000;
+    if (!s->deadline_ms) s->deadline_ms = 30000;
+}
+
+/* Pack msg (protobuf-c) and make a unary call; the response is left in *resp. */
+static int unary(js_sw_client *s, const char *path, const ProtobufCMessage *msg, uint8_t **resp, size_t *resp_len,
+                 char *err, size_t errlen)
+{
+    size_t n = protobuf_c_message_get_packed_size(msg);
+    uint8_t *buf = malloc(n ? n : 1);
+    if (!buf) {
+        snprintf(err, errlen, "out of memory");
+        return JS_GRPC_RESOURCE_EXHAUSTED;
+    }
+    protobuf_c_message_pack(msg, buf);
+    int st = js_grpc_unary(&s->ch, path, buf, n, s->deadline_ms, resp, resp_len, err, errlen);
+    free(buf);
+    return st;
+}
+
+/* The instance's properties, as the SkyWalking Java agent reports them (the ones that apply). */
+static size_t properties(Skywalking__V3__KeyStringValuePair *kv, Skywalking__V3__KeyStringValuePair **ptrs,
+                         char vals[][64], size_t max)
+{
+    size_t n = 0;
+    struct utsname u;
+    const char *os = uname(&u) == 0 ? u.sysname : "Linux";
+#define PROP(k, ...) \
+    if (n < max) { \
+        snprintf(vals[n], 64, __VA_ARGS__); \
+        skywalking__v3__key_string_value_pair__init(&kv[n]); \
+        kv[n].key = (char *)(k); \
+        kv[n].value = vals[n]; \
+        ptrs[n] = &kv[n]; \
+        n++; \
+    }
+    PROP("OS Name", "%s", os);
+    char host[64] = "";
+    gethostname(host, sizeof host - 1);
+    PROP("hostname", "%s", host);
+    PROP("Process No.", "%d", (int)getpid());
+    PROP("language", "java");
+    PROP("profiler", "jsampler %s", JS_VERSION);
+    struct ifaddrs *ifs = NULL;
+    if (getifaddrs(&ifs) == 0) {
+        int ips = 0;
+        for (struct ifaddrs *i = ifs; i && ips < 10; i = i->ifa_next) {
+            if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET) continue;
+            char ip[INET_ADDRSTRLEN];
+            inet_ntop(AF_INET, &((struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr, ip, sizeof ip);
+            if (strncmp(ip, "127.", 4) == 0) continue;
+            PROP("ipv4", "%s", ip);
+            ips++;
+        }
+        freeifaddrs(ifs);
+    }
+#undef PROP
+    return n;
+}
+
+int js_sw_heartbeat(js_sw_client *s, int with_properties, char *err, size_t errlen)
+{
+    uint8_t *resp = NULL;
+    size_t len = 0;
+    int st;
+    if (with_properties) {
+        Skywalking__V3__KeyStringValuePair kv[MAX_PROPS], *ptrs[MAX_PROPS];
+        char vals[MAX_PROPS][64];
+        Skywalking__V3__InstanceProperties m = SKYWALKING__V3__INSTANCE_PROPERTIES__INIT;
+        m.service = (char *)s->conf->service;
+        m.serviceinstance = (char *)s->conf->instance;
+        m.n_properties = properties(kv, ptrs, vals, MAX_PROPS);
+        m.properties = ptrs;
+        st = unary(s, "/skywalking.v3.ManagementService/reportInstanceProperties", &m.base, &resp, &len, err, errlen);
+    } else {
+        Skywalking__V3__InstancePingPkg m = SKYWALKING__V3__INSTANCE_PING_PKG__INIT;
+        m.service = (char *)s->conf->service;
+        m.serviceinstance = (char *)s->conf->instance;
+        st = unary(s, "/skywalking.v3.ManagementService/keepAlive", &m.base, &resp, &len, err, errlen);
+    }
+    free(resp); /* the OAP sends no commands in heartbeat answers */
+    return st;
+}
+
+/* One AsyncProfilerTaskQuery command into t (t->invalid says why it could not be read). */
+static void read_task(const Skywalking__V3__Command *c, js_sw_task *t)
+{
+    const char *keys[16], *vals[16];
+    size_t n = 0;
+    for (size_t i = 0; i < c->n_args && n < 16; i++, n++) {
+        keys[n] = c->args[i]->key ? c->args[i]->key : "";
+        vals[n] = c->args[i]->value ? c->args[i]->value : "";
+    }
+    char err[JS_TASK_MSG_MAX];
+    if (js_task_from_args(keys, vals, n, t, err, sizeof err) != 0) snprintf(t->invalid, sizeof t->invalid, "%s", err);
+}
+
+int js_sw_poll(js_sw_client *s, long long last_ms, js_sw_task *out, int max, int *n, char *err, size_t errlen)
+{
+    *n = 0;
+    Skywalking__V10__AsyncProfilerTaskCommandQuery q = SKYWALKING__V10__ASYNC_PROFILER_TASK_COMMAND_QUERY__INIT;
+    q.service = (char *)s->conf->service;
+    q.serviceinstance = (char *)s->conf->instance;
+    q.lastcommandtime = last_ms;
+    uint8_t *resp = NULL;
+    size_t len = 0;
+    int st = unary(s, "/skywalking.v10.AsyncProfilerTask/getAsyncProfilerTaskCommands", &q.base, &resp, &len, err, errlen);
+    if (st != JS_GRPC_OK) return st;
+    Skywalking__V3__Commands *cmds = skywalking__v3__commands__unpack(NULL, len, resp);
+    free(resp);
+    if (!cmds) {
+        snprintf(err, errlen, "the task answer is not a valid Commands message (%zu bytes)", len);
+        return JS_GRPC_INTERNAL;
+    }
+    for (size_t i = 0; i < cmds->n_commands && *n < max; i++) {
+        const Skywalking__V3__Command *c = cmds->commands[i];
+        if (!c->command || strcmp(c->command, "AsyncProfilerTaskQuery") != 0) continue; /* not ours: ignored */
+        read_task(c, &out[*n]);
+        (*n)++;
+    }
+    skywalking__v3__commands__free_unpacked(cmds, NULL);
+    return JS_GRPC_OK;
+}
+
+/* Send one AsyncProfilerData message. */
+static int send_data(js_grpc_call *c, const Skywalking__V10__AsyncProfilerData *d, uint8_t *buf, size_t cap)
+{
+    size_t n = skywalking__v10__async_profiler_data__get_packed_size(d);
+    if (n > cap) return JS_GRPC_INTERNAL;
+    skywalking__v10__async_profiler_data__pack(d, buf);
+    return js_grpc_send(c, buf, n);
+}
+
+/* The first message: metadata, and the error text for an error report. */
+static int send_meta(js_grpc_call *c, js_sw_client *s, const js_spool_entry *e, const char *error, int64_t size,
+                     uint8_t *buf, size_t cap)
+{
+    Skywalking__V10__AsyncProfilerMetaData md = SKYWALKING__V10__ASYNC_PROFILER_META_DATA__INIT;
+    md.service = (char *)e->service;
+    md.serviceinstance = (char *)e->instance;
+    md.taskid = (char *)e->id;
+    md.type = error ? SKYWALKING__V10__ASYNC_PROFILING_STATUS__EXECUTION_TASK_ERROR
+                    : SKYWALKING__V10__ASYNC_PROFILING_STATUS__PROFILING_SUCCESS;
+    md.contentsize = error ? -1 : (int32_t)size;
+    Skywalking__V10__AsyncProfilerData d = SKYWALKING__V10__ASYNC_PROFILER_DATA__INIT;
+    d.metadata = &md;
+    if (error) {
+        d.result_case = SKYWALKING__V10__ASYNC_PROFILER_DATA__RESULT_ERROR_MESSAGE;
+        d.errormessage = (char *)error;
+    }
+    return send_data(c, &d, buf, cap);
+}
+
+/* Open the recording and check it is a whole JFR file; its fd, or -1 with why. */
+static int open_recording(const char *path, int64_t *size, char *why, size_t whylen)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    char magic[4];
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        snprintf(why, whylen, "the recording %s cannot be read: %s", path, strerror(errno));
+    } else if (st.st_size < 68 || pread(fd, magic, 4, 0) != 4 || memcmp(magic, "FLR", 4) != 0) {
+        snprintf(why, whylen, "the recording is incomplete (%lld bytes, not a whole JFR file)", (long long)st.st_size);
+    } else if (st.st_size > 0x7fffffff) {
+        snprintf(why, whylen, "the recording (%lld bytes) is too big for the protocol", (long long)st.st_size);
+    } else {
+        *size = st.st_size;
+        return fd;
+    }
+    if (fd >= 0) close(fd);
+    return -1;
+}
+
+/* Content in 1 MiB messages; the gRPC status. */
+static int send_content(js_grpc_call *c, int fd, int64_t size, uint8_t *buf, size_t cap, uint8_t *slice,
+                        uint64_t *sent, char *err, size_t errlen)
+{
+    for (int64_t off = 0; off < size;) {
+        size_t want = size - off < SLICE ? (size_t)(size - off) : SLICE;
+        ssize_t r = pread(fd, slice, want, off);
+        if (r != (ssize_t)want) {
+            snprintf(err, errlen, "reading the recording at %lld: %s", (long long)off, r < 0 ? strerror(errno) : "short");
+            return JS_GRPC_CANCELLED;
+        }
+        Skywalking__V10__AsyncProfilerData d = SKYWALKING__V10__ASYNC_PROFILER_DATA__INIT;
+        d.result_case = SKYWALKING__V10__ASYNC_PROFILER_DATA__RESULT_CONTENT;
+        d.content.data = slice;
+        d.content.len = want;
+        int st = send_data(c, &d, buf, cap);
+        if (st != JS_GRPC_OK) {
+            snprintf(err, errlen, "sending the recording at byte %lld: %s %s", (long long)off, js_grpc_code_name(st),
+                     js_grpc_error(c));
+            return st;
+        }
+        off += (int64_t)want;
+        *sent = (uint64_t)off;
+    }
+    return JS_GRPC_OK;
+}
+
+/* After the metadata of a recording: the server's answer, then the content. */
+static js_upload_result upload_body(js_grpc_call *c, int fd, int64_t size, uint64_t *sent, char *err, size_t errlen)
+{
+    const uint8_t *m;
+    size_t mlen;
+    int st = js_grpc_recv(c, &m, &mlen);
+    if (st != JS_GRPC_OK || !m) {
+        snprintf(err, errlen, "no answer to the upload's metadata: %s %s", js_grpc_code_name(st), js_grpc_error(c));
+        return JS_UP_RETRY;
+    }
+    Skywalking__V10__AsyncProfilerCollectionResponse *r =
+        skywalking__v10__async_profiler_collection_response__unpack(NULL, mlen, m);
+    int oversize = r && r->type == SKYWALKING__V10__ASYNC_PROFILING_STATUS__TERMINATED_BY_OVERSIZE;
+    if (r) skywalking__v10__async_profiler_collection_response__free_unpacked(r, NULL);
+    if (!r) {
+        snprintf(err, errlen, "the upload's answer is not a valid message (%zu bytes)", mlen);
+        return JS_UP_RETRY;
+    }
+    if (oversize) {
+        js_grpc_finish(c);
+        return JS_UP_OVERSIZE;
+    }
+    size_t cap = SLICE + 64;
+    uint8_t *buf = malloc(cap), *slice = malloc(SLICE);
+    st = buf && slice ? send_content(c, fd, size, buf, cap, slice, sent, err, errlen) : JS_GRPC_RESOURCE_EXHAUSTED;
+    free(buf);
+    free(slice);
+    if (st == JS_GRPC_OK) st = js_grpc_finish(c);
+    if (st != JS_GRPC_OK) {
+        if (!err[0]) snprintf(err, errlen, "upload not accepted: %s %s", js_grpc_code_name(st), js_grpc_error(c));
+        return JS_UP_RETRY;
+    }
+    return JS_UP_DONE;
+}
+
+js_upload_result js_sw_upload(js_sw_client *s, const js_spool_entry *e, uint64_t *sent, char *err, size_t errlen)
+{
+    *sent = 0;
+    err[0] = 0;
+    char why[JS_TASK_MSG_MAX + 64] = "";
+    int64_t size = 0;
+    int fd = -1;
+    if (!e->error) fd = open_recording(e->jfr, &size, why, sizeof why);
+    const char *error = e->error ? e->message : fd < 0 ? why : NULL;
+    long long deadline = s->deadline_ms + size / (1 << 20) * 2000; /* 2 s per MiB beyond the call deadline */
+    js_grpc_call *c = js_grpc_open(&s->ch, "/skywalking.v10.AsyncProfilerTask/collect", deadline);
+    uint8_t meta[JS_TASK_MSG_MAX * 2 + 1024];
+    js_upload_result res = JS_UP_RETRY;
+    int st = c ? send_meta(c, s, e, error, size, meta, sizeof meta) : JS_GRPC_RESOURCE_EXHAUSTED;
+    if (st != JS_GRPC_OK) {
+        snprintf(err, errlen, "%s %s", js_grpc_code_name(st), c ? js_grpc_error(c) : "cannot set up the call");
+    } else if (error) { /* an error report: no answer is sent, only the status */
+        st = js_grpc_finish(c);
+        if (st == JS_GRPC_OK) res = JS_UP_DONE;
+        else snprintf(err, errlen, "error report not accepted: %s %s", js_grpc_code_name(st), js_grpc_error(c));
+    } else {
+        res = upload_body(c, fd, size, sent, err, errlen);
+    }
+    if (fd >= 0) close(fd);
+    js_grpc_close(c);
+    return res;
+}

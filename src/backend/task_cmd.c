@@ -1,0 +1,175 @@
+/* task_cmd.c - see backend_int.h: AsyncProfilerTaskQuery arguments and the ExecArgs inside them,
+ * read the way SkyWalking writes them. Pure. */
+#include "backend_int.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/units.h"
+
+/* Parse a decimal integer (optionally negative); -1 if malformed. */
+static int parse_ll(const char *s, long long *out)
+{
+    if (!s || !*s) return -1;
+    errno = 0;
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (errno || *end) return -1;
+    *out = v;
+    return 0;
+}
+
+int js_task_from_args(const char *const *keys, const char *const *vals, size_t n, js_sw_task *t, char *err,
+                      size_t errlen)
+{
+    memset(t, 0, sizeof *t);
+    t->create_ms = -1;
+    t->duration_s = -1;
+    for (size_t i = 0; i < n; i++) {
+        const char *k = keys[i], *v = vals[i] ? vals[i] : "";
+        long long x;
+        if (strcmp(k, "SerialNumber") == 0) {
+            snprintf(t->serial, sizeof t->serial, "%s", v);
+        } else if (strcmp(k, "TaskId") == 0) {
+            if (strlen(v) >= sizeof t->id) {
+                snprintf(err, errlen, "TaskId longer than %zu characters", sizeof t->id - 1);
+                return -1;
+            }
+            snprintf(t->id, sizeof t->id, "%s", v);
+        } else if (strcmp(k, "Duration") == 0) {
+            if (parse_ll(v, &x) != 0 || x < 0 || x > 86400) {
+                snprintf(err, errlen, "Duration '%s' is not a number of seconds", v);
+                return -1;
+            }
+            t->duration_s = (int)x;
+        } else if (strcmp(k, "ExecArgs") == 0) {
+            if (strlen(v) >= sizeof t->exec_args) {
+                snprintf(err, errlen, "ExecArgs longer than %zu characters", sizeof t->exec_args - 1);
+                return -1;
+            }
+            snprintf(t->exec_args, sizeof t->exec_args, "%s", v);
+        } else if (strcmp(k, "CreateTime") == 0) {
+            if (parse_ll(v, &x) != 0 || x < 0) {
+                snprintf(err, errlen, "CreateTime '%s' is not a time in ms", v);
+                return -1;
+            }
+            t->create_ms = x;
+        }
+    }
+    if (!t->id[0]) {
+        snprintf(err, errlen, "the task has no TaskId");
+        return -1;
+    }
+    if (t->create_ms < 0) {
+        snprintf(err, errlen, "task %s has no CreateTime", t->id);
+        return -1;
+    }
+    if (t->duration_s <= 0) {
+        snprintf(err, errlen, "task %s has no positive Duration", t->id);
+        return -1;
+    }
+    return 0;
+}
+
+/* Append text to a comma list, if it fits. */
+static void add(char *list, size_t len, const char *text, size_t n)
+{
+    size_t o = strlen(list);
+    if (o + n + 3 > len) return;
+    if (o) list[o++] = ',', list[o++] = ' ';
+    memcpy(list + o, text, n);
+    list[o + n] = 0;
+}
+
+static int is_cpu_event(const char *e, size_t n)
+{
+    return (n == 3 && strncmp(e, "cpu", 3) == 0) || (n == 6 && strncmp(e, "ctimer", 6) == 0) ||
+           (n == 6 && strncmp(e, "itimer", 6) == 0);
+}
+
+/* A CPU event (first one wins: a recording has one CPU engine), or a note when another one repeats it. */
+static void take_event(js_task_opts *o, const char *e, size_t n)
+{
+    if (!o->event[0]) {
+        snprintf(o->event, sizeof o->event, "%.*s", (int)n, e);
+    } else if (strlen(o->event) != n || strncmp(o->event, e, n) != 0) {
+        char note[96];
+        snprintf(note, sizeof note, "%.*s sampled by the %s engine (one CPU engine per recording)", (int)n, e, o->event);
+        add(o->notes, sizeof o->notes, note, strlen(note));
+    }
+}
+
+/* Options passed through to the dispatcher as they are (our syntax is async-profiler's). */
+static int passes_through(const char *key, size_t k)
+{
+    static const char *const keys[] = {"jstackdepth", "chunksize", "threads", "include", "exclude", "nojitter", "walker"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (strlen(keys[i]) == k && strncmp(key, keys[i], k) == 0) return 1;
+    return 0;
+}
+
+/* One token of ExecArgs; 0, or -1 when jsampler cannot honour it (added to bad). */
+static int take_token(js_task_opts *o, const char *p, size_t n, char *bad, size_t badlen)
+{
+    size_t k = strcspn(p, "=");
+    if (k > n) k = n;
+    const char *v = p + k + 1;
+    size_t vn = k < n ? n - k - 1 : 0;
+    char val[256];
+    snprintf(val, sizeof val, "%.*s", (int)vn, v);
+    if (k == 5 && strncmp(p, "event", 5) == 0 && k < n && is_cpu_event(v, vn)) {
+        take_event(o, v, vn);
+    } else if (k == n && is_cpu_event(p, n)) {
+        take_event(o, p, n);
+    } else if (k == 8 && strncmp(p, "interval", 8) == 0 && k < n) {
+        long long ns = js_parse_duration_ns(val);
+        if (ns <= 0) goto bad;
+        o->interval_ns = ns;
+    } else if (k == 9 && strncmp(p, "chunktime", 9) == 0 && k < n) {
+        /* async-profiler reads a bare chunktime as seconds; ours wants the unit */
+        char opt[300];
+        if (vn > 200) goto bad;
+        int digits = vn > 0 && strspn(val, "0123456789") == vn;
+        if (js_parse_duration_ns(digits ? strcat(val, "s") : val) <= 0) goto bad;
+        snprintf(opt, sizeof opt, "chunktime=%s", val);
+        add(o->extra, sizeof o->extra, opt, strlen(opt));
+    } else if (passes_through(p, k)) {
+        add(o->extra, sizeof o->extra, p, n);
+    } else {
+        goto bad;
+    }
+    return 0;
+bad:
+    add(bad, badlen, p, n);
+    return -1;
+}
+
+int js_task_parse_exec(const char *exec, js_task_opts *o, char *err, size_t errlen)
+{
+    memset(o, 0, sizeof *o);
+    char bad[512] = "";
+    for (const char *p = exec ? exec : ""; *p;) {
+        while (*p == ' ' || *p == ',') p++;
+        size_t n = strcspn(p, ",");
+        while (n && isspace((unsigned char)p[n - 1])) n--;
+        if (n) take_token(o, p, n, bad, sizeof bad);
+        p += strcspn(p, ",");
+    }
+    /* the extra options joined with ", " for reading; the dispatcher wants plain commas */
+    char plain[sizeof o->extra];
+    size_t j = 0;
+    for (size_t i = 0; o->extra[i]; i++)
+        if (!(o->extra[i] == ' ' && i && o->extra[i - 1] == ',')) plain[j++] = o->extra[i];
+    plain[j] = 0;
+    memcpy(o->extra, plain, j + 1);
+    if (bad[0]) {
+        snprintf(err, errlen, "ExecArgs '%s': jsampler cannot honour %s (it records cpu, ctimer or itimer; options "
+                              "interval, jstackdepth, chunksize, chunktime, threads, include, exclude)", exec, bad);
+        return -1;
+    }
+    if (!o->event[0]) snprintf(o->event, sizeof o->event, "cpu");
+    return 0;
+}
