@@ -152,6 +152,25 @@ class State:
         self.attempts = []
         self.file_numbers = collections.Counter()
         self.stats = {"polls": 0, "denied": 0, "collects": 0, "notified": 0}
+        if args.state and os.path.exists(args.state):  # a restarted OAP keeps tasks, logs and uploads
+            with open(args.state) as f:
+                saved = json.load(f)
+            self.tasks = saved["tasks"]
+            self.last_create_time = saved["lastCreateTime"]
+            self.uploads = saved["uploads"]
+            self.attempts = saved["attempts"]
+            for u in self.uploads:
+                self.file_numbers[(u["taskId"], u["instance"])] += 1
+
+    def save(self):
+        """Write tasks, logs and uploads to --state, if given (caller holds the lock)."""
+        if not self.args.state:
+            return
+        tmp = f"{self.args.state}.tmp{os.getpid()}"
+        with open(tmp, "w") as f:
+            json.dump({"tasks": self.tasks, "lastCreateTime": self.last_create_time, "uploads": self.uploads,
+                       "attempts": self.attempts}, f)
+        os.replace(tmp, self.args.state)
 
     def instance(self, service, name):
         """The record of an instance, created on first sight (caller holds the lock)."""
@@ -169,6 +188,7 @@ class State:
                              "time": now_ms(), "message": message})
         if op == NOTIFIED:
             self.stats["notified"] += 1
+        self.save()
 
     def create_task(self, body):
         """POST /tasks: returns (http status, reply)."""
@@ -200,6 +220,7 @@ class State:
             self.tasks[task_id] = {"id": task_id, "service": service, "instances": list(instances),
                                    "duration": duration, "events": list(events), "execArgs": exec_args,
                                    "createTime": create_time, "logs": [], "errors": []}
+            self.save()
         log(f"task {task_id} created: service={service} duration={duration}s execArgs={exec_args}")
         return 200, {"id": task_id, "createTime": create_time, "execArgs": exec_args}
 
@@ -546,6 +567,7 @@ def parse_args(argv):
                    help="wait this many seconds before the go-ahead of an upload")
     p.add_argument("--unimplemented", action="store_true",
                    help="do not offer the AsyncProfilerTask service (calls get UNIMPLEMENTED)")
+    p.add_argument("--state", help="keep tasks, logs and uploads in this JSON file across restarts")
     p.add_argument("--ready-file", help="also write the READY line to this file")
     args = p.parse_args(argv)
     if bool(args.tls_cert) != bool(args.tls_key):

@@ -396,6 +396,11 @@ JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved)
         size_t o = strlen(out);
         if (o) out[o++] = '\n';
         st = js_execute(cmd, out + o, sizeof out - o);
+        o = strlen(out);
+        if (st == JS_OK && strcmp(cmd, "status") == 0 && o + 2 < sizeof out) { /* and the task client's state */
+            out[o] = '\n';
+            if (js_backend_describe(out + o + 1, sizeof out - o - 1) != 0) out[o] = 0;
+        }
     }
     if (st != JS_OK) js_error("attach '%s': %s", cmd, out);
     write_reply(reply, st, out);

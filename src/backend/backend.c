@@ -203,6 +203,7 @@ static void wait_next(void)
 static void *client_main(void *arg)
 {
     (void)arg;
+    pthread_setname_np(pthread_self(), "jsampler-tasks"); /* for top -H and the idle benchmark */
     while (!B.stop) {
         long long now = mono_ms();
         if (B.run.active && now >= B.run.end_ms) js_run_finish(&B.run, 0), B.next_upload = now;

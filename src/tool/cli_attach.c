@@ -46,6 +46,8 @@ static void verb_help(FILE *f, const char *verb)
             "  dump PID                 write the profile so far without stopping (-f, -o)\n"
             "  stop PID                 stop and write the profile (-f, -o)\n"
             "  collect -d SECONDS PID   start, wait (Ctrl-C stops early and still writes), stop\n"
+            "  attach-backend PID OPTS  start the SkyWalking task client in the JVM; OPTS as with -agentpath:\n"
+            "                           backend=HOST:PORT,service=NAME[,instance=,token=,tls,cafile=,poll=,...]\n"
             "\n"
             "Options:\n"
             "  -e EVENT       cpu (default), ctimer or itimer\n"
@@ -124,12 +126,17 @@ static int parse(int argc, char **argv, cli_opts *o)
             long pid = strtol(a, &end, 10);
             if (*end || pid <= 0 || pid > INT_MAX) return js_cli_die(CLI_EXIT_USAGE, "%s: '%s' is not a process id", o->verb, a);
             o->pid = (int)pid;
+        } else if (!strcmp(o->verb, "attach-backend") && !o->raw) {
+            o->raw = a; /* the task client's options */
         } else {
             return js_cli_die(CLI_EXIT_USAGE, "%s: unexpected argument '%s'", o->verb, a);
         }
         if (takes) i++;
     }
     if (!o->pid) return js_cli_die(CLI_EXIT_USAGE, "%s: which JVM? give its pid (see jsampler list)", o->verb);
+    if (!strcmp(o->verb, "attach-backend") && (!o->raw || !strstr(o->raw, "backend=")))
+        return js_cli_die(CLI_EXIT_USAGE, "attach-backend: give the task client's options after the pid, like "
+                                          "backend=oap.example:11800,service=checkout");
     if (!strcmp(o->verb, "collect") && !o->duration_s) return js_cli_die(CLI_EXIT_USAGE, "collect: -d SECONDS is required");
     return 0;
 }
@@ -159,7 +166,7 @@ static int add_outputs(const cli_opts *o, char *cmd, size_t len)
 static int build(const cli_opts *o, const char *verb, char *cmd, size_t len)
 {
     cmd[0] = 0;
-    int rc = add(cmd, len, verb, NULL);
+    int rc = strcmp(verb, "attach-backend") ? add(cmd, len, verb, NULL) : 0; /* its options are the whole command */
     if (!strcmp(verb, "start")) {
         if (!rc && o->event) rc = add(cmd, len, "event", o->event);
         if (!rc && o->interval) rc = add(cmd, len, "interval", o->interval);

@@ -208,6 +208,8 @@ static void usage(FILE *f)
           "  dump [OPTIONS] PID              write the profile so far, keep profiling\n"
           "  stop [OPTIONS] PID              stop profiling and write the profile\n"
           "  collect -d SECONDS [OPTIONS] PID  start, wait, stop (Ctrl-C stops early)\n"
+          "  attach-backend PID OPTIONS      start the SkyWalking task client in a running JVM\n"
+          "                                  (OPTIONS: backend=HOST:PORT,service=NAME,...)\n"
           "  convert [OPTIONS] INPUT OUTPUT  convert a profile from one format to another\n"
           "  version                         print the version (also --version)\n"
           "  help                            print this help (also --help, -h)\n"
@@ -560,6 +562,7 @@ static int cmd_status(int argc, char **argv) { return js_cli_attach_verb("status
 static int cmd_dump(int argc, char **argv) { return js_cli_attach_verb("dump", argc, argv); }
 static int cmd_stop(int argc, char **argv) { return js_cli_attach_verb("stop", argc, argv); }
 static int cmd_collect(int argc, char **argv) { return js_cli_attach_verb("collect", argc, argv); }
+static int cmd_backend(int argc, char **argv) { return js_cli_attach_verb("attach-backend", argc, argv); }
 
 static const struct {
     const char *name;
@@ -569,6 +572,7 @@ static const struct {
     {"help", cmd_help},       {"--help", cmd_help},     {"-h", cmd_help},
     {"list", js_cli_list},    {"start", cmd_start},     {"status", cmd_status},
     {"dump", cmd_dump},       {"stop", cmd_stop},       {"collect", cmd_collect},
+    {"attach-backend", cmd_backend},
 };
 
 /* Dispatches argv[1] to its command. */
