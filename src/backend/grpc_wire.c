@@ -86,7 +86,7 @@ int js_grpc_reader_feed(js_grpc_reader *r, const uint8_t *p, size_t n, size_t *u
         }
         if (r->head_have == 5 && r->have == r->len) {
             r->head_have = 0;
-            rc = on_msg(ctx, r->buf, r->len);
+            rc = on_msg(ctx, r->buf ? r->buf : r->head, r->len); /* never NULL, even for an empty message */
         }
     }
     if (used) *used = i;
