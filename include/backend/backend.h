@@ -32,7 +32,8 @@ typedef struct {
     uint64_t upload_max;
 } js_backend_conf;
 
-/* What the client may call in the host: the dispatcher and the VM attachment of its thread. */
+/* What the client may call in the host: the dispatcher and the VM attachment of its thread. start and
+ * stop run between vm_enter and vm_leave; status, which needs no VM, is asked without. */
 typedef struct {
     int (*execute)(const char *cmd, char *out, size_t outlen); /* 0 = done */
     int (*vm_enter)(void);                                     /* 0 = attached */

@@ -108,6 +108,10 @@ js_grpc_call *js_grpc_open(const js_grpc_channel *ch, const char *path, long lon
 /* Queue one message and drive until it is handed to the connection. JS_GRPC_OK or the status that
  * ended the call. */
 int js_grpc_send(js_grpc_call *c, const void *msg, size_t len);
+/* The same for the last message: the request ends (half-close) right after it, in one go. A server may
+ * answer as soon as it has the message; libcurl 7.88 loses an answer that arrives in one burst with
+ * the trailers while the request is still open, so unary calls always send this way. */
+int js_grpc_send_last(js_grpc_call *c, const void *msg, size_t len);
 /* Wait up to the deadline for the next server message: JS_GRPC_OK with *msg (owned by the call,
  * valid until the next call on c) and *len, or a status: the call ended (-1 never). A call that
  * ended OK with no further message gives JS_GRPC_OK with *msg NULL. */

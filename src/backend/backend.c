@@ -71,12 +71,12 @@ static void note_ok(void)
 }
 
 /* A call failed: back off (doubling, capped at the poll period, jittered), move to the next backend,
- * one line when the state changes. */
+ * one line when the state changes. code -1: err already names the status. */
 static void note_failure(const char *what, int code, const char *err)
 {
     if (!B.down || B.down_code != code)
         js_warn("backend %s: %s failed: %s%s%s; retrying with backoff (logged again when this changes)", target(), what,
-                js_grpc_code_name(code), err[0] ? ": " : "", err);
+                code >= 0 ? js_grpc_code_name(code) : "", code >= 0 && err[0] ? ": " : "", err);
     B.down = 1;
     B.down_code = code;
     B.failures++;
@@ -176,7 +176,7 @@ static void upload_one(void)
         B.next_upload = mono_ms();
     } else {
         js_spool_release(fd);
-        if (!B.stop) note_failure("upload", JS_GRPC_UNAVAILABLE, err);
+        if (!B.stop) note_failure("upload", -1, err);
     }
 }
 

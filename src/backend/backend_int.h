@@ -43,8 +43,8 @@ int js_task_parse_exec(const char *exec, js_task_opts *o, char *err, size_t errl
 
 /* ---- plan.c: a sampling rate whose recording fits the upload limit ---- */
 
-#define JS_PLAN_BYTES_PER_SAMPLE 24.0 /* measured 11-18 per event at 1 ms; the rest is stacks */
-#define JS_PLAN_FIXED_BYTES (256u << 10) /* metadata, settings, threads, the stack pool of a busy service */
+#define JS_PLAN_BYTES_PER_SAMPLE 16.0 /* measured 13-15 per sample on a task upload at 1-2 ms */
+#define JS_PLAN_FIXED_BYTES (128u << 10) /* metadata, settings, threads, the stack pool of a busy service */
 #define JS_PLAN_BUDGET 0.80            /* share of uploadmax the plan aims at */
 
 /* Process CPU time (user + system) in ns, from /proc/self/stat; -1 if unreadable. */
@@ -118,6 +118,8 @@ typedef struct {
     long long interval_ns;
     double cpus;
     int nseg, replans;
+    long long win_ms, win_samples; /* start of the growth window of the current segment */
+    double rate;                   /* the current segment's recent samples per ms */
     char jfr[JS_BACKEND_PATH_MAX];
     char seg_path[JS_RUN_MAX_SEGMENTS][JS_BACKEND_PATH_MAX + 8];
 } js_run;

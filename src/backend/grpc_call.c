@@ -326,6 +326,12 @@ int js_grpc_send(js_grpc_call *c, const void *msg, size_t len)
     return c->ended ? c->status : JS_GRPC_OK;
 }
 
+int js_grpc_send_last(js_grpc_call *c, const void *msg, size_t len)
+{
+    c->half_closed = 1; /* the read callback ends the request once the message is out */
+    return js_grpc_send(c, msg, len);
+}
+
 int js_grpc_recv(js_grpc_call *c, const uint8_t **msg, size_t *len)
 {
     free(c->given);
@@ -390,7 +396,7 @@ int js_grpc_unary(const js_grpc_channel *ch, const char *path, const void *req, 
         snprintf(err, errlen, "cannot set up the call (out of memory or a bad option)");
         return JS_GRPC_INTERNAL;
     }
-    int st = js_grpc_send(c, req, req_len);
+    int st = js_grpc_send_last(c, req, req_len);
     if (st == JS_GRPC_OK) st = js_grpc_finish(c);
     if (st == JS_GRPC_OK && !c->head) {
         st = JS_GRPC_INTERNAL;

@@ -157,16 +157,16 @@ int js_sw_poll(js_sw_client *s, long long last_ms, js_sw_task *out, int max, int
     return JS_GRPC_OK;
 }
 
-/* Send one AsyncProfilerData message. */
-static int send_data(js_grpc_call *c, const Skywalking__V10__AsyncProfilerData *d, uint8_t *buf, size_t cap)
+/* Send one AsyncProfilerData message (last: the request ends with it). */
+static int send_data(js_grpc_call *c, const Skywalking__V10__AsyncProfilerData *d, uint8_t *buf, size_t cap, int last)
 {
     size_t n = skywalking__v10__async_profiler_data__get_packed_size(d);
     if (n > cap) return JS_GRPC_INTERNAL;
     skywalking__v10__async_profiler_data__pack(d, buf);
-    return js_grpc_send(c, buf, n);
+    return last ? js_grpc_send_last(c, buf, n) : js_grpc_send(c, buf, n);
 }
 
-/* The first message: metadata, and the error text for an error report. */
+/* The first message: metadata, and the error text for an error report (then also the last). */
 static int send_meta(js_grpc_call *c, js_sw_client *s, const js_spool_entry *e, const char *error, int64_t size,
                      uint8_t *buf, size_t cap)
 {
@@ -183,7 +183,7 @@ static int send_meta(js_grpc_call *c, js_sw_client *s, const js_spool_entry *e, 
         d.result_case = SKYWALKING__V10__ASYNC_PROFILER_DATA__RESULT_ERROR_MESSAGE;
         d.errormessage = (char *)error;
     }
-    return send_data(c, &d, buf, cap);
+    return send_data(c, &d, buf, cap, error != NULL);
 }
 
 /* Open the recording and check it is a whole JFR file; its fd, or -1 with why. */
@@ -221,9 +221,9 @@ static int send_content(js_grpc_call *c, int fd, int64_t size, uint8_t *buf, siz
         d.result_case = SKYWALKING__V10__ASYNC_PROFILER_DATA__RESULT_CONTENT;
         d.content.data = slice;
         d.content.len = want;
-        int st = send_data(c, &d, buf, cap);
+        int st = send_data(c, &d, buf, cap, off + (int64_t)want == size);
         if (st != JS_GRPC_OK) {
-            snprintf(err, errlen, "sending the recording at byte %lld: %s %s", (long long)off, js_grpc_code_name(st),
+            snprintf(err, errlen, "%s: sending the recording at byte %lld: %s", js_grpc_code_name(st), (long long)off,
                      js_grpc_error(c));
             return st;
         }
@@ -240,7 +240,7 @@ static js_upload_result upload_body(js_grpc_call *c, int fd, int64_t size, uint6
     size_t mlen;
     int st = js_grpc_recv(c, &m, &mlen);
     if (st != JS_GRPC_OK || !m) {
-        snprintf(err, errlen, "no answer to the upload's metadata: %s %s", js_grpc_code_name(st), js_grpc_error(c));
+        snprintf(err, errlen, "%s: no answer to the upload's metadata: %s", js_grpc_code_name(st), js_grpc_error(c));
         return JS_UP_RETRY;
     }
     Skywalking__V10__AsyncProfilerCollectionResponse *r =
@@ -262,7 +262,7 @@ static js_upload_result upload_body(js_grpc_call *c, int fd, int64_t size, uint6
     free(slice);
     if (st == JS_GRPC_OK) st = js_grpc_finish(c);
     if (st != JS_GRPC_OK) {
-        if (!err[0]) snprintf(err, errlen, "upload not accepted: %s %s", js_grpc_code_name(st), js_grpc_error(c));
+        if (!err[0]) snprintf(err, errlen, "%s: %s", js_grpc_code_name(st), js_grpc_error(c));
         return JS_UP_RETRY;
     }
     return JS_UP_DONE;
@@ -283,11 +283,11 @@ js_upload_result js_sw_upload(js_sw_client *s, const js_spool_entry *e, uint64_t
     js_upload_result res = JS_UP_RETRY;
     int st = c ? send_meta(c, s, e, error, size, meta, sizeof meta) : JS_GRPC_RESOURCE_EXHAUSTED;
     if (st != JS_GRPC_OK) {
-        snprintf(err, errlen, "%s %s", js_grpc_code_name(st), c ? js_grpc_error(c) : "cannot set up the call");
+        snprintf(err, errlen, "%s: %s", js_grpc_code_name(st), c ? js_grpc_error(c) : "cannot set up the call");
     } else if (error) { /* an error report: no answer is sent, only the status */
         st = js_grpc_finish(c);
         if (st == JS_GRPC_OK) res = JS_UP_DONE;
-        else snprintf(err, errlen, "error report not accepted: %s %s", js_grpc_code_name(st), js_grpc_error(c));
+        else snprintf(err, errlen, "%s: %s", js_grpc_code_name(st), js_grpc_error(c));
     } else {
         res = upload_body(c, fd, size, sent, err, errlen);
     }

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -22,11 +23,12 @@ static long long epoch_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Run cmd through the host's dispatcher with the thread attached to the VM; 0 or -1, reply in out. */
+/* Run cmd through the host's dispatcher, the thread attached to the VM unless cmd is status; 0 or -1,
+ * reply in out. */
 static int dispatch(const js_backend_host *h, const char *cmd, char *out, size_t outlen)
 {
     out[0] = 0;
-    int entered = h->vm_enter ? h->vm_enter() == 0 : 1;
+    int entered = strcmp(cmd, "status") != 0 && h->vm_enter ? h->vm_enter() == 0 : 0;
     int rc = h->execute(cmd, out, outlen);
     if (entered && h->vm_leave) h->vm_leave();
     size_t n = strlen(out);
@@ -74,7 +76,9 @@ static int start_segment(js_run *r, long long iv, uint64_t max_bytes, char *why,
         return -1;
     }
     r->interval_ns = iv;
-    r->seg_start_ms = r->mono_ms();
+    r->seg_start_ms = r->win_ms = r->mono_ms();
+    r->win_samples = 0;
+    r->rate = 0;
     r->nseg++;
     return 0;
 }
@@ -118,21 +122,37 @@ static long long file_size(const char *path)
     return stat(path, &st) == 0 ? (long long)st.st_size : 0;
 }
 
+#define GROWTH_WINDOW_MS 2000 /* growth is measured over windows this long: the last one predicts the rest */
+
+/* Samples of the running session so far (its status), or -1. */
+static long long session_samples(js_run *r)
+{
+    char reply[REPLY_MAX];
+    if (dispatch(r->host, "status", reply, sizeof reply) != 0) return -1;
+    const char *p = strstr(reply, "samples=");
+    return p ? atoll(p + 8) : -1;
+}
+
 void js_run_check(js_run *r)
 {
     if (!r->active || r->replans >= JS_RUN_MAX_SEGMENTS - 1) return;
     long long now = r->mono_ms(), seg_el = now - r->seg_start_ms, left = r->end_ms - now;
-    long long tenth = r->duration_s * 100LL;
-    if (seg_el < (tenth > 5000 ? tenth : 5000) || left < 5000) return;
+    if (now - r->win_ms < GROWTH_WINDOW_MS) return;
+    long long samples = session_samples(r);
+    if (samples < 0) return;
+    r->rate = (double)(samples - r->win_samples) / (double)(now - r->win_ms);
+    r->win_ms = now;
+    r->win_samples = samples;
+    if (seg_el < GROWTH_WINDOW_MS || left < 3000) return;
     long long done = 0;
     for (int i = 0; i < r->nseg - 1; i++) done += file_size(r->seg_path[i]);
-    long long cur = file_size(r->seg_path[r->nseg - 1]);
     double budget = (double)r->conf->upload_max * JS_PLAN_BUDGET;
-    double projected = (double)done + (double)cur * (double)(seg_el + left) / (double)seg_el;
-    if (projected <= budget || cur < 65536) return;
+    double cur = JS_PLAN_FIXED_BYTES / 2 + (double)samples * JS_PLAN_BYTES_PER_SAMPLE;
+    double rest = r->rate * (double)left * JS_PLAN_BYTES_PER_SAMPLE; /* at today's interval */
+    double projected = (double)done + cur + rest;
+    if (projected <= budget || rest <= 0) return;
     /* growing faster than planned: the rest gets a longer interval, in a new segment */
-    double room = budget - (double)done - (double)cur;
-    double rest = (double)cur * (double)left / (double)seg_el; /* at today's interval */
+    double room = budget - (double)done - cur;
     if (room < rest * 0.05) room = rest * 0.05;
     long long iv = (long long)((double)r->interval_ns * rest / room * 1.1);
     iv = (iv + 99999) / 100000 * 100000;
@@ -152,7 +172,7 @@ void js_run_check(js_run *r)
         r->stopped = 1;
         return;
     }
-    js_info("task %s: the recording grows faster than planned (%.1f MB projected for uploadmax %.1f MB): "
+    js_info("task %s: the recording grows faster than planned (%.2f MB projected for uploadmax %.2f MB): "
             "interval %.1f ms -> %.1f ms for the remaining %lld s", r->task.id, projected / 1e6,
             r->conf->upload_max / 1e6, old / 1e6, iv / 1e6, left / 1000);
 }

@@ -1,0 +1,353 @@
+"""checks.py: the task client end to end (make backend-test): JVMs with the agent, the grpcio test backend (oap.py),
+tasks created through its admin interface, and what a SkyWalking user relies on checked at the end of each:
+notified within one poll, profiled for the task's duration, every byte uploaded once, the hot method on top, every
+failure reported with its reason, and the JVM running on. Each check is a function; run.py runs them per JDK."""
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from harness import (ROOT, Backend, CheckFailed, Jvm, analysis_shares, check, collapsed_shares, free_port,
+                     jfr_tool_events, truth, wait_for)
+
+POLL = 1  # s: the agent's poll period in these checks (the default is 20 s)
+
+
+def agent_opts(backend_port, service, instance, taskdir, extra=""):
+    opts = f"backend=127.0.0.1:{backend_port},service={service},instance={instance},poll={POLL}s,taskdir={taskdir}"
+    return opts + ("," + extra if extra else "")
+
+
+def one_line(log, pattern, what):
+    """The agent logged pattern exactly once (one line per change of state, not per attempt)."""
+    n = len(re.findall(pattern, log))
+    check(n == 1, f"{what}: expected one log line matching '{pattern}', found {n}")
+
+
+def check_basic(ctx):
+    """A task end to end: notified within one poll, profiled for its duration, uploaded whole, the hot method on
+    top with CpuSplit's measured split within 5 points (about 1,200 samples: 5 points is over 3 standard errors)."""
+    b = ctx.backend("basic")
+    td = ctx.dir("basic-tasks")
+    jvm = Jvm(ctx, "basic", agent_opts(b.port, "svc-basic", "i1", td), ["TaskLoad", 0, 16, 2, 2])
+    wait_for(lambda: b.instance_seen("i1"), 20, "the instance's keepAlive")
+    created = time.time()
+    task = b.task("svc-basic", 6)
+    notified = b.wait_log(task, "NOTIFIED", 10, "i1")
+    lag = notified[0]["time"] / 1000 - created
+    check(lag <= POLL * 1.2 + 1.0, f"notified {lag:.2f} s after creation; the poll period is {POLL} s")
+    b.wait_log(task, "EXECUTION_FINISHED", 30, "i1")
+    log = jvm.log()
+    m = re.search(r"task \S+: recorded (\d+) bytes in (\d+) s", log)
+    check(m and int(m.group(2)) in (6, 7), f"profiled for the task's 6 s: {m and m.group(0)}")
+    sent = int(re.search(r"task \S+: uploaded (\d+) bytes", log).group(1))
+    ups = b.uploads(task)
+    check(len(ups) == 1, f"one upload, got {len(ups)}")
+    check(ups[0]["received"] == ups[0]["contentSize"] == sent == int(m.group(1)),
+          f"bytes written {m.group(1)}, announced {ups[0]['contentSize']}, sent {sent}, received {ups[0]['received']}")
+    check(jfr_tool_events(ctx.jfr_tool, ups[0]["path"]) > 0, "the uploaded JFR has no jdk.ExecutionSample")
+    (shares, n), a = analysis_shares(b, task)
+    check(a["top"][0]["codeSignature"].endswith("CpuSplit.burnA"), f"hot method on top: {a['top'][:3]}")
+    check(b.progress(task)["successInstances"] == ["i1"], "i1 listed as success")
+    check(jvm.wait_exit(40) == 0, "the JVM ran to its end")
+    t = truth(jvm)
+    for k in t:
+        check(abs(shares[k] - t[k]) <= 0.05, f"{k}: {shares[k]:.3f} sampled vs {t[k]:.3f} measured ({n} samples)")
+    check(not list(Path(td).iterdir()), "taskdir empty once the server accepted the recording")
+    ctx.note(f"basic: notified after {lag:.2f} s, {sent} bytes, shares " +
+             " ".join(f"{k}={shares[k]:.3f}/{t[k]:.3f}" for k in t))
+
+
+def check_task_errors(ctx):
+    """One JVM, three tasks it must not run as asked: one for another instance (ignored: never notified), one
+    with ExecArgs jsampler cannot honour (EXECUTION_TASK_ERROR naming them, nothing started), and a second task
+    while one runs (reported, the first finishes)."""
+    b = ctx.backend("errors")
+    jvm = Jvm(ctx, "errors", agent_opts(b.port, "svc-err", "i1", ctx.dir("errors-tasks")), ["TaskLoad", 0, 40, 1])
+    wait_for(lambda: b.instance_seen("i1"), 20, "the instance's keepAlive")
+    other = b.task("svc-err", 2, instances=["someone-else"])
+    time.sleep(POLL * 3 + 0.5)
+    check(not [e for e in b.progress(other)["logs"] if e["instance"] == "i1"], "a task for another instance reached i1")
+    bad = b.task("svc-err", 2, events=["CPU", "ALLOC", "LOCK"], execArgs="interval=5ms,cstack=dwarf")
+    err = b.wait_log(bad, "EXECUTION_TASK_ERROR", 10, "i1")[0]["message"]
+    for token in ("alloc", "lock", "cstack=dwarf"):
+        check(token in err, f"the error names '{token}': {err}")
+    check("profiling started" not in jvm.log(), "a task with bad ExecArgs started a recording")
+    first = b.task("svc-err", 5)
+    b.wait_log(first, "NOTIFIED", 10, "i1")
+    jvm.wait_log(r"task \S+: profiling cpu", 10)
+    second = b.task("svc-err", 2)
+    msg = b.wait_log(second, "EXECUTION_TASK_ERROR", 10, "i1")[0]["message"]
+    check(first in msg and "not started" in msg, f"the second task's error names the running one: {msg}")
+    b.wait_log(first, "EXECUTION_FINISHED", 20, "i1")
+    check(b.progress(second)["successInstances"] == [], "the second task did not run")
+    jvm.exited_early()
+    jvm.kill()
+    ctx.note(f"task-errors: bad ExecArgs -> '{err[:90]}...'")
+
+
+def check_oversize(ctx):
+    """A backend whose limit the recording passes: TERMINATED_BY_OVERSIZE logged on both sides, the file dropped."""
+    b = ctx.backend("oversize", "--jfr-max-size", "2000")
+    td = ctx.dir("oversize-tasks")
+    jvm = Jvm(ctx, "oversize", agent_opts(b.port, "svc-big", "i1", td), ["TaskLoad", 0, 20, 2])
+    wait_for(lambda: b.instance_seen("i1"), 20, "the instance's keepAlive")
+    task = b.task("svc-big", 3, execArgs="interval=1ms")
+    b.wait_log(task, "JFR_UPLOAD_FILE_TOO_LARGE_ERROR", 20, "i1")
+    jvm.wait_log("TERMINATED_BY_OVERSIZE", 10)
+    check(not b.uploads(task), "nothing stored")
+    wait_for(lambda: not list(Path(td).iterdir()), 5, "taskdir emptied")
+    jvm.exited_early()
+    jvm.kill()
+
+
+def check_backend_late(ctx):
+    """The backend is down when the JVM starts: one log line, bounded retries; it comes up: one line, a task runs."""
+    port = free_port()
+    jvm = Jvm(ctx, "late", agent_opts(port, "svc-late", "i1", ctx.dir("late-tasks")), ["TaskLoad", 0, 30, 1])
+    time.sleep(4)
+    one_line(jvm.log(), r"retrying with backoff", "backend absent")
+    b = ctx.backend("late", port=port)
+    wait_for(lambda: b.instance_seen("i1"), 15, "the instance's keepAlive once the backend is up")
+    jvm.wait_log("reachable again", 5)
+    task = b.task("svc-late", 2)
+    b.wait_log(task, "EXECUTION_FINISHED", 20, "i1")
+    one_line(jvm.log(), r"retrying with backoff", "backend absent then up")
+    jvm.kill()
+
+
+def check_killed_mid_upload(ctx):
+    """The backend dies in the middle of an upload and comes back: the recording is uploaded once, whole."""
+    port = free_port()
+    state = ctx.work / "killed.state.json"
+    b = ctx.backend("killed", "--die-after-bytes", "40000", port=port, state=state)
+    td = ctx.dir("killed-tasks")
+    jvm = Jvm(ctx, "killed", agent_opts(port, "svc-kill", "i1", td), ["TaskLoad", 0, 30, 2])
+    wait_for(lambda: b.instance_seen("i1"), 20, "the instance's keepAlive")
+    task = b.task("svc-kill", 4, execArgs="interval=1ms")
+    wait_for(lambda: b.proc.poll() is not None, 30, "the backend to die mid-upload")
+    b.stop()
+    check(list(Path(td).glob("*.task")), "the recording waits in taskdir while the backend is down")
+    b = ctx.backend("killed2", port=port, state=state)
+    b.wait_log(task, "EXECUTION_FINISHED", 30, "i1")
+    time.sleep(POLL * 2)
+    ups = b.uploads(task)
+    check(len(ups) == 1, f"uploaded once, got {len(ups)}")
+    check(ups[0]["received"] == ups[0]["contentSize"] > 40000, f"whole: {ups[0]}")
+    check(jfr_tool_events(ctx.jfr_tool, ups[0]["path"]) > 0, "the JFR parses")
+    check(not list(Path(td).iterdir()), "taskdir empty after the upload")
+    jvm.kill()
+    ctx.note(f"killed-mid-upload: {ups[0]['contentSize']} bytes uploaded once after the backend died at 40000")
+
+
+def check_restart_pending(ctx):
+    """The backend is down when a task ends and the JVM exits: the recording stays in taskdir; the next JVM (another
+    instance, same taskdir) uploads it under the first instance's name."""
+    port = free_port()
+    state = ctx.work / "restart.state.json"
+    b = ctx.backend("restart", port=port, state=state)
+    td = ctx.dir("restart-tasks")
+    jvm = Jvm(ctx, "restart1", agent_opts(port, "svc-rs", "first", td), ["TaskLoad", 0, 8, 1])
+    wait_for(lambda: b.instance_seen("first"), 20, "the instance's keepAlive")
+    task = b.task("svc-rs", 3)
+    b.wait_log(task, "NOTIFIED", 10, "first")
+    b.stop()
+    check(jvm.wait_exit(30) == 0, "the JVM exits normally with its backend down")
+    check(list(Path(td).glob("*.task")) and list(Path(td).glob("*.jfr")), "the recording waits in taskdir")
+    b = ctx.backend("restart2", port=port, state=state)
+    jvm2 = Jvm(ctx, "restart2", agent_opts(port, "svc-rs", "second", td), ["TaskLoad", 20, 0, 0])
+    b.wait_log(task, "EXECUTION_FINISHED", 20, "first")
+    check(len(b.uploads(task)) == 1, "uploaded once")
+    jvm2.kill()
+
+
+def check_token(ctx):
+    """A backend that wants a token: configured the SkyWalking way (SW_AGENT_* variables, no options) it works; a
+    wrong token is refused (PERMISSION_DENIED, logged once) and the JVM runs on."""
+    b = ctx.backend("token", "--token", "s3cret")
+    env = {"SW_AGENT_NAME": "svc-tok", "SW_AGENT_INSTANCE_NAME": "good",
+           "SW_AGENT_COLLECTOR_BACKEND_SERVICES": f"127.0.0.1:{b.port}", "SW_AGENT_AUTHENTICATION": "s3cret"}
+    good = Jvm(ctx, "token-good", f"poll={POLL}s,taskdir={ctx.dir('token-tasks')}", ["TaskLoad", 0, 20, 1], env=env)
+    bad = Jvm(ctx, "token-bad", agent_opts(b.port, "svc-tok", "bad", ctx.dir("token-bad"), "token=wrong"),
+              ["TaskLoad", 6, 0, 0])
+    wait_for(lambda: b.instance_seen("good"), 20, "keepAlive with the right token")
+    task = b.task("svc-tok", 2)
+    b.wait_log(task, "EXECUTION_FINISHED", 20, "good")
+    check(bad.wait_exit(30) == 0, "the JVM with a wrong token runs to its end")
+    one_line(bad.log(), r"PERMISSION_DENIED", "wrong token")
+    check(not b.instance_seen("bad"), "the wrong token reached the backend")
+    check("s3cret" not in good.log() and "wrong" not in bad.log().replace("went wrong", ""), "the token is never logged")
+    check(b.get("/stats")["denied"] > 0, "the backend denied calls")
+    good.kill()
+
+
+def make_ca(ctx, name):
+    """A CA and a server certificate for 127.0.0.1 signed by it (openssl)."""
+    d = ctx.dir(f"tls-{name}")
+    run = lambda *a: subprocess.run(a, cwd=d, check=True, capture_output=True)
+    run("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", f"/CN=test-ca-{name}",
+        "-keyout", "ca.key", "-out", "ca.pem")
+    run("openssl", "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost", "-keyout", "server.key",
+        "-out", "server.csr")
+    Path(d, "ext").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    run("openssl", "x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+        "-days", "2", "-extfile", "ext", "-out", "server.pem")
+    return Path(d)
+
+
+def check_tls(ctx):
+    """TLS with a self-signed CA: the agent trusting that CA runs a task; one trusting another CA fails to connect,
+    logs it once, and its JVM runs on."""
+    ca = make_ca(ctx, "right")
+    other = make_ca(ctx, "other")
+    b = ctx.backend("tls", "--tls-cert", str(ca / "server.pem"), "--tls-key", str(ca / "server.key"))
+    good = Jvm(ctx, "tls-good", agent_opts(b.port, "svc-tls", "good", ctx.dir("tls-tasks"), f"cafile={ca}/ca.pem"),
+               ["TaskLoad", 0, 20, 1])
+    bad = Jvm(ctx, "tls-bad", agent_opts(b.port, "svc-tls", "bad", ctx.dir("tls-bad"), f"cafile={other}/ca.pem"),
+              ["TaskLoad", 6, 0, 0])
+    wait_for(lambda: b.instance_seen("good"), 20, "keepAlive over TLS")
+    task = b.task("svc-tls", 2)
+    b.wait_log(task, "EXECUTION_FINISHED", 20, "good")
+    check(bad.wait_exit(30) == 0, "the JVM that does not trust the server runs to its end")
+    one_line(bad.log(), r"retrying with backoff", "wrong CA")
+    check(re.search(r"SSL|certificate", bad.log()), "the failure says it is the certificate")
+    check(not b.instance_seen("bad"), "a client that does not trust the server talked to it")
+    good.kill()
+
+
+def check_unimplemented_and_http1(ctx):
+    """A backend without the async-profiler service: polling off with one line, heartbeats go on. A plain HTTP/1.1
+    server on the backend port: one line, the JVM runs on."""
+    b = ctx.backend("unimpl", "--unimplemented")
+    jvm = Jvm(ctx, "unimpl", agent_opts(b.port, "svc-u", "i1", ctx.dir("unimpl-tasks")), ["TaskLoad", 5, 0, 0])
+    check(jvm.wait_exit(30) == 0, "the JVM runs to its end")
+    one_line(jvm.log(), r"does not serve async-profiler tasks \(UNIMPLEMENTED\): task polling is off", "UNIMPLEMENTED")
+    check(b.instance_seen("i1"), "heartbeats still reach the backend")
+    port = free_port()
+    http = subprocess.Popen(["/usr/bin/python3", "-m", "http.server", "--bind", "127.0.0.1", str(port)],
+                            cwd=ctx.dir("http1"), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(1)
+        jvm = Jvm(ctx, "http1", agent_opts(port, "svc-h", "i1", ctx.dir("http1-tasks")), ["TaskLoad", 5, 0, 0])
+        check(jvm.wait_exit(30) == 0, "the JVM runs to its end")
+        one_line(jvm.log(), r"retrying with backoff", "HTTP/1.1 server")
+    finally:
+        http.kill()
+        http.wait()
+
+
+def check_attach_backend(ctx):
+    """`jsampler attach-backend PID OPTIONS` starts the task client in a JVM started without the agent."""
+    b = ctx.backend("attach")
+    jvm = Jvm(ctx, "attach", None, ["TaskLoad", 0, 25, 2])
+    time.sleep(1.5)
+    r = subprocess.run([str(ROOT / "build/jsampler"), "attach-backend", str(jvm.pid),
+                        agent_opts(b.port, "svc-att", "att", ctx.dir("attach-tasks"))], capture_output=True, text=True)
+    check(r.returncode == 0 and "task client started" in r.stdout, f"attach-backend: {r.returncode} {r.stdout} {r.stderr}")
+    r2 = subprocess.run([str(ROOT / "build/jsampler"), "attach-backend", str(jvm.pid),
+                         agent_opts(b.port, "svc-att", "att", ctx.dir("attach-tasks"))], capture_output=True, text=True)
+    check(r2.returncode == 5 and "already runs" in r2.stdout + r2.stderr, f"a second client is refused: {r2.stdout}")
+    task = b.task("svc-att", 3)
+    b.wait_log(task, "EXECUTION_FINISHED", 20, "att")
+    (shares, n), a = analysis_shares(b, task)
+    check(a["top"][0]["codeSignature"].endswith("CpuSplit.burnA"), f"hot method on top: {a['top'][:3]}")
+    st = subprocess.run([str(ROOT / "build/jsampler"), "status", str(jvm.pid)], capture_output=True, text=True)
+    check("task client: service svc-att" in st.stdout and "1 uploads" in st.stdout, f"status shows the client: {st.stdout}")
+    jvm.kill()
+
+
+def check_size_plan(ctx, seconds=20, threads=16, uploadmax="512k"):
+    """A task at interval=1ms on 16 busy threads with a small uploadmax: the rate is planned down (logged, and in
+    the JFR's settings), the upload fits, and the hot method's share is within 2 points of a full-rate recording of
+    the same workload (about 20,000 and 36,000 samples: the standard error of the difference is about 0.45 points;
+    the 10-minute benchmark, make task-size, holds it to 1 point)."""
+    b = ctx.backend("plan")
+    jvm = Jvm(ctx, "plan", agent_opts(b.port, "svc-plan", "i1", ctx.dir("plan-tasks"), f"uploadmax={uploadmax}"),
+              ["TaskLoad", 0, seconds + 6, threads])
+    wait_for(lambda: b.instance_seen("i1"), 20, "the instance's keepAlive")
+    time.sleep(2)
+    task = b.task("svc-plan", seconds, execArgs="interval=1ms")
+    b.wait_log(task, "EXECUTION_FINISHED", seconds + 30, "i1")
+    m = re.search(r"interval ([\d.]+) ms \(raised so the recording fits uploadmax\)", jvm.log())
+    check(m, "the plan raised the interval (log line)")
+    up = b.uploads(task)[0]
+    limit = int(uploadmax[:-1]) << {"k": 10, "m": 20}[uploadmax[-1]]
+    check(up["contentSize"] <= limit, f"{up['contentSize']} bytes uploaded, uploadmax {limit}")
+    settings = subprocess.run([ctx.jfr_tool, "print", "--events", "jdk.ActiveSetting", up["path"]],
+                              capture_output=True, text=True).stdout
+    check(re.search(r'name = "interval"\s+value = "' + str(int(float(m.group(1)) * 1e6)), settings) or
+          f"{float(m.group(1)):g} ms" in settings or m.group(1) in settings, "the interval used is in the JFR's settings")
+    (planned, n1), _ = analysis_shares(b, task)
+    jvm.kill()
+    full_jfr = ctx.work / "plan-full.jfr"
+    full = Jvm(ctx, "plan-full", f"start,interval=1ms,file={full_jfr}", ["TaskLoad", 0, seconds, threads])
+    check(full.wait_exit(seconds + 30) == 0, "the full-rate run ends")
+    full_shares, n2 = collapsed_shares(full_jfr)
+    d = abs(planned["burnA"] - full_shares["burnA"])
+    check(d <= 0.02, f"burnA {planned['burnA']:.3f} ({n1} samples) vs full rate {full_shares['burnA']:.3f} ({n2})")
+    ctx.note(f"size-plan: interval {m.group(1)} ms, {up['contentSize']} bytes of {limit}; burnA "
+             f"{planned['burnA']:.3f} ({n1} samples) vs {full_shares['burnA']:.3f} at full rate ({n2})")
+
+
+def check_size_adapt(ctx):
+    """Planned on an idle process, the task's workload starts after it began: the recording grows past the plan,
+    the rate is lowered mid-task (logged), the segments join into one JFR both the JDK and the analysis read, and
+    it fits uploadmax."""
+    b = ctx.backend("adapt")
+    jvm = Jvm(ctx, "adapt", agent_opts(b.port, "svc-adapt", "i1", ctx.dir("adapt-tasks"), "uploadmax=512k"),
+              ["TaskLoad", 3, 30, 2])
+    wait_for(lambda: b.instance_seen("i1"), 20, "the instance's keepAlive")
+    task = b.task("svc-adapt", 24, execArgs="interval=1ms")
+    b.wait_log(task, "EXECUTION_FINISHED", 60, "i1")
+    jvm.wait_log(r"grows faster than planned", 1)
+    up = b.uploads(task)[0]
+    check(up["contentSize"] <= 512 << 10, f"{up['contentSize']} bytes, uploadmax 512k")
+    check(jfr_tool_events(ctx.jfr_tool, up["path"]) > 1000, "the joined JFR parses with the JDK's jfr")
+    (shares, n), a = analysis_shares(b, task)
+    check(a["top"][0]["codeSignature"].endswith("CpuSplit.burnA"), f"hot method on top: {a['top'][:3]}")
+    jvm.kill()
+    ctx.note(f"size-adapt: {up['contentSize']} bytes of 524288, {n} samples")
+
+
+def check_fleet(ctx, count=50):
+    """50 JVMs polling one backend: a task for all of them, every one uploads, each exactly once."""
+    b = ctx.backend("fleet")
+    td = ctx.dir("fleet-tasks")
+    jvms = []
+    try:
+        for i in range(count):
+            jvms.append(Jvm(ctx, f"fleet{i}", agent_opts(b.port, "svc-fleet", f"n{i}", td).replace(
+                f"poll={POLL}s", "poll=2s"), ["TaskLoad", 90, 0, 0],
+                jvm_args=["-Xmx24m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss512k"]))
+        wait_for(lambda: len(b.get("/instances")) >= count, 90, f"{count} instances' keepAlives", step=1)
+        task = b.task("svc-fleet", 2)
+        wait_for(lambda: len(b.progress(task)["successInstances"]) >= count, 90, f"{count} uploads", step=1)
+        ups = b.uploads(task)
+        check(len(ups) == count and len({u["instance"] for u in ups}) == count, f"{len(ups)} uploads")
+        check(all(u["received"] == u["contentSize"] for u in ups), "every upload whole")
+        for j in jvms:
+            j.exited_early()
+    finally:
+        for j in jvms:
+            j.kill()
+    ctx.note(f"fleet: {count} JVMs, {len(ups)} uploads")
+
+
+CHECKS = {
+    "basic": check_basic,
+    "task-errors": check_task_errors,
+    "oversize": check_oversize,
+    "backend-late": check_backend_late,
+    "killed-mid-upload": check_killed_mid_upload,
+    "restart-pending": check_restart_pending,
+    "token": check_token,
+    "tls": check_tls,
+    "unimplemented-http1": check_unimplemented_and_http1,
+    "attach-backend": check_attach_backend,
+    "size-plan": check_size_plan,
+    "size-adapt": check_size_adapt,
+    "fleet": check_fleet,
+}

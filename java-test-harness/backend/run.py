@@ -1,0 +1,115 @@
+#!/usr/bin/python3
+"""run.py: the task client's end-to-end checks (make backend-test) on JDK 17 and JDK 25.
+
+    /usr/bin/python3 java-test-harness/backend/run.py [--only check,check] [--jdk 17|25]
+
+Per JDK: compiles the workloads into build/backend-test/jdkNN/classes and runs every check of checks.py against
+fresh test backends (oap.py). A missing JDK is skipped with a message; with neither the run fails. The fleet check
+(50 JVMs) runs on the first JDK only: it tests the backend client, not the JVM. Logs of every JVM and backend stay
+in build/backend-test/jdkNN/<check>/."""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import time
+import traceback
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import ROOT, Backend, CheckFailed  # noqa: E402
+import checks  # noqa: E402
+
+JDKS = {"17": os.environ.get("JDK17_HOME", "/usr/lib/jvm/java-17-openjdk-amd64"),
+        "25": os.environ.get("JDK25_HOME", "/usr/lib/jvm/temurin-25-jdk-amd64")}
+WORKLOADS = ["CpuSplit.java", "TaskLoad.java"]
+
+
+class Ctx:
+    def __init__(self, home, label, work, classes):
+        self.java = f"{home}/bin/java"
+        self.jfr_tool = f"{home}/bin/jfr"
+        self.agent = os.environ.get("JSAMPLER_AGENT", str(ROOT / "build/libjsampler.so"))
+        self.classes = classes
+        self.label = label
+        self.work = work
+        self.backends = []
+        self.notes = []
+
+    def backend(self, name, *extra, port=0, state=None):
+        b = Backend(self.work, name, *extra, port=port, state=state)
+        self.backends.append(b)
+        return b
+
+    def dir(self, name):
+        d = self.work / name
+        d.mkdir(mode=0o700, parents=True, exist_ok=True)
+        return str(d)
+
+    def note(self, text):
+        self.notes.append(text)
+
+    def cleanup(self):
+        for b in self.backends:
+            b.stop()
+        self.backends = []
+
+
+def run_jdk(label, home, only, with_fleet):
+    base = ROOT / "build/backend-test" / f"jdk{label}"
+    shutil.rmtree(base, ignore_errors=True)
+    classes = base / "classes"
+    classes.mkdir(parents=True)
+    subprocess.run([f"{home}/bin/javac", "--release", "17", "-d", str(classes)] +
+                   [str(ROOT / "java-test-harness" / w) for w in WORKLOADS], check=True)
+    failed = []
+    for name, fn in checks.CHECKS.items():
+        if only and name not in only:
+            continue
+        if name == "fleet" and not with_fleet and not only:
+            print(f"SKIP jdk{label} {name}: runs on the first JDK only")
+            continue
+        work = base / name
+        work.mkdir(parents=True)
+        ctx = Ctx(home, label, work, classes)
+        t0 = time.monotonic()
+        try:
+            fn(ctx)
+            print(f"PASS jdk{label} {name} ({time.monotonic() - t0:.1f} s)" +
+                  "".join(f"\n     {n}" for n in ctx.notes), flush=True)
+        except (CheckFailed, Exception) as e:  # every check runs, whatever one of them does
+            detail = str(e) if isinstance(e, CheckFailed) else traceback.format_exc()
+            print(f"FAIL jdk{label} {name} ({time.monotonic() - t0:.1f} s): {detail}\n     logs: {work}", flush=True)
+            failed.append(f"jdk{label} {name}")
+        finally:
+            ctx.cleanup()
+            subprocess.run(["pkill", "-f", f"-cp {classes} "], capture_output=True)  # no JVM outlives its check
+    return failed
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--only", help="comma-separated check names: " + ", ".join(checks.CHECKS))
+    p.add_argument("--jdk", choices=sorted(JDKS), help="one JDK only")
+    a = p.parse_args()
+    only = set(a.only.split(",")) if a.only else None
+    if only and only - set(checks.CHECKS):
+        p.error(f"unknown checks: {', '.join(sorted(only - set(checks.CHECKS)))}")
+    failed, ran = [], 0
+    for label, home in JDKS.items():
+        if a.jdk and a.jdk != label:
+            continue
+        if not os.access(f"{home}/bin/java", os.X_OK):
+            print(f"SKIP: JDK {label} not found at {home}")
+            continue
+        failed += run_jdk(label, home, only, with_fleet=ran == 0)
+        ran += 1
+    if not ran:
+        print("backend-test: no JDK found")
+        return 1
+    print(f"backend-test: {'FAILED ' + ', '.join(failed) if failed else 'passed'} ({ran} JDKs)")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
