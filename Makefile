@@ -41,7 +41,8 @@ TOOL := $(BUILD)/jsampler
 JAR  := $(BUILD)/jsampler.jar
 JAVA_SRCS := $(wildcard src/java/jsampler/*.java)
 
-.PHONY: all deps test demo clean check-layers check-tsan native-test check-asan java-test jfr-test browser-test bench bench-smoke
+.PHONY: all deps test demo demo-task clean check-layers check-tsan native-test check-asan java-test backend-test jfr-test \
+        browser-test bench bench-smoke
 all: $(LIB) $(TOOL) $(JAR)
 
 # Header dependencies are tracked by the compiler (-MMD); the generated page header is an order-only prerequisite.
@@ -80,7 +81,7 @@ $(TOOL): $(TOOL_OBJS) $(COMMON_OBJS)
 
 # ---- dependencies: install missing Debian packages without asking ----
 DEB_PKGS := libunwind-dev libprotobuf-c-dev protobuf-c-compiler libcurl4-openssl-dev libcmocka-dev \
-            pkg-config chromium nodejs npm jattach
+            pkg-config chromium nodejs npm jattach python3-grpcio python3-grpc-tools python3-protobuf openssl
 deps:
 	@sh tools/deps.sh $(DEB_PKGS)
 
@@ -145,6 +146,10 @@ jfr-test: all
 	@sh native-tests/jfr_jdk_check.sh
 	@sh java-test-harness/jfr_check.sh
 
+# The SkyWalking task client end to end: JVMs with the agent against a grpcio test backend (java-test-harness/backend).
+backend-test: all
+	@/usr/bin/python3 java-test-harness/backend/run.py
+
 browser-test: all
 	@html=$(BUILD)/java-test/profile-jdk17.html; [ -f $$html ] || html=$(BUILD)/java-test/profile-jdk25.html; \
 	 if [ -f $$html ]; then JSAMPLER_HTML=$$html; export JSAMPLER_HTML; fi; sh java-test-harness/browser/run.sh
@@ -156,11 +161,16 @@ test: deps
 	@$(MAKE) --no-print-directory check-asan
 	@$(MAKE) --no-print-directory check-tsan
 	@$(MAKE) --no-print-directory java-test
+	@$(MAKE) --no-print-directory backend-test
 	@$(MAKE) --no-print-directory jfr-test
 	@$(MAKE) --no-print-directory browser-test
 
 demo: deps all
 	@sh java-test-harness/demo.sh
+
+# The SkyWalking loop on the demo: test backend, task created, profiled, uploaded, analysis printed (about 30 s).
+demo-task: deps all
+	@/usr/bin/python3 java-test-harness/backend/demo_task.py
 
 clean:
 	rm -rf $(BUILD)
@@ -205,6 +215,15 @@ soak-walker: all
 
 walker-cost: all
 	@sh bench/walker_cost.sh
+
+# ---- the task client idle-polling for an hour: its thread's CPU and the JVM's RSS beside a bare JVM ----
+# ---- a 10-minute task at 1 ms on 16 busy threads with the default uploadmax, against a full-rate recording ----
+.PHONY: backend-idle task-size
+backend-idle: all
+	@sh bench/backend_idle.sh
+
+task-size: all
+	@/usr/bin/python3 bench/task_size.py
 
 # ---- attach: latency to the first sample (jsampler, jcmd, jattach) and the pause with 20k classes loaded ----
 attach-cost: all

@@ -176,7 +176,7 @@ static void put(const char *dir, const char *id, int error, long long after)
     e.error = error;
     snprintf(e.message, sizeof e.message, "line one\nline two");
     if (!error) {
-        js_spool_jfr_path(dir, id, e.jfr, sizeof e.jfr);
+        js_spool_jfr_path(dir, id, "inst", e.jfr, sizeof e.jfr);
         int fd = open(e.jfr, O_WRONLY | O_CREAT | O_TRUNC, 0600);
         assert_true(fd >= 0);
         close(fd);

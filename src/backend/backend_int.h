@@ -63,14 +63,14 @@ typedef struct {
     int error;                         /* 1: report EXECUTION_TASK_ERROR with message */
     char message[JS_TASK_MSG_MAX];
     char jfr[JS_BACKEND_PATH_MAX];     /* the recording ("" for an error report) */
-    char meta[JS_BACKEND_PATH_MAX];    /* this entry's file */
+    char meta[JS_BACKEND_PATH_MAX + 400]; /* this entry's file */
     long long after_ms;                /* not to be uploaded before this time (epoch ms; 0 = now) */
 } js_spool_entry;
 
 /* Create taskdir (0700, ours) if needed; 0 or -1 with err. */
 int js_spool_init(const char *dir, char *err, size_t errlen);
-/* Path of the recording for task id into out. */
-void js_spool_jfr_path(const char *dir, const char *id, char *out, size_t outlen);
+/* Path of the recording of task id on instance into out. */
+void js_spool_jfr_path(const char *dir, const char *id, const char *instance, char *out, size_t outlen);
 /* Record a finished task (its recording or its error) as pending; 0 or -1 with err. */
 int js_spool_put(const char *dir, const js_spool_entry *e, char *err, size_t errlen);
 /* The oldest pending entry not locked by another agent; 1 with e filled and locked (*lockfd), 0 if none. */

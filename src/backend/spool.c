@@ -14,14 +14,14 @@
 #include <time.h>
 #include <unistd.h>
 
-/* A file name from a task id: characters outside [A-Za-z0-9._=-] become '_'. */
+/* A file name from a task id: characters outside [A-Za-z0-9._=@-] become '_'. */
 static void safe_name(const char *id, char *out, size_t outlen)
 {
     size_t i = 0;
     for (; id[i] && i + 1 < outlen; i++) {
         char ch = id[i];
         int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' ||
-                 ch == '_' || ch == '=' || ch == '-';
+                 ch == '_' || ch == '=' || ch == '-' || ch == '@';
         out[i] = ok && !(i == 0 && ch == '.') ? ch : '_';
     }
     out[i] = 0;
@@ -45,10 +45,18 @@ int js_spool_init(const char *dir, char *err, size_t errlen)
     return 0;
 }
 
-void js_spool_jfr_path(const char *dir, const char *id, char *out, size_t outlen)
+/* The file name of a task's entry: task id and instance, so agents sharing taskdir never collide. */
+static void entry_name(const char *id, const char *instance, char *out, size_t outlen)
 {
-    char name[JS_TASK_ID_MAX];
-    safe_name(id, name, sizeof name);
+    char both[JS_TASK_ID_MAX + JS_BACKEND_NAME_MAX + 2];
+    snprintf(both, sizeof both, "%s@%s", id, instance);
+    safe_name(both, out, outlen);
+}
+
+void js_spool_jfr_path(const char *dir, const char *id, const char *instance, char *out, size_t outlen)
+{
+    char name[JS_TASK_ID_MAX + JS_BACKEND_NAME_MAX + 2];
+    entry_name(id, instance, name, sizeof name);
     snprintf(out, outlen, "%s/%s.jfr", dir, name);
 }
 
@@ -62,8 +70,8 @@ static void put_line(FILE *f, const char *key, const char *v)
 
 int js_spool_put(const char *dir, const js_spool_entry *e, char *err, size_t errlen)
 {
-    char name[JS_TASK_ID_MAX], path[JS_BACKEND_PATH_MAX + 160], tmp[JS_BACKEND_PATH_MAX + 170];
-    safe_name(e->id, name, sizeof name);
+    char name[JS_TASK_ID_MAX + JS_BACKEND_NAME_MAX + 2], path[JS_BACKEND_PATH_MAX + 400], tmp[JS_BACKEND_PATH_MAX + 420];
+    entry_name(e->id, e->instance, name, sizeof name);
     snprintf(path, sizeof path, "%s/%s.task", dir, name);
     snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);

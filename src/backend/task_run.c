@@ -95,7 +95,7 @@ int js_run_start(js_run *r, const js_sw_task *t)
     r->duration_s = t->duration_s > JS_TASK_MAX_DURATION_S ? JS_TASK_MAX_DURATION_S : t->duration_s;
     if (r->duration_s != t->duration_s)
         js_warn("task %s: duration %d s clamped to %d s", t->id, t->duration_s, JS_TASK_MAX_DURATION_S);
-    js_spool_jfr_path(c->taskdir, t->id, r->jfr, sizeof r->jfr);
+    js_spool_jfr_path(c->taskdir, t->id, c->instance, r->jfr, sizeof r->jfr);
     long long requested = r->opts.interval_ns ? r->opts.interval_ns : 10000000LL;
     r->cpus = busy_cpus(r);
     double est = 0;

@@ -1,0 +1,68 @@
+#!/usr/bin/python3
+"""demo_task.py: make demo-task: the whole SkyWalking loop in about half a minute. The test backend (oap.py, on
+grpcio) starts; the demo application runs with the agent's task client polling it; a task is created as the
+SkyWalking UI would (CPU, 10 s); the agent profiles and uploads the JFR; the analysis the OAP's query API would give
+is printed, hottest methods first."""
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import ROOT, Backend, CheckFailed, Jvm, wait_for  # noqa: E402
+
+
+class Ctx:
+    def __init__(self, work):
+        home = os.environ.get("JAVA_HOME") or str(Path(os.path.realpath(subprocess.run(
+            ["sh", "-c", "command -v javac"], capture_output=True, text=True).stdout.strip())).parents[1])
+        self.java, self.javac = f"{home}/bin/java", f"{home}/bin/javac"
+        self.agent = os.environ.get("JSAMPLER_AGENT", str(ROOT / "build/libjsampler.so"))
+        self.work = work
+        self.classes = work / "classes"
+
+
+def main():
+    work = ROOT / "build/demo-task"
+    subprocess.run(["rm", "-rf", str(work)], check=True)
+    (work / "tasks").mkdir(parents=True, mode=0o700)
+    ctx = Ctx(work)
+    subprocess.run([ctx.javac, "--release", "17", "-d", str(ctx.classes), str(ROOT / "java-test-harness/Demo.java")],
+                   check=True)
+    print("== Test backend (a grpcio stand-in for the SkyWalking OAP)")
+    b = Backend(work, "oap")
+    print(f"   gRPC on 127.0.0.1:{b.port}, admin on 127.0.0.1:{b.admin}")
+    opts = f"backend=127.0.0.1:{b.port},service=demo-shop,instance=demo-1,poll=2s,taskdir={work}/tasks"
+    print(f"== The demo with -agentpath:libjsampler.so={opts}")
+    jvm = Jvm(ctx, "demo", opts, ["Demo", 40])
+    try:
+        wait_for(lambda: b.instance_seen("demo-1"), 30, "the instance to register")
+        print("   instance demo-1 registered (keepAlive)")
+        task = b.task("demo-shop", 10, events=["CPU"], execArgs="interval=5ms")
+        t0 = time.monotonic()
+        print(f"== Task {task} created: CPU, 10 s, ExecArgs 'event=cpu,interval=5ms'")
+        b.wait_log(task, "NOTIFIED", 10, "demo-1")
+        print(f"   NOTIFIED after {time.monotonic() - t0:.1f} s; profiling...")
+        b.wait_log(task, "EXECUTION_FINISHED", 40, "demo-1")
+        up = b.uploads(task)[0]
+        print(f"   EXECUTION_FINISHED after {time.monotonic() - t0:.1f} s: {up['received']} of {up['contentSize']} "
+              f"bytes received")
+        a = b.get(f"/tasks/{task}/analysis?event=EXECUTION_SAMPLE")
+        total = next(e["total"] for e in a["elements"] if e["parentId"] == "0")
+        print(f"== Analysis (EXECUTION_SAMPLE, {total} samples, {len(a['elements'])} tree elements), self time:")
+        for e in a["top"][:10]:
+            print(f"   {100.0 * e['self'] / total:6.2f}%  {e['codeSignature']}")
+        print("\n== The agent's log")
+        print("".join(l for l in jvm.log().splitlines(True) if "task" in l))
+    except CheckFailed as e:
+        print(f"demo-task: {e}", file=sys.stderr)
+        return 1
+    finally:
+        jvm.kill()
+        b.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
