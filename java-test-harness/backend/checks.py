@@ -164,6 +164,25 @@ def check_restart_pending(ctx):
     jvm2.kill()
 
 
+def check_exit_mid_task(ctx):
+    """The JVM exits in the middle of a task: what was recorded is kept (the profiler's shutdown writes it) and the
+    next agent with the same taskdir uploads it, a whole JFR the JDK reads."""
+    b = ctx.backend("exitmid")
+    td = ctx.dir("exitmid-tasks")
+    jvm = Jvm(ctx, "exitmid1", agent_opts(b.port, "svc-exit", "first", td), ["TaskLoad", 0, 5, 1])
+    wait_for(lambda: b.instance_seen("first"), 20, "the instance's keepAlive")
+    task = b.task("svc-exit", 30)
+    b.wait_log(task, "NOTIFIED", 10, "first")
+    check(jvm.wait_exit(30) == 0, "the JVM exits normally during the task")
+    check("the JVM exits after" in jvm.log(), "the agent says the recording so far is kept")
+    jvm2 = Jvm(ctx, "exitmid2", agent_opts(b.port, "svc-exit", "second", td), ["TaskLoad", 30, 0, 0])
+    b.wait_log(task, "EXECUTION_FINISHED", 30, "first")
+    up = b.uploads(task)
+    check(len(up) == 1 and up[0]["received"] == up[0]["contentSize"], f"uploaded once, whole: {up}")
+    check(jfr_tool_events(ctx.jfr_tool, up[0]["path"]) > 0, "the recording cut short parses with the JDK's jfr")
+    jvm2.kill()
+
+
 def check_token(ctx):
     """A backend that wants a token: configured the SkyWalking way (SW_AGENT_* variables, no options) it works; a
     wrong token is refused (PERMISSION_DENIED, logged once) and the JVM runs on."""
@@ -343,6 +362,7 @@ CHECKS = {
     "backend-late": check_backend_late,
     "killed-mid-upload": check_killed_mid_upload,
     "restart-pending": check_restart_pending,
+    "exit-mid-task": check_exit_mid_task,
     "token": check_token,
     "tls": check_tls,
     "unimplemented-http1": check_unimplemented_and_http1,

@@ -221,7 +221,7 @@ void js_run_finish(js_run *r, int vm_exit)
     if (vm_exit) {
         /* the profiler's own shutdown writes the last segment after this thread has gone */
         snprintf(e.jfr, sizeof e.jfr, "%s", r->seg_path[r->nseg - 1]);
-        e.after_ms = epoch_ms() + 30000;
+        e.after_ms = epoch_ms() + 5000;
         js_warn("task %s: the JVM exits after %lld of %d s; the recording so far is kept for upload", r->task.id,
                 (r->mono_ms() - r->start_ms) / 1000, r->duration_s);
     } else if (!r->stopped && dispatch(r->host, "stop", reply, sizeof reply) != 0) {
