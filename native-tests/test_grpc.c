@@ -254,60 +254,56 @@ static void test_call_nothing_listening(void **state)
     assert_true(err[0] != 0);
 }
 
+/* One unary call to a peer served by a thread; the status, with the call's duration in *took (ms). */
+static int call_peer(peer *p, long long deadline_ms, volatile int *cancel, long long *took)
+{
+    int port = listen_any(p);
+    pthread_t t;
+    pthread_create(&t, NULL, serve_one, p);
+    js_grpc_channel ch = channel(port);
+    ch.cancel = cancel;
+    uint8_t *resp = NULL;
+    size_t len;
+    char err[256];
+    long long t0 = ms_now();
+    int st = js_grpc_unary(&ch, "/x.Y/z", "", 0, deadline_ms, &resp, &len, err, sizeof err);
+    *took = ms_now() - t0;
+    pthread_join(t, NULL);
+    close(p->fd);
+    assert_null(resp);
+    return st;
+}
+
 static void test_call_http1_server(void **state)
 {
     peer p = {.reply = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"};
-    int port = listen_any(&p);
-    pthread_t t;
-    pthread_create(&t, NULL, serve_one, &p);
-    js_grpc_channel ch = channel(port);
-    uint8_t *resp;
-    size_t len;
-    char err[256];
-    int st = js_grpc_unary(&ch, "/x.Y/z", "", 0, 3000, &resp, &len, err, sizeof err);
-    pthread_join(t, NULL);
-    close(p.fd);
-    assert_int_equal(st, JS_GRPC_UNAVAILABLE); /* prior-knowledge HTTP/2 meets HTTP/1.1: not a gRPC endpoint */
-    assert_null(resp);
+    long long took;
+    /* prior-knowledge HTTP/2 meets HTTP/1.1: not a gRPC endpoint */
+    assert_int_equal(call_peer(&p, 3000, NULL, &took), JS_GRPC_UNAVAILABLE);
+}
+
+static void test_call_garbage_server(void **state)
+{
+    peer p = {.reply = "\x17\x03\x03garbage that is neither HTTP/1 nor HTTP/2\r\n\r\n\x00\x00\x00\x00"};
+    long long took;
+    assert_int_equal(call_peer(&p, 3000, NULL, &took), JS_GRPC_UNAVAILABLE);
+    assert_true(took < 2500); /* ends when the peer hangs up, not at the deadline */
 }
 
 static void test_call_silent_server_meets_deadline(void **state)
 {
     peer p = {.reply = NULL, .hold_ms = 3000};
-    int port = listen_any(&p);
-    pthread_t t;
-    pthread_create(&t, NULL, serve_one, &p);
-    js_grpc_channel ch = channel(port);
-    uint8_t *resp;
-    size_t len;
-    char err[256];
-    long long t0 = ms_now();
-    int st = js_grpc_unary(&ch, "/x.Y/z", "", 0, 400, &resp, &len, err, sizeof err);
-    long long took = ms_now() - t0;
-    pthread_join(t, NULL);
-    close(p.fd);
-    assert_int_equal(st, JS_GRPC_DEADLINE_EXCEEDED);
+    long long took;
+    assert_int_equal(call_peer(&p, 400, NULL, &took), JS_GRPC_DEADLINE_EXCEEDED);
     assert_true(took >= 350 && took < 2000); /* bounded by the call's deadline, not by the peer */
 }
 
 static void test_call_cancelled(void **state)
 {
     peer p = {.reply = NULL, .hold_ms = 3000};
-    int port = listen_any(&p);
-    pthread_t t;
-    pthread_create(&t, NULL, serve_one, &p);
-    js_grpc_channel ch = channel(port);
     volatile int cancel = 1; /* the agent is shutting down */
-    ch.cancel = &cancel;
-    uint8_t *resp;
-    size_t len;
-    char err[256];
-    long long t0 = ms_now();
-    int st = js_grpc_unary(&ch, "/x.Y/z", "", 0, 10000, &resp, &len, err, sizeof err);
-    long long took = ms_now() - t0;
-    pthread_join(t, NULL);
-    close(p.fd);
-    assert_int_equal(st, JS_GRPC_CANCELLED);
+    long long took;
+    assert_int_equal(call_peer(&p, 10000, &cancel, &took), JS_GRPC_CANCELLED);
     assert_true(took < 1500);
 }
 
@@ -330,6 +326,7 @@ int main(void)
         cmocka_unit_test(test_timeout_values),
         cmocka_unit_test(test_call_nothing_listening),
         cmocka_unit_test(test_call_http1_server),
+        cmocka_unit_test(test_call_garbage_server),
         cmocka_unit_test(test_call_silent_server_meets_deadline),
         cmocka_unit_test(test_call_cancelled),
     };

@@ -57,8 +57,27 @@ def check_basic(ctx):
     for k in t:
         check(abs(shares[k] - t[k]) <= 0.05, f"{k}: {shares[k]:.3f} sampled vs {t[k]:.3f} measured ({n} samples)")
     check(not list(Path(td).iterdir()), "taskdir empty once the server accepted the recording")
+    props = next(i for i in b.get("/instances") if i["instance"] == "i1")
+    check(props["keepAlives"] >= 1 and str(props["properties"].get("Process No.")) == str(jvm.pid) and
+          props["properties"].get("language") == "java", f"keepAlive and the instance's properties: {props}")
     ctx.note(f"basic: notified after {lag:.2f} s, {sent} bytes, shares " +
              " ".join(f"{k}={shares[k]:.3f}/{t[k]:.3f}" for k in t))
+
+
+def check_bad_options(ctx):
+    """A bad task client option stops the JVM at start-up with one line naming it; so does a bad SW_AGENT_* value."""
+    cases = [("backend=oap,service=s", None, "option 'backend=oap'"),
+             ("backend=127.0.0.1:1,poll=5ms,service=s", None, "option 'poll=5ms'"),
+             ("backend=127.0.0.1:1", None, "option 'service=' missing"),
+             ("", {"SW_AGENT_NAME": "s", "SW_AGENT_COLLECTOR_BACKEND_SERVICES": "nohost"},
+              "SW_AGENT_COLLECTOR_BACKEND_SERVICES")]
+    for i, (opts, env, want) in enumerate(cases):
+        jvm = Jvm(ctx, f"badopt{i}", opts, ["TaskLoad", 0, 0, 0], env=env)
+        rc = jvm.wait_exit(30)
+        errs = [l for l in jvm.log().splitlines() if "ERROR" in l]
+        check(rc != 0 and "TASKLOAD_STARTED" not in jvm.stdout(), f"'{opts}' {env}: the JVM did not stop ({rc})")
+        check(len(errs) == 1 and want in errs[0], f"'{opts}' {env}: one line naming {want}: {errs}")
+        jvm.kill()
 
 
 def check_task_errors(ctx):
@@ -101,6 +120,17 @@ def check_oversize(ctx):
     check(not b.uploads(task), "nothing stored")
     wait_for(lambda: not list(Path(td).iterdir()), 5, "taskdir emptied")
     jvm.exited_early()
+    jvm.kill()
+
+
+def check_slow_backend(ctx):
+    """A backend that takes 3 s to accept an upload: the upload waits within its deadline and completes."""
+    b = ctx.backend("slow", "--slow-collect", "3")
+    jvm = Jvm(ctx, "slow", agent_opts(b.port, "svc-slow", "i1", ctx.dir("slow-tasks")), ["TaskLoad", 0, 15, 1])
+    wait_for(lambda: b.instance_seen("i1"), 20, "the instance's keepAlive")
+    task = b.task("svc-slow", 2)
+    b.wait_log(task, "EXECUTION_FINISHED", 25, "i1")
+    check("retrying" not in jvm.log(), "a slow answer is not a failure")
     jvm.kill()
 
 
@@ -297,8 +327,9 @@ def check_size_plan(ctx, seconds=20, threads=16, uploadmax="512k"):
     check(up["contentSize"] <= limit, f"{up['contentSize']} bytes uploaded, uploadmax {limit}")
     settings = subprocess.run([ctx.jfr_tool, "print", "--events", "jdk.ActiveSetting", up["path"]],
                               capture_output=True, text=True).stdout
-    check(re.search(r'name = "interval"\s+value = "' + str(int(float(m.group(1)) * 1e6)), settings) or
-          f"{float(m.group(1)):g} ms" in settings or m.group(1) in settings, "the interval used is in the JFR's settings")
+    used_ns = round(float(m.group(1)) * 1e6)
+    check(re.search(r'name = "interval"\s+value = "' + str(used_ns) + '"', settings),
+          f"the interval used ({used_ns} ns) is in the JFR's settings")
     (planned, n1), _ = analysis_shares(b, task)
     jvm.kill()
     full_jfr = ctx.work / "plan-full.jfr"
@@ -325,6 +356,10 @@ def check_size_adapt(ctx):
     up = b.uploads(task)[0]
     check(up["contentSize"] <= 512 << 10, f"{up['contentSize']} bytes, uploadmax 512k")
     check(jfr_tool_events(ctx.jfr_tool, up["path"]) > 1000, "the joined JFR parses with the JDK's jfr")
+    settings = subprocess.run([ctx.jfr_tool, "print", "--events", "jdk.ActiveSetting", up["path"]],
+                              capture_output=True, text=True).stdout
+    intervals = set(re.findall(r'name = "interval"\s+value = "(\d+)"', settings))
+    check("1000000" in intervals and len(intervals) >= 2, f"each segment's interval is in its settings: {intervals}")
     (shares, n), a = analysis_shares(b, task)
     check(a["top"][0]["codeSignature"].endswith("CpuSplit.burnA"), f"hot method on top: {a['top'][:3]}")
     jvm.kill()
@@ -357,8 +392,10 @@ def check_fleet(ctx, count=50):
 
 CHECKS = {
     "basic": check_basic,
+    "bad-options": check_bad_options,
     "task-errors": check_task_errors,
     "oversize": check_oversize,
+    "slow-backend": check_slow_backend,
     "backend-late": check_backend_late,
     "killed-mid-upload": check_killed_mid_upload,
     "restart-pending": check_restart_pending,

@@ -23,7 +23,7 @@ Admin endpoints (127.0.0.1:<admin port>, JSON in and out):
     GET  /tasks                    every task
     GET  /tasks/<id>/progress      task logs, successful and failed instances
     GET  /tasks/<id>/analysis?event=EXECUTION_SAMPLE|LOCK|IN_NEW_TLAB|OUTSIDE_TLAB
-    GET  /uploads  /attempts  /instances  /stats  /health
+    GET  /uploads  /attempts  /instances (those that sent keepAlive)  /stats  /health
 """
 import argparse
 import base64
@@ -506,7 +506,8 @@ def make_admin_handler(state):
                     "/tasks": lambda: [dict(t, logs=len(t["logs"])) for t in state.tasks.values()],
                     "/uploads": lambda: list(state.uploads),
                     "/attempts": lambda: list(state.attempts),
-                    "/instances": lambda: [dict(i) for i in state.instances.values()],
+                    # as the OAP: only keepAlive makes an instance (reportInstanceProperties only updates it)
+                    "/instances": lambda: [dict(i) for i in state.instances.values() if i["keepAlives"] > 0],
                     "/stats": lambda: dict(state.stats),
                 }.get(path)
                 body = simple() if simple else None

@@ -1,5 +1,5 @@
 /* backend.c - see backend.h: the task client's thread. One loop, one thread, every call bounded:
- * heartbeat (keepAlive, reportInstanceProperties every 10th), task poll, the running task's
+ * heartbeat (keepAlive, then reportInstanceProperties every 10th), task poll, the running task's
  * clock, uploads of what waits in taskdir. Failures back off with jitter and are logged once per
  * change of state, not per attempt. */
 #include "backend/backend.h"
@@ -91,10 +91,12 @@ static void note_failure(const char *what, int code, const char *err)
     }
 }
 
+/* keepAlive (which makes the instance a task target in the OAP), and every tenth time the properties. */
 static void heartbeat(void)
 {
     char err[JS_GRPC_ERR_MAX];
-    int st = js_sw_heartbeat(&B.cli, B.beats % PROPERTIES_EVERY == 0, err, sizeof err);
+    int st = js_sw_heartbeat(&B.cli, 0, err, sizeof err);
+    if (st == JS_GRPC_OK && B.beats % PROPERTIES_EVERY == 0) st = js_sw_heartbeat(&B.cli, 1, err, sizeof err);
     if (st == JS_GRPC_OK) {
         note_ok();
         B.beats++;
