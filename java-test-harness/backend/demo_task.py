@@ -49,7 +49,7 @@ def main():
         print(f"   EXECUTION_FINISHED after {time.monotonic() - t0:.1f} s: {up['received']} of {up['contentSize']} "
               f"bytes received")
         a = b.get(f"/tasks/{task}/analysis?event=EXECUTION_SAMPLE")
-        total = next(e["total"] for e in a["elements"] if e["parentId"] == "0")
+        total = next(e["total"] for e in a["elements"] if e["parentId"] == "-1")
         print(f"== Analysis (EXECUTION_SAMPLE, {total} samples, {len(a['elements'])} tree elements), self time:")
         for e in a["top"][:10]:
             print(f"   {100.0 * e['self'] / total:6.2f}%  {e['codeSignature']}")

@@ -426,49 +426,43 @@ class TokenInterceptor(grpc.ServerInterceptor):
 # Analysis: merge the uploads of a task into one call tree
 
 
+def run_convert(state, args):
+    """Runs `jsampler convert args`: (returncode, stdout bytes, stderr text), or raises OSError/TimeoutExpired."""
+    res = subprocess.run([state.args.jsampler, "convert"] + args, capture_output=True, timeout=300)
+    return res.returncode, res.stdout, res.stderr.decode(errors="replace")
+
+
 def analyse(state, task, event):
-    """Returns (http status, reply) for GET /tasks/<id>/analysis."""
+    """Returns (http status, reply) for GET /tasks/<id>/analysis: the OAP's analysis tree of the task's uploads,
+    made by jsampler's converter (every upload's stacks merged, then its SkyWalking tree format)."""
     if event not in ANALYSIS_EVENTS:
         return 400, {"error": f"unknown event {event!r}; one of {', '.join(ANALYSIS_EVENTS)}"}
     with state.lock:
         files = [u["path"] for u in state.uploads if u["taskId"] == task["id"]]
-    # Tree nodes: id -> [parentId, codeSignature, total, self]; children keyed by (parentId, frame).
-    nodes = {"1": ["0", "root", 0, 0]}
-    children = {}
-    for path in files:
-        cmd = [state.args.jsampler, "convert", "--event", ANALYSIS_EVENTS[event], path, "-",
-               "--format", "collapsed"]
-        try:
-            res = subprocess.run(cmd, capture_output=True, timeout=300)
-        except (OSError, subprocess.TimeoutExpired) as e:
-            return 500, {"error": f"convert {path}: {e}", "stderr": ""}
-        stderr = res.stderr.decode(errors="replace")
-        if res.returncode == 3:
-            continue    # the recording has no event of this kind: it adds nothing to the tree
-        if res.returncode != 0:
-            return 500, {"error": f"convert {path} failed ({res.returncode}): {stderr.strip()}",
-                         "stderr": stderr}
-        for line in res.stdout.decode(errors="replace").splitlines():
-            stack, _, count = line.rstrip().rpartition(" ")
-            if not stack or not count.isdigit():
-                continue
-            weight = int(count)
-            node_id = "1"
-            nodes[node_id][2] += weight
-            for frame in stack.split(";"):
-                key = (node_id, frame)
-                if key not in children:
-                    children[key] = str(len(nodes) + 1)
-                    nodes[children[key]] = [node_id, frame, 0, 0]
-                node_id = children[key]
-                nodes[node_id][2] += weight
-            nodes[node_id][3] += weight
-    elements = [{"id": i, "parentId": p, "codeSignature": sig, "total": total, "self": own}
-                for i, (p, sig, total, own) in nodes.items()]
+    merged = []
+    try:
+        for path in files:
+            rc, out, err = run_convert(state, ["--event", ANALYSIS_EVENTS[event], path, "-", "--format", "collapsed"])
+            if rc == 3:
+                continue    # the recording has no event of this kind: it adds nothing to the tree
+            if rc != 0:
+                return 500, {"error": f"convert {path} failed ({rc}): {err.strip()}", "stderr": err}
+            merged.append(out)
+        elements = []
+        if any(merged):
+            with tempfile.TemporaryDirectory(prefix="oap-analysis-") as tmp:
+                stacks = Path(tmp) / "all.collapsed"
+                stacks.write_bytes(b"".join(merged))
+                rc, out, err = run_convert(state, [str(stacks), str(Path(tmp) / "tree.json"), "--format", "json"])
+                if rc != 0:
+                    return 500, {"error": f"convert to the analysis tree failed ({rc}): {err.strip()}", "stderr": err}
+                elements = json.loads((Path(tmp) / "tree.json").read_text())["trees"][0]["elements"]
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return 500, {"error": f"convert: {e}", "stderr": ""}
     self_by_sig = collections.Counter()
-    for _, sig, _, own in nodes.values():
-        if own:
-            self_by_sig[sig] += own
+    for e in elements:
+        if e["self"]:
+            self_by_sig[e["codeSignature"]] += e["self"]
     top = [{"codeSignature": sig, "self": own} for sig, own in self_by_sig.most_common(20)]
     return 200, {"type": event, "files": len(files), "elements": elements, "top": top}
 
