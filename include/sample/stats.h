@@ -39,8 +39,8 @@ void js_stats_foreign_signal(void);
 void js_stats_throttled(uint64_t weight);
 void js_stats_handler_ns(uint64_t ns);
 void js_stats_recovery(js_recover_kind k);
-/* A stack cut at jstackdepth. */
-void js_stats_truncated(void);
+/* A stack cut at jstackdepth, counted by its weight (carried throttle weight included). */
+void js_stats_truncated(uint64_t weight);
 /* Short name of a recovery outcome ("stub", "prologue", ..., "retry_failed"). */
 const char *js_recover_name(js_recover_kind k);
 

@@ -81,9 +81,10 @@ def check_bad_options(ctx):
 
 
 def check_task_errors(ctx):
-    """One JVM, three tasks it must not run as asked: one for another instance (ignored: never notified), one
-    with ExecArgs jsampler cannot honour (EXECUTION_TASK_ERROR naming them, nothing started), and a second task
-    while one runs (reported, the first finishes)."""
+    """One JVM, four tasks it must not run as asked: one for another instance (ignored: never notified), one
+    with ExecArgs jsampler cannot honour (EXECUTION_TASK_ERROR naming them, nothing started), a second task
+    while one runs (reported, the first finishes), and a task while a session started by hand runs (reported with
+    the profiler's reason; the user's session goes on)."""
     b = ctx.backend("errors")
     jvm = Jvm(ctx, "errors", agent_opts(b.port, "svc-err", "i1", ctx.dir("errors-tasks")), ["TaskLoad", 0, 40, 1])
     wait_for(lambda: b.instance_seen("i1"), 20, "the instance's keepAlive")
@@ -103,6 +104,13 @@ def check_task_errors(ctx):
     check(first in msg and "not started" in msg, f"the second task's error names the running one: {msg}")
     b.wait_log(first, "EXECUTION_FINISHED", 20, "i1")
     check(b.progress(second)["successInstances"] == [], "the second task did not run")
+    cli = str(ROOT / "build/jsampler")
+    check(subprocess.run([cli, "start", str(jvm.pid)], capture_output=True).returncode == 0, "a session started by hand")
+    busy = b.task("svc-err", 2)
+    msg = b.wait_log(busy, "EXECUTION_TASK_ERROR", 10, "i1")[0]["message"]
+    check("refused to start" in msg, f"a task while a session runs by hand is reported with the reason: {msg}")
+    check(subprocess.run([cli, "stop", "-f", str(ctx.work / "by-hand.collapsed"), str(jvm.pid)],
+                         capture_output=True).returncode == 0, "the session by hand is still the user's to stop")
     jvm.exited_early()
     jvm.kill()
     ctx.note(f"task-errors: bad ExecArgs -> '{err[:90]}...'")

@@ -93,7 +93,6 @@ static int walk(void *uc, js_raw_frame *buf, int depth)
         buf[n].bci = JS_WALK_TRUNCATED;
         buf[n].kind = JS_RF_ERROR;
         buf[n].method = NULL;
-        js_stats_truncated();
         return n + 1;
     }
     if (n > 0) return n;
@@ -158,6 +157,8 @@ static void take_sample(void *uc, js_thread *t, int tid, uint64_t t0, uint64_t w
         return;
     }
     js_stats_sample(w);
+    if (n > 1 && buf[n - 1].kind == JS_RF_ERROR && buf[n - 1].bci == JS_WALK_TRUNCATED)
+        js_stats_truncated(w); /* by weight, as the outputs count the stack */
     if (S.ring) {
         js_ring_event ev = {t0, gen << JS_SAMPLER_GEN_SHIFT | id, serial, (uint32_t)(w > UINT32_MAX ? UINT32_MAX : w),
                             0};

@@ -68,9 +68,9 @@ void js_stats_recovery(js_recover_kind k)
     if ((unsigned)k < JS_RECOVER_KINDS) atomic_fetch_add_explicit(&st.recovery[k], 1, RELAXED);
 }
 
-void js_stats_truncated(void)
+void js_stats_truncated(uint64_t weight)
 {
-    atomic_fetch_add_explicit(&st.truncated, 1, RELAXED);
+    atomic_fetch_add_explicit(&st.truncated, weight, RELAXED);
 }
 
 const char *js_recover_name(js_recover_kind k)
