@@ -9,38 +9,24 @@ that task samples 16 CPUs: about 9.6 million samples, far over the OAP's 30 MiB.
 Reported (and written to build/task-size/result.txt): the interval the plan chose, the bytes uploaded against
 uploadmax, and the shares of burnA/B/C in the task's recording, in the full-rate recording and as CpuSplit measured
 them. Pass: the upload fits and every share is within 1 point of the full-rate run's.
-Environment: TASK_SECONDS (default 600), JAVA_HOME (default JDK 17)."""
+Environment: TASK_SECONDS (default 600), JAVA_HOME (default: the JDK of the javac on PATH)."""
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "java-test-harness/backend"))
-from harness import Backend, Jvm, analysis_shares, collapsed_shares, truth, wait_for  # noqa: E402
+from harness import Backend, Jvm, Workspace, analysis_shares, collapsed_shares, truth, wait_for  # noqa: E402
 
 SECONDS = int(os.environ.get("TASK_SECONDS", "600"))
 THREADS = 16
 UPLOADMAX_K = 30 * 1024 * 2 // THREADS  # 3840
 
 
-class Ctx:
-    def __init__(self, work):
-        home = os.environ.get("JAVA_HOME", "/usr/lib/jvm/java-17-openjdk-amd64")
-        self.java, self.javac = f"{home}/bin/java", f"{home}/bin/javac"
-        self.agent = os.environ.get("JSAMPLER_AGENT", str(ROOT / "build/libjsampler.so"))
-        self.work = work
-        self.classes = work / "classes"
-
-
 def main():
-    work = ROOT / "build/task-size"
-    subprocess.run(["rm", "-rf", str(work)], check=True)
-    (work / "tasks").mkdir(parents=True, mode=0o700)
-    ctx = Ctx(work)
-    subprocess.run([ctx.javac, "--release", "17", "-d", str(ctx.classes)] +
-                   [str(ROOT / "java-test-harness" / f) for f in ("CpuSplit.java", "TaskLoad.java")], check=True)
+    ctx = Workspace(ROOT / "build/task-size", ["CpuSplit.java", "TaskLoad.java"])
+    work = ctx.work
     b = Backend(work, "oap")
     opts = f"backend=127.0.0.1:{b.port},service=busy,instance=busy-1,poll=2s,uploadmax={UPLOADMAX_K}k," \
            f"taskdir={work}/tasks"

@@ -3,33 +3,17 @@
 grpcio) starts; the demo application runs with the agent's task client polling it; a task is created as the
 SkyWalking UI would (CPU, 10 s); the agent profiles and uploads the JFR; the analysis the OAP's query API would give
 is printed, hottest methods first."""
-import os
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import ROOT, Backend, CheckFailed, Jvm, wait_for  # noqa: E402
-
-
-class Ctx:
-    def __init__(self, work):
-        home = os.environ.get("JAVA_HOME") or str(Path(os.path.realpath(subprocess.run(
-            ["sh", "-c", "command -v javac"], capture_output=True, text=True).stdout.strip())).parents[1])
-        self.java, self.javac = f"{home}/bin/java", f"{home}/bin/javac"
-        self.agent = os.environ.get("JSAMPLER_AGENT", str(ROOT / "build/libjsampler.so"))
-        self.work = work
-        self.classes = work / "classes"
+from harness import ROOT, Backend, CheckFailed, Jvm, Workspace, wait_for  # noqa: E402
 
 
 def main():
-    work = ROOT / "build/demo-task"
-    subprocess.run(["rm", "-rf", str(work)], check=True)
-    (work / "tasks").mkdir(parents=True, mode=0o700)
-    ctx = Ctx(work)
-    subprocess.run([ctx.javac, "--release", "17", "-d", str(ctx.classes), str(ROOT / "java-test-harness/Demo.java")],
-                   check=True)
+    ctx = Workspace(ROOT / "build/demo-task", ["Demo.java"])
+    work = ctx.work
     print("== Test backend (a grpcio stand-in for the SkyWalking OAP)")
     b = Backend(work, "oap")
     print(f"   gRPC on 127.0.0.1:{b.port}, admin on 127.0.0.1:{b.admin}")

@@ -6,7 +6,6 @@ import re
 import signal
 import socket
 import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -114,6 +113,25 @@ class Backend:
                 self.proc.kill()
                 self.proc.wait()
         self.err.close()
+
+
+class Workspace:
+    """What Jvm needs outside the checks (demo-task, benchmarks): the JDK (JAVA_HOME, else the javac on PATH, else
+    JDK 17), the agent, a work folder and the classes compiled into it from java-test-harness."""
+
+    def __init__(self, work, sources):
+        home = os.environ.get("JAVA_HOME")
+        if not home:
+            javac = subprocess.run(["sh", "-c", "command -v javac"], capture_output=True, text=True).stdout.strip()
+            home = str(Path(os.path.realpath(javac)).parents[1]) if javac else "/usr/lib/jvm/java-17-openjdk-amd64"
+        self.java, self.javac = f"{home}/bin/java", f"{home}/bin/javac"
+        self.agent = os.environ.get("JSAMPLER_AGENT", str(ROOT / "build/libjsampler.so"))
+        self.work = Path(work)
+        self.classes = self.work / "classes"
+        subprocess.run(["rm", "-rf", str(self.work)], check=True)
+        (self.work / "tasks").mkdir(parents=True, mode=0o700)
+        subprocess.run([self.javac, "--release", "17", "-d", str(self.classes)] +
+                       [str(ROOT / "java-test-harness" / f) for f in sources], check=True)
 
 
 class Jvm:
