@@ -35,6 +35,7 @@ static struct {
     js_sw_client cli;
     int target;
     long long last_cmd_ms;
+    char last_invalid[JS_TASK_ID_MAX]; /* a task without CreateTime comes back every poll: report it once */
     int polling;
     long long next_poll, next_beat, next_upload;
     int beats;
@@ -116,6 +117,8 @@ static void take_task(const js_sw_task *t)
         return;
     }
     if (t->invalid[0]) {
+        if (t->create_ms < 0 && strcmp(t->id, B.last_invalid) == 0) return;
+        snprintf(B.last_invalid, sizeof B.last_invalid, "%s", t->id);
         js_run_report_error(&B.conf, t->id, t->invalid);
     } else if (B.run.active) {
         char msg[JS_TASK_MSG_MAX];

@@ -222,8 +222,10 @@ void js_run_finish(js_run *r, int vm_exit)
         /* the profiler's own shutdown writes the last segment after this thread has gone */
         snprintf(e.jfr, sizeof e.jfr, "%s", r->seg_path[r->nseg - 1]);
         e.after_ms = epoch_ms() + 5000;
-        js_warn("task %s: the JVM exits after %lld of %d s; the recording so far is kept for upload", r->task.id,
-                (r->mono_ms() - r->start_ms) / 1000, r->duration_s);
+        js_warn("task %s: the JVM exits after %lld of %d s; the recording so far is kept for upload%s", r->task.id,
+                (r->mono_ms() - r->start_ms) / 1000, r->duration_s,
+                r->nseg > 1 ? " (its last segment only: the one at the re-planned interval)" : "");
+        for (int i = 0; i < r->nseg - 1; i++) unlink(r->seg_path[i]);
     } else if (!r->stopped && dispatch(r->host, "stop", reply, sizeof reply) != 0) {
         js_run_report_error(c, r->task.id, reply);
         for (int i = 0; i < r->nseg; i++) unlink(r->seg_path[i]);
