@@ -77,7 +77,6 @@ typedef struct {
     int status;          /* grpc-status, -1 until seen */
     long http_status;    /* :status of the first header block, 0 until seen */
     char message[JS_GRPC_ERR_MAX]; /* grpc-message, decoded */
-    char content_type[64];
 } js_grpc_headers;
 
 void js_grpc_headers_init(js_grpc_headers *h);
@@ -120,8 +119,6 @@ int js_grpc_recv(js_grpc_call *c, const uint8_t **msg, size_t *len);
 int js_grpc_finish(js_grpc_call *c);
 /* The status message of the last failure on c ("" if none). */
 const char *js_grpc_error(const js_grpc_call *c);
-/* Bytes of request messages (prefix included) handed to libcurl so far. */
-uint64_t js_grpc_bytes_sent(const js_grpc_call *c);
 void js_grpc_close(js_grpc_call *c);
 
 /* One unary call: req -> the single response message, copied into resp (heap, caller frees) with

@@ -30,7 +30,6 @@ struct js_grpc_call {
     uint8_t *out;             /* framed messages not yet handed to libcurl */
     size_t out_len, out_off, out_cap;
     int half_closed, paused;
-    uint64_t sent;
     /* response side */
     js_grpc_reader rd;
     msg_node *head, *tail;
@@ -76,7 +75,6 @@ static size_t on_read(char *buf, size_t size, size_t nitems, void *ud)
         if (n > room) n = room;
         memcpy(buf, c->out + c->out_off, n);
         c->out_off += n;
-        c->sent += n;
         return n;
     }
     if (c->half_closed) return 0; /* end of the request; libcurl may ask again: keep answering 0 */
@@ -362,11 +360,6 @@ int js_grpc_finish(js_grpc_call *c)
 const char *js_grpc_error(const js_grpc_call *c)
 {
     return c->err;
-}
-
-uint64_t js_grpc_bytes_sent(const js_grpc_call *c)
-{
-    return c->sent;
 }
 
 void js_grpc_close(js_grpc_call *c)

@@ -171,7 +171,5 @@ void js_grpc_headers_line(js_grpc_headers *h, const char *line, size_t n)
         h->status = (vl && !*e && s >= 0 && s <= 16) ? (int)s : JS_GRPC_UNKNOWN;
     } else if ((v = value_of(line, n, "grpc-message", &vl)) != NULL) {
         js_grpc_percent_decode(v, vl, h->message, sizeof h->message);
-    } else if ((v = value_of(line, n, "content-type", &vl)) != NULL) {
-        snprintf(h->content_type, sizeof h->content_type, "%.*s", (int)vl, v);
     }
 }

@@ -22,6 +22,17 @@ static int parse_ll(const char *s, long long *out)
     return 0;
 }
 
+/* Copy an argument into dst (dstlen bytes); -1 with err if it does not fit. */
+static int copy_arg(char *dst, size_t dstlen, const char *key, const char *v, char *err, size_t errlen)
+{
+    if (strlen(v) >= dstlen) {
+        snprintf(err, errlen, "%s longer than %zu characters", key, dstlen - 1);
+        return -1;
+    }
+    snprintf(dst, dstlen, "%s", v);
+    return 0;
+}
+
 int js_task_from_args(const char *const *keys, const char *const *vals, size_t n, js_sw_task *t, char *err,
                       size_t errlen)
 {
@@ -34,11 +45,7 @@ int js_task_from_args(const char *const *keys, const char *const *vals, size_t n
         if (strcmp(k, "SerialNumber") == 0) {
             snprintf(t->serial, sizeof t->serial, "%s", v);
         } else if (strcmp(k, "TaskId") == 0) {
-            if (strlen(v) >= sizeof t->id) {
-                snprintf(err, errlen, "TaskId longer than %zu characters", sizeof t->id - 1);
-                return -1;
-            }
-            snprintf(t->id, sizeof t->id, "%s", v);
+            if (copy_arg(t->id, sizeof t->id, k, v, err, errlen) != 0) return -1;
         } else if (strcmp(k, "Duration") == 0) {
             if (parse_ll(v, &x) != 0 || x < 0 || x > 86400) {
                 snprintf(err, errlen, "Duration '%s' is not a number of seconds", v);
@@ -46,11 +53,7 @@ int js_task_from_args(const char *const *keys, const char *const *vals, size_t n
             }
             t->duration_s = (int)x;
         } else if (strcmp(k, "ExecArgs") == 0) {
-            if (strlen(v) >= sizeof t->exec_args) {
-                snprintf(err, errlen, "ExecArgs longer than %zu characters", sizeof t->exec_args - 1);
-                return -1;
-            }
-            snprintf(t->exec_args, sizeof t->exec_args, "%s", v);
+            if (copy_arg(t->exec_args, sizeof t->exec_args, k, v, err, errlen) != 0) return -1;
         } else if (strcmp(k, "CreateTime") == 0) {
             if (parse_ll(v, &x) != 0 || x < 0) {
                 snprintf(err, errlen, "CreateTime '%s' is not a time in ms", v);
@@ -74,14 +77,14 @@ int js_task_from_args(const char *const *keys, const char *const *vals, size_t n
     return 0;
 }
 
-/* Append text to a comma list, if it fits. */
-static void add(char *list, size_t len, const char *text, size_t n)
+/* Append text to a list joined by sep, if it fits. */
+static void add(char *list, size_t len, const char *sep, const char *text, size_t n)
 {
-    size_t o = strlen(list);
-    if (o + n + 3 > len) return;
-    if (o) list[o++] = ',', list[o++] = ' ';
-    memcpy(list + o, text, n);
-    list[o + n] = 0;
+    size_t o = strlen(list), sl = o ? strlen(sep) : 0;
+    if (o + sl + n + 1 > len) return;
+    memcpy(list + o, sep, sl);
+    memcpy(list + o + sl, text, n);
+    list[o + sl + n] = 0;
 }
 
 static int is_cpu_event(const char *e, size_t n)
@@ -98,7 +101,7 @@ static void take_event(js_task_opts *o, const char *e, size_t n)
     } else if (strlen(o->event) != n || strncmp(o->event, e, n) != 0) {
         char note[96];
         snprintf(note, sizeof note, "%.*s sampled by the %s engine (one CPU engine per recording)", (int)n, e, o->event);
-        add(o->notes, sizeof o->notes, note, strlen(note));
+        add(o->notes, sizeof o->notes, ", ", note, strlen(note));
     }
 }
 
@@ -135,15 +138,15 @@ static int take_token(js_task_opts *o, const char *p, size_t n, char *bad, size_
         int digits = vn > 0 && strspn(val, "0123456789") == vn;
         if (js_parse_duration_ns(digits ? strcat(val, "s") : val) <= 0) goto bad;
         snprintf(opt, sizeof opt, "chunktime=%s", val);
-        add(o->extra, sizeof o->extra, opt, strlen(opt));
+        add(o->extra, sizeof o->extra, ",", opt, strlen(opt));
     } else if (passes_through(p, k)) {
-        add(o->extra, sizeof o->extra, p, n);
+        add(o->extra, sizeof o->extra, ",", p, n);
     } else {
         goto bad;
     }
     return 0;
 bad:
-    add(bad, badlen, p, n);
+    add(bad, badlen, ", ", p, n);
     return -1;
 }
 
@@ -158,13 +161,6 @@ int js_task_parse_exec(const char *exec, js_task_opts *o, char *err, size_t errl
         if (n) take_token(o, p, n, bad, sizeof bad);
         p += strcspn(p, ",");
     }
-    /* the extra options joined with ", " for reading; the dispatcher wants plain commas */
-    char plain[sizeof o->extra];
-    size_t j = 0;
-    for (size_t i = 0; o->extra[i]; i++)
-        if (!(o->extra[i] == ' ' && i && o->extra[i - 1] == ',')) plain[j++] = o->extra[i];
-    plain[j] = 0;
-    memcpy(o->extra, plain, j + 1);
     if (bad[0]) {
         snprintf(err, errlen, "ExecArgs '%s': jsampler cannot honour %s (it records cpu, ctimer or itimer; options "
                               "interval, jstackdepth, chunksize, chunktime, threads, include, exclude)", exec, bad);

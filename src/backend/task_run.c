@@ -102,6 +102,7 @@ int js_run_start(js_run *r, const js_sw_task *t)
     long long iv = js_plan_interval(requested, r->cpus, r->duration_s, c->upload_max, &est);
     r->nseg = 0;
     r->replans = 0;
+    r->stopped = 0;
     r->start_ms = r->mono_ms();
     r->end_ms = r->start_ms + r->duration_s * 1000LL;
     if (start_segment(r, iv, c->upload_max, err, sizeof err) != 0) {
