@@ -53,7 +53,7 @@ static void test_order_and_fields(void **state UNUSED)
     js_evring *r = js_evring_create(1, 64, err, sizeof err);
     assert_non_null(r);
     for (uint32_t i = 1; i <= 10; i++) {
-        js_ring_event e = {100 + i, i, 7, 3, 0};
+        js_ring_event e = {.ticks = 100 + i, .trace = i, .thread = 7, .weight = 3};
         assert_int_equal(js_evring_put(r, 0, &e), 0);
     }
     collected c = {{0}, 0, 0};
@@ -72,7 +72,7 @@ static void test_full_ring_counts_drops(void **state UNUSED)
     assert_non_null(r);
     int ok = 0, dropped = 0;
     for (uint32_t i = 0; i < 50; i++) {
-        js_ring_event e = {i, i, 1, 1, 0};
+        js_ring_event e = {.ticks = i, .trace = i, .thread = 1, .weight = 1};
         if (js_evring_put(r, 0, &e) == 0) ok++;
         else dropped++;
     }
@@ -95,7 +95,7 @@ static _Atomic uint64_t g_refused;
 /* Put one event with a fresh id; count a refusal. */
 static void put_one(int hint)
 {
-    js_ring_event e = {0, atomic_fetch_add(&g_next_id, 1), 1, 1, 0};
+    js_ring_event e = {.trace = atomic_fetch_add(&g_next_id, 1), .thread = 1, .weight = 1};
     if (js_evring_put(g_ring, hint, &e) != 0) atomic_fetch_add(&g_refused, 1);
 }
 

@@ -73,6 +73,8 @@ static uint64_t fake_weight(const siginfo_t *si, intptr_t handle)
     return si->si_code == SI_QUEUE && si->si_value.sival_int == OURS ? 1 : 0;
 }
 
+static const js_signal_source fake_source = {fake_weight, JS_SK_EXEC};
+
 static js_store *make_store(void)
 {
     char err[256];
@@ -129,7 +131,7 @@ static void test_counts_and_disarm(void **state UNUSED)
     js_store *s = make_store();
     char err[256];
     js_stats_reset();
-    assert_int_equal(js_sampler_arm(fake_weight, &fake_walker, s, NULL, 64, 1000000, err, sizeof err), 0);
+    assert_int_equal(js_sampler_arm(&fake_source, 1, &fake_walker, s, NULL, 64, 1000000, err, sizeof err), 0);
     send(pthread_self(), 100, OURS);
     send(pthread_self(), 10, 7);
     js_stats_snapshot st;
@@ -181,7 +183,7 @@ static void test_disarm_waits_for_handler(void **state UNUSED)
     char err[256];
     for (int round = 0; round < 2; round++) {
         js_store *s = make_store();
-        assert_int_equal(js_sampler_arm(fake_weight, &fake_walker, s, NULL, 64, 1000000, err, sizeof err), 0);
+        assert_int_equal(js_sampler_arm(&fake_source, 1, &fake_walker, s, NULL, 64, 1000000, err, sizeof err), 0);
         _Atomic int end = 0;
         pthread_t v;
         pthread_create(&v, NULL, victim, (void *)&end);
@@ -209,7 +211,7 @@ static void test_disarm_waits_for_handler(void **state UNUSED)
         pthread_join(v, NULL);
         /* Armed again (with new buffers after an abandoned round), samples land. */
         js_store *s2 = make_store();
-        assert_int_equal(js_sampler_arm(fake_weight, &fake_walker, s2, NULL, 64, 1000000, err, sizeof err), 0);
+        assert_int_equal(js_sampler_arm(&fake_source, 1, &fake_walker, s2, NULL, 64, 1000000, err, sizeof err), 0);
         send(pthread_self(), 5, OURS);
         { uint64_t got = delivered(s2); assert_int_equal(got, 5); }
         assert_int_equal(js_sampler_disarm(), 0);
@@ -284,14 +286,14 @@ static void test_abandoned_claim_stays_apart(void **state UNUSED)
     char err[256];
     int want = (int)syscall(SYS_gettid) % 16;
     js_store *s1 = make_store();
-    assert_int_equal(js_sampler_arm(fake_weight, &fake_walker, s1, NULL, 64, 1000000, err, sizeof err), 0);
+    assert_int_equal(js_sampler_arm(&fake_source, 1, &fake_walker, s1, NULL, 64, 1000000, err, sizeof err), 0);
     holder old_h, new_h;
     pthread_t old_t = start_holder(&old_h, want);
     js_raw_frame *old_buf = hold_walk(0, &old_h, old_t);
     assert_int_equal(js_sampler_disarm(), 1); /* gave up on it after 1 s */
 
     js_store *s2 = make_store();
-    assert_int_equal(js_sampler_arm(fake_weight, &fake_walker, s2, NULL, 64, 1000000, err, sizeof err), 0);
+    assert_int_equal(js_sampler_arm(&fake_source, 1, &fake_walker, s2, NULL, 64, 1000000, err, sizeof err), 0);
     pthread_t new_t = start_holder(&new_h, want);
     js_raw_frame *new_buf = hold_walk(1, &new_h, new_t);
     assert_ptr_not_equal(new_buf, old_buf); /* new buffers after an abandoned round */
@@ -345,7 +347,7 @@ static void test_swap_and_events(void **state UNUSED)
     js_store_set_gen(b, 6 + 64); /* only the low 6 bits travel */
     js_evring *ring = js_evring_create(16, 1024, err, sizeof err);
     assert_non_null(ring);
-    assert_int_equal(js_sampler_arm(fake_weight, &fake_walker, a, ring, 64, 1000000, err, sizeof err), 0);
+    assert_int_equal(js_sampler_arm(&fake_source, 1, &fake_walker, a, ring, 64, 1000000, err, sizeof err), 0);
     send(pthread_self(), 3, OURS);
     { uint64_t got = delivered(a); assert_int_equal(got, 3); }
     uint64_t wa = js_store_total_weight(a);
@@ -391,7 +393,7 @@ static int chaining_child(void)
     int signo = js_sampler_install(0, err, sizeof err);
     if (signo != SIGPROF || !js_sampler_shared()) return 1;
     js_store *s = js_store_create(64, 4096, 64, err, sizeof err);
-    if (!s || js_sampler_arm(fake_weight, &fake_walker, s, NULL, 64, 1000000, err, sizeof err) != 0) return 2;
+    if (!s || js_sampler_arm(&fake_source, 1, &fake_walker, s, NULL, 64, 1000000, err, sizeof err) != 0) return 2;
     union sigval ours = {.sival_int = OURS}, other = {.sival_int = 7};
     pthread_sigqueue(pthread_self(), SIGPROF, ours);
     if (atomic_load(&g_old_calls) != 0 || js_store_total_weight(s) != 1) return 3;

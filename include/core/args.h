@@ -33,16 +33,50 @@ typedef enum {
     JS_ACTION_VERSION
 } js_action;
 
-typedef enum { JS_EV_CPU = 0, JS_EV_CTIMER, JS_EV_ITIMER } js_event;
+/* The execution-sampling event (event=): what makes a thread's stack be sampled. cpu prefers perf_events and
+ * falls back to ctimer, then itimer; the perf events after it are exactly that perf_events counter (interval
+ * is then a count of events for page-faults, context-switches, cpu-migrations and the hardware counters,
+ * ns of CPU time for task-clock and cpu-clock). JS_EV_NONE: event=alloc or event=lock alone. */
+typedef enum {
+    JS_EV_CPU = 0,
+    JS_EV_CTIMER,
+    JS_EV_ITIMER,
+    JS_EV_WALL,
+    JS_EV_CPU_CLOCK,
+    JS_EV_TASK_CLOCK,
+    JS_EV_PAGE_FAULTS,
+    JS_EV_CONTEXT_SWITCHES,
+    JS_EV_CPU_MIGRATIONS,
+    JS_EV_CYCLES,
+    JS_EV_INSTRUCTIONS,
+    JS_EV_CACHE_REFERENCES,
+    JS_EV_CACHE_MISSES,
+    JS_EV_BRANCH_INSTRUCTIONS,
+    JS_EV_BRANCH_MISSES,
+    JS_EV_NONE
+} js_event;
+
+#define JS_DEFAULT_WALL_NS 50000000LL    /* wall: 50 ms */
+#define JS_DEFAULT_ALLOC_BYTES (512u << 10) /* alloc: one sample per 512 KiB allocated (per thread, mean) */
+#define JS_DEFAULT_LOCK_NS 10000LL       /* lock: waits of 10 us and more */
+#define JS_DEFAULT_COUNT 1000LL          /* interval of the counting perf events (page-faults, ...) */
+
+/* What a profile's weights are about; a session has one of each at most, written to the text output named with
+ * %e = js_kind_name (or one JFR recording). */
+typedef enum { JS_KIND_EXEC = 0, JS_KIND_WALL, JS_KIND_ALLOC, JS_KIND_LOCK, JS_KINDS } js_kind;
 
 /* Stack walker (walker=): AsyncGetCallTrace with recovery (default), or AsyncGetCallTrace alone. */
 typedef enum { JS_WALKER_RECOVER = 0, JS_WALKER_AGCT } js_walker_kind;
 
 typedef struct {
     js_action action;
-    js_event event;
+    js_event event;              /* execution sampling, JS_EV_NONE for none */
     int event_set;               /* event= was given (no silent fallback from an explicit ctimer/itimer) */
-    long long interval_ns;       /* after clamping to the floor */
+    long long interval_ns;       /* after clamping to the floor; a count for the counting perf events */
+    long long wall_ns;           /* wall-clock sampling interval (event=wall or wall=), 0 = off */
+    uint64_t alloc_bytes;        /* allocation sampling interval (event=alloc or alloc=), 0 = off */
+    long long lock_ns;           /* lock wait threshold (event=lock or lock=), -1 = off */
+    char interval_raw[32];       /* interval= as given: its unit depends on event=, resolved at the end */
     int interval_clamped;        /* 1 if the requested interval was raised to the floor */
     int jitter;                  /* randomise each period around interval (default; nojitter turns it off) */
     int nojitter_flag;           /* nojitter was given */
@@ -84,6 +118,14 @@ int js_expand_path(const char *pattern, int pid, long long epoch_sec, char *out,
 /* Output format: explicit flag, else from the extension, else collapsed. */
 js_out_format js_args_output_format(const js_args *a, const char *path);
 const char *js_event_name(js_event e);
+/* 1 if the event is a perf_events counter counted in events (interval = a count, not ns). */
+int js_event_is_count(js_event e);
+/* Name of kind k in a's session, as %e expands it: the execution event's name, "wall", "alloc", "lock". */
+const char *js_kind_name(const js_args *a, js_kind k);
+/* 1 if a's session records kind k. */
+int js_kind_on(const js_args *a, js_kind k);
+/* The kinds a's session records, as a bit set (1 << kind), and their number. */
+unsigned js_kinds(const js_args *a, int *count);
 const char *js_loglevel_name(js_loglevel l);
 
 #endif

@@ -18,8 +18,9 @@
 #include "sample/walker.h"
 
 typedef struct {
-    const char *engine;      /* "cpu", "ctimer", "itimer" */
+    const char *engine;      /* "cpu", "ctimer", "itimer", a perf event's name, "wall", "none" */
     const char *description; /* "perf_events cpu-clock" */
+    char desc_buf[64];       /* description when it names the chosen perf event */
     int signo;
     int shared_signal;       /* 1 if the signal is shared with a handler installed before ours */
     char why[512];           /* why the engine differs from the one asked for, or "" */

@@ -12,10 +12,15 @@
 #include <stdint.h>
 #include "core/args.h"
 #include "output/profile.h"
+#include "sample/sampler.h"
 #include "sample/store.h"
 
-/* Add every sample of s to p, named per a (threads, lines, sig, jstackdepth). 0, or -1 with err. */
-int js_fold_store(const js_store *s, const js_args *a, js_profile *p, char *err, size_t errlen);
+/* Add every sample of s to profiles[kind] (one profile per js_kind: a pair's kind is in its thread key,
+ * see sampler.h), named per a (threads, lines, sig, jstackdepth). 0, or -1 with err. */
+int js_fold_store(const js_store *s, const js_args *a, js_profile profiles[JS_KINDS], char *err, size_t errlen);
+/* Empty profiles, one per kind, each with its unit ("samples", "bytes" for alloc, "ns" for lock). */
+void js_fold_init_profiles(js_profile profiles[JS_KINDS]);
+void js_fold_free_profiles(js_profile profiles[JS_KINDS]);
 /* Add weight as a one-frame stack named frame (e.g. "[dropped: store full]"); no-op for weight 0. */
 int js_fold_pseudo(js_profile *p, const char *frame, uint64_t weight);
 /* Append a copy of every stack of src to dst (names re-interned). 0, or -1 on allocation failure. */

@@ -14,7 +14,7 @@
 #include <stdatomic.h>
 
 typedef struct {
-    const char *name;        /* "cpu", "ctimer", "itimer" */
+    const char *name;        /* "cpu", "ctimer", "itimer", "wall" */
     const char *description; /* for logs: "perf_events cpu-clock" */
     int per_thread;          /* 1 if thread_start/thread_stop must be called for each thread */
     /* Process-wide setup for a mean period of interval_ns, randomised per period when jitter is set
@@ -34,6 +34,10 @@ typedef struct {
 } js_engine;
 
 extern const js_engine js_engine_perf;
+extern const js_engine js_engine_wall;
+/* The perf_events counter js_engine_perf opens from its next start (PERF_TYPE_*, config, a name for
+ * messages); cpu-clock until chosen. Process-wide, like the engine. */
+void js_engine_perf_select(uint32_t type, uint64_t config, const char *name);
 extern const js_engine js_engine_ctimer;
 extern const js_engine js_engine_itimer;
 

@@ -34,6 +34,9 @@
 #define JS_JFR_STATE_RUNNABLE 5
 #define JS_JFR_STATE_SLEEPING 225
 #define JS_JFR_STATE_PARKED 657
+#define JS_JFR_STATE_IN_OBJECT_WAIT 401
+#define JS_JFR_STATE_BLOCKED 1025
+#define JS_JFR_STATE_IN_NATIVE 4194309 /* JVMTI_THREAD_STATE_IN_NATIVE | RUNNABLE: a native method in a system call */
 
 typedef struct {
     uint64_t method; /* caller's method key, non-zero; equal keys = same method */
@@ -107,6 +110,30 @@ js_jfr_writer *js_jfr_open(const char *path, const js_jfr_options *o, const js_j
  * after which every call fails the same way and only js_jfr_close remains to be called. */
 int js_jfr_execution_sample(js_jfr_writer *w, uint64_t ticks, uint32_t thread, uint32_t trace, uint32_t state,
                             uint32_t weight, char *err, size_t errlen);
+/* The other events a profiler writes (jdk.ExecutionSample keeps js_jfr_execution_sample). Field layouts are
+ * the JDK's and async-profiler 3.0's (the OAP reads them by position). */
+typedef enum {
+    JS_JFR_EV_ALLOC = 1,   /* jdk.ObjectAllocationInNewTLAB: allocationSize = size, tlabSize = weight */
+    JS_JFR_EV_MONITOR,     /* jdk.JavaMonitorEnter: duration, monitorClass; no previous owner, address 0 */
+    JS_JFR_EV_PARK,        /* jdk.ThreadPark: duration, parkedClass, timeout (ns) or until (ms since the epoch) */
+    JS_JFR_EV_WALL         /* profiler.WallClockSample: state, samples = weight, timeSpan = span */
+} js_jfr_event_type;
+
+typedef struct {
+    js_jfr_event_type type;
+    uint64_t ticks;         /* start (CLOCK_MONOTONIC ns) */
+    uint64_t duration;      /* monitor, park: ns */
+    uint32_t thread, trace; /* as for js_jfr_execution_sample */
+    uint32_t state;         /* wall: thread state key */
+    const char *class_name; /* alloc, monitor, park: internal name ("java/lang/Object", "[B"), or NULL for none */
+    uint64_t size, weight;  /* alloc: the object's size and the bytes the sample stands for; wall: samples */
+    int64_t timeout, until; /* park; INT64_MIN for none */
+    uint64_t span;          /* wall: ns the sample stands for */
+} js_jfr_event;
+
+/* Append one event of a type above (trace handling, thread and trace ranges, max_size and errors as for
+ * js_jfr_execution_sample). */
+int js_jfr_write_event(js_jfr_writer *w, const js_jfr_event *e, char *err, size_t errlen);
 /* Finish the current chunk and start a new one if chunk_size or chunk_time is reached (only when
  * the chunk holds an event, and never once max_size was reached). */
 int js_jfr_maybe_rotate(js_jfr_writer *w, uint64_t now_ticks, char *err, size_t errlen);

@@ -1,6 +1,6 @@
 /* evring.h - per-stripe event buffers filled by signal handlers, drained by a writer thread.
  *
- * Each sample event (time, trace id, thread serial, weight) is appended to one of a fixed
+ * Each sample event (time, trace id, thread serial, weight, kind and its details) is appended to one of a fixed
  * number of stripes claimed with a non-blocking try-lock; a handler that finds every stripe
  * busy or full counts a drop and returns. Memory is reserved once (js_evring_create); nothing
  * allocates afterwards. js_evring_put is async-signal-safe; js_evring_drain runs on a normal
@@ -12,12 +12,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* What a sample is about (the same values as the session's js_kind). */
+enum { JS_SK_EXEC = 0, JS_SK_WALL = 1, JS_SK_ALLOC = 2, JS_SK_LOCK = 3, JS_SK_COUNT = 4 };
+/* A wall sample's thread state as its handler saw it; refined by the leaf frame when written. */
+enum { JS_WS_RUNNING = 1, JS_WS_SYSCALL = 2 };
+/* A lock event's origin. */
+enum { JS_LOCK_MONITOR = 0, JS_LOCK_PARK = 1 };
+
 typedef struct {
     uint64_t ticks;  /* CLOCK_MONOTONIC ns */
+    uint64_t weight; /* exec and wall: periods this sample stands for; alloc: bytes; lock: ns waited */
+    uint64_t value;  /* alloc: the object's size; lock, park: the timeout in ns (0 none) */
     uint32_t trace;  /* store trace id */
     uint32_t thread; /* thread serial */
-    uint32_t weight; /* periods this sample stands for */
-    uint32_t state;  /* thread state key */
+    uint32_t cls;    /* alloc, lock: class id (0 none) */
+    uint16_t state;  /* wall: JS_WS_*; park: 1 if value is a deadline (ms since the epoch) */
+    uint8_t kind;    /* JS_SK_* */
+    uint8_t sub;     /* lock: JS_LOCK_* */
 } js_ring_event;
 
 typedef struct js_evring js_evring;

@@ -35,6 +35,30 @@
  * thread is unknown), 0 if the signal is not ours. Supplied by the sampling engine. */
 typedef uint64_t (*js_weight_fn)(const siginfo_t *si, intptr_t handle);
 
+/* One source of profiling signals in a session (cpu and wall may run together): its weight function and
+ * the kind (JS_SK_*) of its samples. The handler asks each in turn; the first non-zero weight wins. */
+typedef struct {
+    js_weight_fn weight;
+    int kind;
+} js_signal_source;
+#define JS_SAMPLER_MAX_SOURCES 2
+
+/* Store pair keys carry the sample's kind above the thread serial: kind << JS_SAMPLER_KIND_SHIFT | serial
+ * (serials are taken modulo 2^28 there). */
+#define JS_SAMPLER_KIND_SHIFT 28
+#define JS_SAMPLER_SERIAL_MASK ((1u << JS_SAMPLER_KIND_SHIFT) - 1)
+
+/* An event a VM callback reports (alloc, lock) rather than a signal: its kind, weight and details. */
+typedef struct {
+    int kind;          /* JS_SK_ALLOC or JS_SK_LOCK */
+    uint64_t weight;   /* bytes, ns */
+    uint64_t value;    /* see js_ring_event */
+    uint32_t cls;      /* class id */
+    uint8_t sub;       /* JS_LOCK_* */
+    uint8_t absolute;  /* park: value is a deadline in ms since the epoch, not a timeout */
+    uint64_t ticks;    /* CLOCK_MONOTONIC ns of the event */
+} js_sample_info;
+
 /* Bits of a streamed event's trace key: (store generation mod 64) << JS_SAMPLER_GEN_SHIFT | trace
  * id. Trace ids fit below the shift (JS_STORE_MAX_TRACES = 2^24), keys stay within 31 bits. */
 #define JS_SAMPLER_GEN_SHIFT 25
@@ -46,11 +70,16 @@ typedef uint64_t (*js_weight_fn)(const siginfo_t *si, intptr_t handle);
 int js_sampler_install(int want_sigprof_only, char *err, size_t errlen);
 /* 1 if the installed signal is shared with a handler installed before ours. */
 int js_sampler_shared(void);
-/* Begin accepting samples weighed by weight, walked by walker, into store, walking up to depth
- * frames; each stored sample is also appended to ring when it is not NULL (streamed outputs).
- * interval_ns is the engine's mean period (the throttle's yardstick). 0, or -1 with err. */
-int js_sampler_arm(js_weight_fn weight, const js_walker *w, js_store *s, js_evring *ring, int depth,
-                   long long interval_ns, char *err, size_t errlen);
+/* Begin accepting samples of the nsrc signal sources (0 for a session of VM events only), walked by
+ * walker, into store, walking up to depth frames; each stored sample is also appended to ring when it is
+ * not NULL (streamed outputs). interval_ns is the engines' shortest mean period (the throttle's
+ * yardstick). 0, or -1 with err. */
+int js_sampler_arm(const js_signal_source *src, int nsrc, const js_walker *w, js_store *s, js_evring *ring,
+                   int depth, long long interval_ns, char *err, size_t errlen);
+/* Record an event a VM callback saw on thread tid, with its stack frames[0..n) (leaf first), into the
+ * current store and ring, as the handler does with a sample; normal threads only (never a handler). 0, or
+ * -1 if not armed or dropped (counted). Lock-free: takes part in the same handshakes as the handler. */
+int js_sampler_record(const js_raw_frame *frames, int n, int tid, const js_sample_info *info);
 /* Make next the store handlers write to and return the previous one once no handler is inside
  * it; NULL if a handler is still inside after 1 s (the old store must then be abandoned). */
 js_store *js_sampler_swap_store(js_store *next);

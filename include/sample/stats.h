@@ -28,11 +28,16 @@ typedef enum {
     JS_RECOVER_KINDS
 } js_recover_kind;
 
+/* Events reported by VM callbacks (alloc, lock), counted by their kind (JS_SK_*, below this bound). */
+#define JS_STATS_VM_KINDS 4
+
 /* Forget all counts (between runs; no handler may be running). */
 void js_stats_reset(void);
 /* Signal-safe recorders. */
 void js_stats_sample(uint64_t weight);
 void js_stats_dropped(uint64_t weight);
+/* An event of a VM callback (kind JS_SK_ALLOC, JS_SK_LOCK) stored with its weight, or dropped (stored 0). */
+void js_stats_event(int kind, int stored, uint64_t weight);
 void js_stats_walk_error(int code);
 void js_stats_foreign_signal(void);
 /* A walk skipped because the thread's handlers used too much of its time (weight carried on). */
@@ -49,6 +54,7 @@ typedef struct {
     uint64_t walk_errors[JS_WALK_ERR_KINDS];
     uint64_t recovery[JS_RECOVER_KINDS];
     uint64_t truncated;
+    uint64_t vm_events[JS_STATS_VM_KINDS], vm_weight[JS_STATS_VM_KINDS], vm_dropped[JS_STATS_VM_KINDS];
     uint64_t handler_count;
     uint64_t handler_min_ns, handler_median_ns, handler_p99_ns, handler_max_ns; /* quantiles are bucket midpoints */
     uint64_t handler_hist_top_ns; /* a quantile past this is JS_STATS_OVER (min and max are exact) */

@@ -26,6 +26,8 @@ typedef struct {
     _Atomic int seen;           /* rescan mark */
     _Atomic uint64_t quiet_until_ns; /* sampler throttle: skip walks before this CLOCK_MONOTONIC time */
     _Atomic uint64_t carry;          /* weight of skipped samples, added to the thread's next sample */
+    _Atomic uint64_t wall_tick;      /* wall engine: its tick when the thread was last signalled, 0 never */
+    _Atomic int unsampled;           /* the profiler's own thread, or excluded by filter=: wall skips it */
 } js_thread;
 
 /* Empty the table (no handler may be running). */

@@ -24,6 +24,7 @@
 #include "util/log.h"
 #include "util/version.h"
 #include "core/names.h"
+#include "core/vmevents.h"
 #include "core/profiler.h"
 #include "backend/backend.h"
 #include "agent_int.h"
@@ -204,6 +205,15 @@ static int setup_jvmti(void)
         js_error("JVMTI AddCapabilities failed (error %d)", (int)e);
         return -1;
     }
+    /* What alloc and lock need, each on its own: a VM that refuses one still profiles (the event then
+     * fails at start with its reason). */
+    jvmtiCapabilities opt[3];
+    memset(opt, 0, sizeof opt);
+    opt[0].can_generate_sampled_object_alloc_events = 1;
+    opt[1].can_generate_monitor_events = 1;
+    opt[2].can_generate_native_method_bind_events = 1;
+    for (int i = 0; i < 3; i++)
+        if ((*jvmti)->AddCapabilities(jvmti, &opt[i]) != JVMTI_ERROR_NONE) js_debug("optional JVMTI capability %d refused", i);
     jvmtiEventCallbacks cb;
     memset(&cb, 0, sizeof cb);
     cb.VMInit = on_vm_init;
@@ -214,6 +224,10 @@ static int setup_jvmti(void)
     cb.ThreadEnd = on_thread_end;
     cb.CompiledMethodLoad = on_compiled_method_load;
     cb.CompiledMethodUnload = on_compiled_method_unload;
+    cb.SampledObjectAlloc = js_vmevents_on_alloc;
+    cb.MonitorContendedEnter = js_vmevents_on_contended_enter;
+    cb.MonitorContendedEntered = js_vmevents_on_contended_entered;
+    cb.NativeMethodBind = js_vmevents_on_native_bind;
     if ((*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof cb) != JVMTI_ERROR_NONE) {
         js_error("JVMTI SetEventCallbacks failed");
         return -1;
@@ -319,6 +333,10 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
         free(opts);
         return JNI_ERR;
     }
+    /* LockSupport.park can be wrapped only when the VM binds it, during start-up: done when locks may be asked
+     * for (lock in the options, or tasks from a backend), never otherwise. */
+    if ((a.lock_ns >= 0 || backend) && js_vmevents_capture_park(jvmti) != 0)
+        js_warn("lock: the VM does not report native method binding; LockSupport.park waits will not be traced");
     startup_cmd = opts;
     startup_backend = backend;
     return JNI_OK;

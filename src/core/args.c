@@ -18,16 +18,51 @@ void js_args_defaults(js_args *a)
     a->jitter = 1;
     a->jstackdepth = JS_DEFAULT_JSTACKDEPTH;
     a->loglevel = JS_LOG_INFO;
+    a->lock_ns = -1;
 }
+
+/* Every event= name, in js_event order. */
+static const char *const event_names[] = {"cpu",         "ctimer",           "itimer",         "wall",
+                                          "cpu-clock",   "task-clock",       "page-faults",    "context-switches",
+                                          "cpu-migrations", "cycles",        "instructions",   "cache-references",
+                                          "cache-misses", "branch-instructions", "branch-misses", "none"};
 
 const char *js_event_name(js_event e)
 {
-    switch (e) {
-    case JS_EV_CPU: return "cpu";
-    case JS_EV_CTIMER: return "ctimer";
-    case JS_EV_ITIMER: return "itimer";
+    return (unsigned)e <= JS_EV_NONE ? event_names[e] : "?";
+}
+
+int js_event_is_count(js_event e)
+{
+    return e >= JS_EV_PAGE_FAULTS && e < JS_EV_NONE;
+}
+
+const char *js_kind_name(const js_args *a, js_kind k)
+{
+    static const char *const names[] = {"cpu", "wall", "alloc", "lock"};
+    if (k == JS_KIND_EXEC) return js_event_name(a->event);
+    return (unsigned)k < JS_KINDS ? names[k] : "?";
+}
+
+int js_kind_on(const js_args *a, js_kind k)
+{
+    switch (k) {
+    case JS_KIND_EXEC: return a->event != JS_EV_NONE && a->event != JS_EV_WALL;
+    case JS_KIND_WALL: return a->wall_ns > 0;
+    case JS_KIND_ALLOC: return a->alloc_bytes > 0;
+    case JS_KIND_LOCK: return a->lock_ns >= 0;
+    default: return 0;
     }
-    return "?";
+}
+
+unsigned js_kinds(const js_args *a, int *count)
+{
+    unsigned set = 0;
+    int n = 0;
+    for (int k = 0; k < JS_KINDS; k++)
+        if (js_kind_on(a, (js_kind)k)) set |= 1u << k, n++;
+    if (count) *count = n;
+    return set;
 }
 
 const char *js_loglevel_name(js_loglevel l)
@@ -89,26 +124,56 @@ static int set_format(js_args *a, js_out_format f, const char *key, char *err, s
 
 static int parse_event(js_args *a, const char *v, char *err, size_t errlen)
 {
-    static const struct { const char *name; js_event ev; } events[] = {
-        {"cpu", JS_EV_CPU}, {"ctimer", JS_EV_CTIMER}, {"itimer", JS_EV_ITIMER}};
-    for (size_t i = 0; i < sizeof events / sizeof events[0]; i++) {
-        if (strcmp(v, events[i].name) == 0) {
-            a->event = events[i].ev;
+    if (strcmp(v, "alloc") == 0 || strcmp(v, "lock") == 0) { /* event=alloc: that event alone, no sampling */
+        a->event = JS_EV_NONE;
+        a->event_set = 1;
+        if (v[0] == 'a' && !a->alloc_bytes) a->alloc_bytes = JS_DEFAULT_ALLOC_BYTES;
+        if (v[0] == 'l' && a->lock_ns < 0) a->lock_ns = JS_DEFAULT_LOCK_NS;
+        return 0;
+    }
+    for (int e = 0; e < JS_EV_NONE; e++) {
+        if (strcmp(v, event_names[e]) == 0) {
+            a->event = (js_event)e;
             a->event_set = 1;
             return 0;
         }
     }
-    static const char *const hw[] = {"cycles", "instructions", "cache-misses", "cache-references",
-                                     "branch-misses", "branch-instructions", "bus-cycles"};
-    for (size_t i = 0; i < sizeof hw / sizeof hw[0]; i++) {
-        if (strcmp(v, hw[i]) == 0) {
-            snprintf(err, errlen, "option 'event=%s': hardware counters are not supported by jsampler "
-                     "(supported: cpu, ctimer, itimer)", v);
-            return -1;
-        }
-    }
-    snprintf(err, errlen, "option 'event=%s': unknown event (supported: cpu, ctimer, itimer)", v);
+    snprintf(err, errlen, "option 'event=%s': unknown event (events: cpu, ctimer, itimer, wall, alloc, lock, "
+             "cpu-clock, task-clock, page-faults, context-switches, cpu-migrations, and the hardware counters "
+             "cycles, instructions, cache-references, cache-misses, branch-instructions, branch-misses)", v);
     return -1;
+}
+
+/* Resolve what depends on event= once every option is read: the unit of interval=, wall's default interval. */
+static int finish(js_args *a, char *err, size_t errlen)
+{
+    const char *v = a->interval_raw;
+    if (a->event == JS_EV_WALL && !a->wall_ns) a->wall_ns = JS_DEFAULT_WALL_NS;
+    if (js_event_is_count(a->event)) a->interval_ns = JS_DEFAULT_COUNT;
+    if (!v[0]) return 0;
+    const char *why = NULL;
+    if (js_event_is_count(a->event)) {
+        uint64_t n = js_parse_size(v);
+        if (n < 1 || n > 1000000000ULL || strpbrk(v, "kKmMgG")) why = "expected a count of events 1..1000000000";
+        else a->interval_ns = (long long)n;
+    } else if (a->event == JS_EV_NONE && a->alloc_bytes && a->lock_ns < 0) { /* event=alloc,interval=BYTES */
+        a->alloc_bytes = js_parse_size(v);
+        if (!a->alloc_bytes) why = "expected a size in bytes, like 512k, for event=alloc";
+    } else if (a->event == JS_EV_NONE && a->lock_ns >= 0 && !a->alloc_bytes) { /* event=lock,interval=DURATION */
+        a->lock_ns = js_parse_duration_ns(v);
+        if (a->lock_ns < 0 || a->lock_ns > JS_HOUR_NS) why = "expected a duration, like 10us, for event=lock";
+    } else {
+        long long ns = js_parse_duration_ns(v);
+        if (ns <= 0 || ns > JS_HOUR_NS) why = "expected a duration up to 1h, like 10ms, 500us, 1s or a number of ns";
+        else if (ns < JS_MIN_INTERVAL_NS) a->interval_ns = JS_MIN_INTERVAL_NS, a->interval_clamped = 1;
+        else a->interval_ns = ns, a->interval_clamped = 0;
+        if (a->event == JS_EV_WALL && !why) a->wall_ns = a->interval_ns;
+    }
+    if (why) {
+        snprintf(err, errlen, "option 'interval=%s': %s", v, why);
+        return -1;
+    }
+    return 0;
 }
 
 static int parse_loglevel(js_args *a, const char *v)
@@ -159,7 +224,16 @@ static int parse_flag(js_args *a, const char *key, const char *val, char *err, s
 static int parse_keyval(js_args *a, const char *key, const char *v, char *err, size_t errlen)
 {
     const char *why = NULL;
-    if (strcmp(key, "flat") == 0) {
+    if (strcmp(key, "alloc") == 0) {
+        a->alloc_bytes = v ? js_parse_size(v) : JS_DEFAULT_ALLOC_BYTES;
+        if (!a->alloc_bytes || a->alloc_bytes > (1ull << 40)) why = "expected a size in bytes, like 512k or 1m";
+    } else if (strcmp(key, "lock") == 0) {
+        a->lock_ns = v ? js_parse_duration_ns(v) : JS_DEFAULT_LOCK_NS;
+        if (a->lock_ns < 0 || a->lock_ns > JS_HOUR_NS) why = "expected a duration, like 10us or 1ms";
+    } else if (strcmp(key, "wall") == 0) {
+        a->wall_ns = v ? js_parse_duration_ns(v) : JS_DEFAULT_WALL_NS;
+        if (a->wall_ns < 1000000LL || a->wall_ns > JS_HOUR_NS) why = "expected a duration of at least 1ms, like 50ms";
+    } else if (strcmp(key, "flat") == 0) {
         if (set_format(a, JS_OUT_FLAT, key, err, errlen)) return -1;
         if (v && parse_int(v, 1, 100000, &a->flat_top)) why = "expected a number of rows 1..100000";
     } else if (!v) {
@@ -168,10 +242,7 @@ static int parse_keyval(js_args *a, const char *key, const char *v, char *err, s
     } else if (strcmp(key, "event") == 0) {
         return parse_event(a, v, err, errlen);
     } else if (strcmp(key, "interval") == 0) {
-        long long ns = js_parse_duration_ns(v);
-        if (ns <= 0 || ns > JS_HOUR_NS) why = "expected a duration up to 1h, like 10ms, 500us, 1s or a number of ns";
-        else if (ns < JS_MIN_INTERVAL_NS) a->interval_ns = JS_MIN_INTERVAL_NS, a->interval_clamped = 1;
-        else a->interval_ns = ns, a->interval_clamped = 0;
+        if (copy_value(a->interval_raw, sizeof a->interval_raw, v)) why = "expected a duration, size or count";
     } else if (strcmp(key, "jstackdepth") == 0) {
         if (parse_int(v, 1, JS_MAX_JSTACKDEPTH, &a->jstackdepth)) why = "expected a depth 1..8192";
     } else if (strcmp(key, "walker") == 0) {
@@ -245,7 +316,7 @@ int js_args_parse(const char *cmd, js_args *a, char *err, size_t errlen)
         if (rc < 0) return -1;
         if (rc == 0 && parse_keyval(a, tok, val, err, errlen)) return -1;
     }
-    return 0;
+    return finish(a, err, errlen);
 }
 
 int js_expand_path(const char *pattern, int pid, long long epoch_sec, char *out, size_t outlen)

@@ -2,6 +2,7 @@
 #include "core/arming.h"
 
 #include <dirent.h>
+#include <linux/perf_event.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -100,6 +101,7 @@ void js_arming_rescan(void)
             added += created;
             atomic_store(&t->seen, gen);
             if (created && named) js_threads_set_name(atomic_load(&t->serial), tid, comm);
+            if (created && named && strncmp(comm, "jsampler", 8) == 0) atomic_store(&t->unsampled, 1); /* ours */
             arm_thread(t);
         }
         pthread_mutex_unlock(&lock);
@@ -109,34 +111,73 @@ void js_arming_rescan(void)
     if (added) js_debug("thread rescan: %d threads, %d new", found, added);
 }
 
-/* Try one engine: signal, handler, process-wide start. */
-static int try_engine(const js_engine *e, const js_args *a, js_store *store, js_evring *ring, js_arming_info *info,
-                      char *err, size_t errlen)
+/* The perf_events counter of each explicit perf event (js_event order from JS_EV_CPU_CLOCK on). */
+static const struct {
+    uint32_t type;
+    uint64_t config;
+} perf_events[] = {
+    {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK},        {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK},
+    {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS},      {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES},
+    {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS},   {PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES},
+    {PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS},     {PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES},
+    {PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES},     {PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS},
+    {PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES}};
+
+static const js_engine *wall_engine; /* the wall engine when it runs beside (or instead of) the engine above */
+
+/* Try one execution engine: signal, handler, process-wide start. */
+static int try_engine(const js_engine *e, const js_args *a, js_arming_info *info, char *err, size_t errlen)
 {
     int signo = js_sampler_install(e == &js_engine_itimer, err, errlen);
     if (signo < 0) return -1;
     /* The engine's settings are in place before the handler may read them; no thread is attached yet. */
     if (e->start(a->interval_ns, a->jitter, signo, err, errlen) != 0) return -1;
-    if (js_sampler_arm(e->sample_weight, walker, store, ring, a->jstackdepth, a->interval_ns, err, errlen) != 0) {
-        e->stop();
-        return -1;
-    }
     info->engine = e->name;
     info->description = e->description;
     info->signo = signo;
-    info->shared_signal = js_sampler_shared();
-    pthread_mutex_lock(&lock);
-    engine = e;
-    failures = 0;
-    first_failure[0] = 0;
-    pthread_mutex_unlock(&lock);
     return 0;
+}
+
+/* Start the execution engine a asks for, falling back from cpu to ctimer to itimer. NULL with err. */
+static const js_engine *start_exec(const js_args *a, js_arming_info *info, char *err, size_t errlen)
+{
+    if (a->event == JS_EV_CTIMER) return try_engine(&js_engine_ctimer, a, info, err, errlen) ? NULL : &js_engine_ctimer;
+    if (a->event == JS_EV_ITIMER) {
+        if (try_engine(&js_engine_itimer, a, info, err, errlen) != 0) return NULL;
+        snprintf(info->why, sizeof info->why, "itimer chosen: process-wide, loses periods below the 4 ms tick");
+        return &js_engine_itimer;
+    }
+    if (a->event >= JS_EV_CPU_CLOCK && a->event < JS_EV_NONE) { /* exactly that counter: no fallback */
+        int i = a->event - JS_EV_CPU_CLOCK;
+        js_engine_perf_select(perf_events[i].type, perf_events[i].config, js_event_name(a->event));
+        if (try_engine(&js_engine_perf, a, info, err, errlen) != 0) return NULL;
+        info->engine = js_event_name(a->event);
+        snprintf(info->desc_buf, sizeof info->desc_buf, "perf_events %s", js_event_name(a->event));
+        info->description = info->desc_buf;
+        return &js_engine_perf;
+    }
+    js_engine_perf_select(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, "cpu-clock");
+    char perr[256], cerr[256], ierr[256];
+    if (try_engine(&js_engine_perf, a, info, perr, sizeof perr) == 0) return &js_engine_perf;
+    if (try_engine(&js_engine_ctimer, a, info, cerr, sizeof cerr) == 0) {
+        snprintf(info->why, sizeof info->why, "perf_events refused (%s); fell back to ctimer", perr);
+        return &js_engine_ctimer;
+    }
+    if (try_engine(&js_engine_itimer, a, info, ierr, sizeof ierr) == 0) {
+        snprintf(info->why, sizeof info->why, "perf_events refused (%s), ctimer failed (%s); fell back to "
+                 "itimer, which is process-wide and inaccurate", perr, cerr);
+        return &js_engine_itimer;
+    }
+    snprintf(err, errlen, "no sampling engine could start: perf_events: %s; ctimer: %s; itimer: %s", perr, cerr, ierr);
+    return NULL;
 }
 
 int js_arming_start(const js_args *a, js_store *store, js_evring *ring, js_arming_info *info, char *err,
                     size_t errlen)
 {
     memset(info, 0, sizeof *info);
+    info->engine = "none";
+    info->description = "no signals (VM events only)";
     char werr[256] = "";
     walker = walker_override ? walker_override : a->walker == JS_WALKER_AGCT ? &js_walker_agct : &js_walker_recover;
     if (walker->init(java_vm, werr, sizeof werr) != 0) {
@@ -144,26 +185,40 @@ int js_arming_start(const js_args *a, js_store *store, js_evring *ring, js_armin
         return -1;
     }
     if (werr[0]) snprintf(info->walker_note, sizeof info->walker_note, "%s", werr);
-    int rc;
-    if (a->event == JS_EV_CTIMER) {
-        rc = try_engine(&js_engine_ctimer, a, store, ring, info, err, errlen);
-    } else if (a->event == JS_EV_ITIMER) {
-        rc = try_engine(&js_engine_itimer, a, store, ring, info, err, errlen);
-        snprintf(info->why, sizeof info->why, "itimer chosen: process-wide, loses periods below the 4 ms tick");
-    } else {
-        char perr[256], cerr[256], ierr[256];
-        if ((rc = try_engine(&js_engine_perf, a, store, ring, info, perr, sizeof perr)) == 0) {
-        } else if ((rc = try_engine(&js_engine_ctimer, a, store, ring, info, cerr, sizeof cerr)) == 0) {
-            snprintf(info->why, sizeof info->why, "perf_events refused (%s); fell back to ctimer", perr);
-        } else if ((rc = try_engine(&js_engine_itimer, a, store, ring, info, ierr, sizeof ierr)) == 0) {
-            snprintf(info->why, sizeof info->why, "perf_events refused (%s), ctimer failed (%s); fell back to "
-                     "itimer, which is process-wide and inaccurate", perr, cerr);
-        } else {
-            snprintf(err, errlen, "no sampling engine could start: perf_events: %s; ctimer: %s; itimer: %s", perr,
-                     cerr, ierr);
-        }
+    js_signal_source src[JS_SAMPLER_MAX_SOURCES];
+    int nsrc = 0;
+    const js_engine *e = NULL;
+    if (js_kind_on(a, JS_KIND_EXEC)) {
+        if (!(e = start_exec(a, info, err, errlen))) return -1;
+        src[nsrc++] = (js_signal_source){e->sample_weight, JS_SK_EXEC};
     }
-    if (rc != 0) return -1;
+    int wall_signo = -1;
+    if (a->wall_ns > 0) {
+        if ((wall_signo = js_sampler_install(0, err, errlen)) < 0) {
+            if (e) e->stop();
+            return -1;
+        }
+        src[nsrc++] = (js_signal_source){js_engine_wall.sample_weight, JS_SK_WALL};
+        if (!e) info->engine = "wall", info->description = js_engine_wall.description, info->signo = wall_signo;
+    }
+    long long yardstick = e && !js_event_is_count(a->event) ? a->interval_ns : a->wall_ns;
+    if (js_sampler_arm(src, nsrc, walker, store, ring, a->jstackdepth, yardstick, err, errlen) != 0) {
+        if (e) e->stop();
+        return -1;
+    }
+    /* The wall timer starts once the handler accepts its signals. */
+    if (a->wall_ns > 0 && js_engine_wall.start(a->wall_ns, a->jitter, wall_signo, err, errlen) != 0) {
+        js_sampler_disarm();
+        if (e) e->stop();
+        return -1;
+    }
+    info->shared_signal = nsrc ? js_sampler_shared() : 0;
+    pthread_mutex_lock(&lock);
+    engine = e;
+    wall_engine = a->wall_ns > 0 ? &js_engine_wall : NULL;
+    failures = 0;
+    first_failure[0] = 0;
+    pthread_mutex_unlock(&lock);
     js_arming_rescan(); /* drops slots of threads that ended while idle, attaches the live ones */
     js_threads_foreach(arm_cb, NULL);
     return 0;
@@ -172,10 +227,12 @@ int js_arming_start(const js_args *a, js_store *store, js_evring *ring, js_armin
 void js_arming_stop(void)
 {
     pthread_mutex_lock(&lock);
-    const js_engine *e = engine;
+    const js_engine *e = engine, *wall = wall_engine;
     js_threads_foreach(disarm_cb, NULL);
     engine = NULL;
+    wall_engine = NULL;
     pthread_mutex_unlock(&lock);
+    if (wall) wall->stop();
     if (e) e->stop();
 }
 
@@ -205,6 +262,7 @@ void js_arming_thread_start(int tid, void *env, const char *name, int64_t java_t
     js_thread *t = js_threads_claim(tid, &created);
     if (t) {
         uint32_t serial = atomic_load(&t->serial);
+        if (atomic_load(&t->unsampled) == 2) atomic_store(&t->unsampled, 0); /* a native thread attached to the VM */
         js_threads_set_name(serial, tid, name);
         js_threads_set_java_id(serial, java_tid);
         arm_thread(t);

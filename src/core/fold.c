@@ -12,7 +12,7 @@
 typedef struct {
     const js_store *s;
     const js_args *a;
-    js_profile *p;
+    js_profile *profiles;
     uint32_t *ids; /* jstackdepth + 1 */
     int failed;
 } fold_ctx;
@@ -21,6 +21,10 @@ typedef struct {
 static int add_pair(uint32_t trace, uint32_t thread, uint64_t weight, void *ctx)
 {
     fold_ctx *c = ctx;
+    unsigned kind = thread >> JS_SAMPLER_KIND_SHIFT;
+    thread &= JS_SAMPLER_SERIAL_MASK;
+    if (kind >= JS_KINDS) return 0;
+    js_profile *p = &c->profiles[kind];
     int n;
     const js_raw_frame *f = js_store_trace(c->s, trace, &n);
     if (!f) return 0;
@@ -29,31 +33,47 @@ static int add_pair(uint32_t trace, uint32_t thread, uint64_t weight, void *ctx)
     char name[NAME_MAX_LEN];
     if (c->a->threads) {
         js_threads_label(thread, name, sizeof name);
-        c->ids[depth++] = js_profile_frame(c->p, name, JS_FT_THREAD);
+        c->ids[depth++] = js_profile_frame(p, name, JS_FT_THREAD);
     }
     for (int i = n - 1; i >= 0; i--) {
         js_frame_type t = js_names_frame(f, i, n, c->a->lines, c->a->sig, name, sizeof name);
-        c->ids[depth++] = js_profile_frame(c->p, name, t);
+        c->ids[depth++] = js_profile_frame(p, name, t);
     }
     for (uint32_t i = 0; i < depth; i++)
         if (c->ids[i] == UINT32_MAX) c->failed = 1;
-    if (c->failed || js_profile_add(c->p, c->ids, depth, weight) != 0) {
+    if (c->failed || js_profile_add(p, c->ids, depth, weight) != 0) {
         c->failed = 1;
         return 1;
     }
     return 0;
 }
 
-int js_fold_store(const js_store *s, const js_args *a, js_profile *p, char *err, size_t errlen)
+void js_fold_init_profiles(js_profile profiles[JS_KINDS])
 {
-    fold_ctx c = {s, a, p, malloc(((size_t)a->jstackdepth + 2) * sizeof(uint32_t)), 0};
+    static const char *const units[JS_KINDS] = {"samples", "samples", "bytes", "ns"};
+    for (int k = 0; k < JS_KINDS; k++) {
+        js_profile_init(&profiles[k]);
+        snprintf(profiles[k].unit, sizeof profiles[k].unit, "%s", units[k]);
+    }
+}
+
+void js_fold_free_profiles(js_profile profiles[JS_KINDS])
+{
+    for (int k = 0; k < JS_KINDS; k++) js_profile_free(&profiles[k]);
+}
+
+int js_fold_store(const js_store *s, const js_args *a, js_profile profiles[JS_KINDS], char *err, size_t errlen)
+{
+    fold_ctx c = {s, a, profiles, malloc(((size_t)a->jstackdepth + 3) * sizeof(uint32_t)), 0};
     if (!c.ids) {
         snprintf(err, errlen, "out of memory building the profile");
         return -1;
     }
     js_store_foreach_pair(s, add_pair, &c);
     free(c.ids);
-    if (c.failed || js_profile_normalize(p) != 0) {
+    for (int k = 0; k < JS_KINDS && !c.failed; k++)
+        if (profiles[k].nstacks && js_profile_normalize(&profiles[k]) != 0) c.failed = 1;
+    if (c.failed) {
         snprintf(err, errlen, "out of memory building the profile");
         return -1;
     }

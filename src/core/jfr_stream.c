@@ -10,6 +10,7 @@
 
 #include "jfr/jfr_write.h"
 #include "util/log.h"
+#include "core/classes.h"
 #include "core/names.h"
 #include "sample/walker.h"
 #include "core/thread_names.h"
@@ -23,7 +24,7 @@
 #define UNKNOWN_THREAD_KEY 0x7ffffffeu /* samples of threads the registry never saw */
 #define PSEUDO_KEY (1ULL << 62)        /* method keys of pseudo frames: PSEUDO_KEY | code */
 #define NULL_ID_CODE 0x100000000ULL    /* "[unknown_method]": a Java frame without a jmethodID */
-#define MAX_SETTINGS 12
+#define MAX_SETTINGS 16
 #define DEFAULT_CHUNK_TIME_NS (60ULL * 1000000000ULL) /* a killed JVM loses at most the last minute */
 
 /* One recording per process (the handler that feeds it is process-wide); guarded by the
@@ -44,6 +45,9 @@ static struct {
     js_method_parts parts;   /* scratch returned to the writer by source_method */
     char pseudo_name[64];    /* scratch for pseudo frames */
     char thread_name[JS_THREAD_NAME_MAX];
+    char class_name[1024];   /* scratch for alloc and lock events' class */
+    int exec_on;             /* the session samples an execution event: wall goes to profiler.WallClockSample */
+    long long wall_ns;
     js_jfr_setting settings[MAX_SETTINGS];
     char values[MAX_SETTINGS][64];
 } J = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -72,6 +76,8 @@ static int source_trace(void *ctx, uint32_t id, js_jfr_frame *out, int max, int 
     const js_store *s = store_of(id);
     const js_raw_frame *f = s ? js_store_trace(s, id & ((1u << JS_SAMPLER_GEN_SHIFT) - 1), &n) : NULL;
     if (!f) return -1;
+    if (n > 0 && f[0].kind == JS_RF_CLASS) f++, n--; /* alloc, lock: the class is the event's field, not a frame */
+    if (n <= 0) return -1;
     *truncated = n > max;
     if (n > max) n = max;
     if (n > 1 && f[n - 1].kind == JS_RF_ERROR && f[n - 1].bci == JS_WALK_TRUNCATED) { /* cut at jstackdepth */
@@ -149,15 +155,60 @@ static void fail(const char *why)
     js_error("JFR recording stopped: %s", why);
 }
 
-/* One drained event into the writer. */
+/* Thread state of a wall sample: running, or from the leaf frame of a thread waiting in a system call
+ * (sleeping, waiting, parked, in native code, else blocked in the VM, most often on a monitor). */
+static uint32_t wall_state(const js_ring_event *e)
+{
+    if (e->state != JS_WS_SYSCALL) return JS_JFR_STATE_RUNNABLE;
+    int n;
+    const js_store *s = store_of(e->trace);
+    const js_raw_frame *f = s ? js_store_trace(s, e->trace & ((1u << JS_SAMPLER_GEN_SHIFT) - 1), &n) : NULL;
+    if (!f || n <= 0 || (f[0].kind != JS_RF_JAVA && f[0].kind != JS_RF_NATIVE)) return JS_JFR_STATE_RUNNABLE;
+    if (js_names_method_parts(f[0].method, &J.parts) != 0) return JS_JFR_STATE_RUNNABLE;
+    const char *c = J.parts.cls, *m = J.parts.name;
+    if (strcmp(c, "java/lang/Thread") == 0 && strncmp(m, "sleep", 5) == 0) return JS_JFR_STATE_SLEEPING;
+    if (strcmp(c, "java/lang/Object") == 0 && strncmp(m, "wait", 4) == 0) return JS_JFR_STATE_IN_OBJECT_WAIT;
+    if (strcmp(c, "jdk/internal/misc/Unsafe") == 0 && strcmp(m, "park") == 0) return JS_JFR_STATE_PARKED;
+    if (f[0].kind == JS_RF_NATIVE) return JS_JFR_STATE_IN_NATIVE;
+    return JS_JFR_STATE_BLOCKED;
+}
+
+/* One drained event into the writer, as its kind's JFR event. */
 static void write_event(const js_ring_event *e, void *ctx)
 {
     if (J.failed) return;
     char err[512];
     uint32_t thread = e->thread ? e->thread : UNKNOWN_THREAD_KEY;
-    if (js_jfr_execution_sample(J.w, e->ticks, thread, e->trace, JS_JFR_STATE_RUNNABLE, e->weight, err,
-                                sizeof err) != 0)
-        fail(err);
+    uint32_t weight = (uint32_t)(e->weight > UINT32_MAX ? UINT32_MAX : e->weight);
+    int rc;
+    if (e->kind == JS_SK_EXEC || (e->kind == JS_SK_WALL && !J.exec_on)) {
+        uint32_t state = e->kind == JS_SK_WALL ? wall_state(e) : JS_JFR_STATE_RUNNABLE;
+        rc = js_jfr_execution_sample(J.w, e->ticks, thread, e->trace, state, weight, err, sizeof err);
+    } else {
+        js_jfr_event ev = {.ticks = e->ticks, .thread = thread, .trace = e->trace, .timeout = INT64_MIN,
+                           .until = INT64_MIN};
+        if (e->cls && js_classes_internal(e->cls, J.class_name, sizeof J.class_name) == 0) ev.class_name = J.class_name;
+        if (e->kind == JS_SK_WALL) {
+            ev.type = JS_JFR_EV_WALL;
+            ev.state = wall_state(e);
+            ev.weight = e->weight;
+            ev.span = e->weight * (uint64_t)J.wall_ns;
+        } else if (e->kind == JS_SK_ALLOC) {
+            ev.type = JS_JFR_EV_ALLOC;
+            ev.size = e->value;
+            ev.weight = e->weight;
+        } else if (e->sub == JS_LOCK_PARK) {
+            ev.type = JS_JFR_EV_PARK;
+            ev.duration = e->weight;
+            if (e->state) ev.until = (int64_t)e->value; /* a deadline in ms since the epoch */
+            else ev.timeout = (int64_t)e->value;
+        } else {
+            ev.type = JS_JFR_EV_MONITOR;
+            ev.duration = e->weight;
+        }
+        rc = js_jfr_write_event(J.w, &ev, err, sizeof err);
+    }
+    if (rc != 0) fail(err);
 }
 
 /* Drain the ring and rotate the chunk when due. */
@@ -194,7 +245,15 @@ static int fill_settings(const js_args *a)
     int n = 0;
 #define SET(k, ...) (J.settings[n].name = (k), snprintf(J.values[n], sizeof J.values[n], __VA_ARGS__), \
                      J.settings[n].value = J.values[n], n++)
-    SET("event", "%s", js_event_name(a->event));
+    char events[64] = "";
+    for (int k = 0; k < JS_KINDS; k++)
+        if (js_kind_on(a, (js_kind)k))
+            snprintf(events + strlen(events), sizeof events - strlen(events), "%s%s", events[0] ? "," : "",
+                     js_kind_name(a, (js_kind)k));
+    SET("event", "%s", events);
+    if (a->wall_ns) SET("wall", "%lld", a->wall_ns);
+    if (a->alloc_bytes) SET("alloc", "%llu", (unsigned long long)a->alloc_bytes);
+    if (a->lock_ns >= 0) SET("lock", "%lld", a->lock_ns);
     SET("interval", "%lld", a->interval_ns);
     SET("jstackdepth", "%d", a->jstackdepth);
     SET("chunksize", "%llu", (unsigned long long)a->chunk_size);
@@ -224,6 +283,8 @@ int js_jfr_stream_start(JavaVM *vm, const char *path, const js_args *a, const js
     o.nsettings = fill_settings(a);
     o.settings = J.settings;
     J.vm = vm;
+    J.exec_on = js_kind_on(a, JS_KIND_EXEC);
+    J.wall_ns = a->wall_ns;
     J.stores[0] = s0;
     J.stores[1] = s1;
     J.failed = 0;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/classes.h"
 #include "sample/walker.h"
 #include "util/hashmix.h"
 
@@ -470,6 +471,7 @@ int js_names_line(const void *method, int bci)
 js_frame_type js_names_kind(const js_raw_frame *f, int i, int n)
 {
     if (f[i].kind == JS_RF_NATIVE) return JS_FT_NATIVE;
+    if (f[i].kind == JS_RF_CLASS) return JS_FT_INLINED;
     if (f[i].kind != JS_RF_JAVA) return JS_FT_ERROR;
     return java_kind(f, i, n);
 }
@@ -484,6 +486,13 @@ js_frame_type js_names_frame(const js_raw_frame *f, int i, int n, int lines, int
     if (fr->kind == JS_RF_NULL_ID) {
         snprintf(buf, len, "[unknown_method]");
         return JS_FT_ERROR;
+    }
+    if (fr->kind == JS_RF_CLASS) { /* as the converter names it from JFR: "java.lang.String_[i]" */
+        size_t o;
+        if (js_classes_java((uint32_t)(uintptr_t)fr->method, buf, len) != 0) snprintf(buf, len, "[unknown_class]");
+        o = strlen(buf);
+        snprintf(buf + o, len - o, "_[i]");
+        return JS_FT_INLINED;
     }
     js_frame_type kind = js_names_kind(f, i, n);
     resolve_now((jmethodID)fr->method);

@@ -11,6 +11,7 @@
 #include "core/arming.h"
 #include "core/jfr_stream.h"
 #include "core/names.h"
+#include "core/vmevents.h"
 #include "session_int.h"
 #include "sample/sampler.h"
 #include "sample/stats.h"
@@ -22,6 +23,7 @@ void js_profiler_init(JavaVM *vm, jvmtiEnv *jvmti)
 {
     js_sess.vm = vm;
     js_names_init(vm, jvmti);
+    js_vmevents_init(vm, jvmti);
     js_arming_init(vm);
 }
 
@@ -55,7 +57,10 @@ static int on_hypervisor(void)
 static void report_start(const js_args *a, char *out, size_t outlen)
 {
     char iv[32], sig[24], extra[96] = "";
-    js_session_format_ns(a->interval_ns, iv, sizeof iv);
+    if (js_event_is_count(a->event)) snprintf(iv, sizeof iv, "%lld events", a->interval_ns);
+    else if (js_kind_on(a, JS_KIND_EXEC)) js_session_format_ns(a->interval_ns, iv, sizeof iv);
+    else if (a->wall_ns) js_session_format_ns(a->wall_ns, iv, sizeof iv);
+    else snprintf(iv, sizeof iv, "-");
     signal_name(js_sess.eng.signo, sig, sizeof sig);
     if (a->timeout_ns) js_session_format_ns(a->timeout_ns, extra, sizeof extra);
     char loop[32] = "";
@@ -67,6 +72,23 @@ static void report_start(const js_args *a, char *out, size_t outlen)
     if (js_sess.eng.why[0]) js_warn("%s", out);
     else js_info("%s", out);
     if (js_sess.eng.walker_note[0]) js_warn("%s", js_sess.eng.walker_note);
+    if (js_sess.vm_note[0]) js_warn("%s", js_sess.vm_note);
+    if (a->wall_ns || a->alloc_bytes || a->lock_ns >= 0) {
+        char line[256] = "", v[32];
+        if (a->wall_ns) {
+            js_session_format_ns(a->wall_ns, v, sizeof v);
+            snprintf(line + strlen(line), sizeof line - strlen(line), " wall every %s;", v);
+        }
+        if (a->alloc_bytes)
+            snprintf(line + strlen(line), sizeof line - strlen(line), " alloc every %llu bytes allocated;",
+                     (unsigned long long)a->alloc_bytes);
+        if (a->lock_ns >= 0) {
+            js_session_format_ns(a->lock_ns, v, sizeof v);
+            snprintf(line + strlen(line), sizeof line - strlen(line), " lock waits of %s and longer;", v);
+        }
+        line[strlen(line) - 1] = 0;
+        js_info("also recording:%s", line);
+    }
     if (strcmp(js_sess.eng.engine, "cpu") == 0 && a->interval_ns < 20000000LL && on_hypervisor())
         js_info("virtualised CPU: each cpu sample is one more timer interrupt, which costs tens of microseconds under a "
                 "hypervisor; event=ctimer samples on the scheduler tick instead (cheaper, coarser), see "
@@ -77,10 +99,27 @@ static void report_start(const js_args *a, char *out, size_t outlen)
         js_warn("engine %s could not attach to %d thread(s); first error: %s", js_sess.eng.engine, failures, first);
 }
 
+/* Several kinds written as text need one file each: 0, or -1 with the reply in out. */
+static int check_kinds(const js_args *a, char *out, size_t outlen)
+{
+    int n;
+    js_kinds(a, &n);
+    if (n < 2 || js_args_output_format(a, a->file) == JS_OUT_JFR || strstr(a->file, "%e")) return 0;
+    char names[64] = "";
+    for (int k = 0; k < JS_KINDS; k++)
+        if (js_kind_on(a, (js_kind)k))
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", names[0] ? ", " : "",
+                     js_kind_name(a, (js_kind)k));
+    snprintf(out, outlen, "several events (%s) write one text file each: put %%e in file= (e.g. "
+             "file=profile-%%e.html), or record them all in one .jfr file", names);
+    return -1;
+}
+
 /* Start, with cmd_lock held and the session idle. */
 static js_status start_locked(const js_args *a, char *out, size_t outlen)
 {
     char err[768];
+    if (check_kinds(a, out, outlen) != 0) return JS_ERR_ARGS;
     if (js_session_stores_ready(err, sizeof err) != 0) {
         snprintf(out, outlen, "%s", err);
         return JS_ERR_ENGINE;
@@ -93,6 +132,14 @@ static js_status start_locked(const js_args *a, char *out, size_t outlen)
     if (js_arming_start(a, js_sess.stores[js_sess.active], js_jfr_stream_ring(), &js_sess.eng, err, sizeof err) != 0) {
         snprintf(out, outlen, "%s", err);
         js_error("%s", err);
+        js_session_close_outputs();
+        return JS_ERR_ENGINE;
+    }
+    if (js_vmevents_start(a, js_sess.vm_note, sizeof js_sess.vm_note, err, sizeof err) != 0) {
+        snprintf(out, outlen, "%s", err);
+        js_error("%s", err);
+        js_arming_stop();
+        if (js_sampler_disarm()) js_sess.stores[0] = js_sess.stores[1] = NULL; /* never reuse what a handler may write */
         js_session_close_outputs();
         return JS_ERR_ENGINE;
     }

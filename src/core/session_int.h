@@ -28,10 +28,11 @@ typedef struct {
     _Atomic int state;
     js_args args;              /* the running session's request */
     js_arming_info eng;
+    char vm_note[256];         /* why a VM event runs degraded (e.g. park not traced), or "" */
     js_store *stores[2];       /* [active] is written by handlers; the other is empty, ready for a swap */
     int active;
     uint32_t gen;              /* generation tag of the active store */
-    js_profile profile;        /* text outputs: every rotated store, folded */
+    js_profile profiles[JS_KINDS]; /* text outputs: every rotated store, folded, one profile per kind */
     int text_output;           /* the session writes a non-JFR file at the end */
     int jfr;                   /* a JFR recording streams */
     unsigned seq;              /* loop= file number (%n) */

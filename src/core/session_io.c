@@ -11,6 +11,7 @@
 #include "core/jfr_stream.h"
 #include "session_int.h"
 #include "core/stats_format.h"
+#include "core/vmevents.h"
 #include "sample/sampler.h"
 #include "sample/stats.h"
 #include "util/log.h"
@@ -45,8 +46,8 @@ js_status js_session_open_outputs(const js_args *a, char *out, size_t outlen)
 {
     js_sess.jfr = 0;
     js_sess.text_output = js_args_output_format(a, a->file) != JS_OUT_JFR;
-    js_profile_free(&js_sess.profile);
-    js_profile_init(&js_sess.profile);
+    js_fold_free_profiles(js_sess.profiles);
+    js_fold_init_profiles(js_sess.profiles);
     js_sess.file_started_ns = js_session_now();
     js_status st = start_jfr(0, out, outlen);
     if (st != JS_OK) js_error("%s", out);
@@ -58,8 +59,8 @@ void js_session_close_outputs(void)
     char ignored[512];
     if (js_sess.jfr) js_jfr_stream_stop(0, ignored, sizeof ignored);
     js_sess.jfr = 0;
-    js_profile_free(&js_sess.profile);
-    js_profile_init(&js_sess.profile);
+    js_fold_free_profiles(js_sess.profiles);
+    js_fold_init_profiles(js_sess.profiles);
 }
 
 /* Output options of the request override the session's; names (threads, lines, sig) were fixed
@@ -76,24 +77,56 @@ static js_args output_args(const js_args *req)
     return o;
 }
 
-/* Add the weight dropped since the last file as a pseudo-frame, so totals add up. */
-static void add_drops(js_profile *p)
+/* Add the weight dropped since the last file as a pseudo-frame, so totals add up (signal samples: the
+ * profile of the execution event, else wall's). */
+static void add_drops(js_profile profiles[JS_KINDS])
 {
     js_stats_snapshot s;
     js_stats_get(&s);
+    js_profile *p = &profiles[js_kind_on(&js_sess.args, JS_KIND_EXEC) ? JS_KIND_EXEC : JS_KIND_WALL];
     if (s.dropped_weight > js_sess.dropped_written) js_fold_pseudo(p, "[dropped: buffers full]", s.dropped_weight - js_sess.dropped_written);
     js_sess.dropped_written = s.dropped_weight;
 }
 
-/* Write profile p as the session's text output with o (file expanded with seq). */
-static int write_text(const js_profile *p, const js_args *o, unsigned seq, char *msg, size_t msglen)
+/* Replace each %e of pattern by name (other % sequences are left for js_expand_path_seq). -1 if too long. */
+static int expand_event(const char *pattern, const char *name, char *out, size_t outlen)
 {
-    js_args w = *o;
-    if (w.file[0] && js_expand_path_seq(o->file, (int)getpid(), (long long)time(NULL), seq, w.file, sizeof w.file) != 0) {
-        snprintf(msg, msglen, "output path '%s' is too long after expansion", o->file);
-        return -1;
+    size_t o = 0;
+    for (const char *p = pattern; *p; p++) {
+        const char *add = p;
+        size_t n = 1;
+        if (p[0] == '%' && p[1] == '%') n = 2, p++;
+        else if (p[0] == '%' && p[1] == 'e') add = name, n = strlen(name), p++;
+        if (o + n >= outlen) return -1;
+        memcpy(out + o, add, n);
+        o += n;
     }
-    return js_dump_write_profile(p, &w, msg, msglen);
+    if (!outlen) return -1;
+    out[o] = 0;
+    return 0;
+}
+
+/* Write each recorded kind's profile as the session's text output with o (file expanded with the kind's
+ * name for %e and seq); the messages joined into msg. -1 if any failed. */
+static int write_text(js_profile profiles[JS_KINDS], const js_args *o, unsigned seq, char *msg, size_t msglen)
+{
+    int rc = 0;
+    msg[0] = 0;
+    for (int k = 0; k < JS_KINDS; k++) {
+        if (!js_kind_on(&js_sess.args, (js_kind)k)) continue;
+        js_args w = *o;
+        char one[1024], pattern[JS_PATH_MAX];
+        if (w.file[0] && (expand_event(o->file, js_kind_name(&js_sess.args, (js_kind)k), pattern, sizeof pattern) != 0 ||
+                          js_expand_path_seq(pattern, (int)getpid(), (long long)time(NULL), seq, w.file, sizeof w.file) != 0)) {
+            snprintf(one, sizeof one, "output path '%s' is too long after expansion", o->file);
+            rc = -1;
+        } else if (js_dump_write_profile(&profiles[k], &w, one, sizeof one) != 0) {
+            rc = -1;
+        }
+        size_t n = strlen(msg);
+        snprintf(msg + n, msglen - n, "%s%s", n ? "\n" : "", one);
+    }
+    return rc;
 }
 
 /* Append line to out (one reply may carry several lines). */
@@ -123,6 +156,7 @@ js_status js_session_stop_locked(const js_args *req, int from_housekeeper, char 
     if (js_sess.hk_started && !from_housekeeper) pthread_join(js_sess.hk, NULL);
     else if (js_sess.hk_started) pthread_detach(js_sess.hk);
     js_sess.hk_started = 0;
+    js_vmevents_stop();
     js_arming_stop();
     int left = js_sampler_disarm();
     if (left) {
@@ -143,15 +177,15 @@ js_status js_session_stop_locked(const js_args *req, int from_housekeeper, char 
     js_args o = output_args(req);
     if (js_args_output_format(&o, o.file) != JS_OUT_JFR) {
         char err[512];
-        if (js_sess.stores[js_sess.active] && js_fold_store(js_sess.stores[js_sess.active], &js_sess.args, &js_sess.profile, err, sizeof err) != 0)
+        if (js_sess.stores[js_sess.active] && js_fold_store(js_sess.stores[js_sess.active], &js_sess.args, js_sess.profiles, err, sizeof err) != 0)
             js_error("%s", err);
-        add_drops(&js_sess.profile);
-        if (write_text(&js_sess.profile, &o, js_sess.seq, msg, sizeof msg) != 0) st = JS_ERR_IO, js_error("%s", msg);
+        add_drops(js_sess.profiles);
+        if (write_text(js_sess.profiles, &o, js_sess.seq, msg, sizeof msg) != 0) st = JS_ERR_IO, js_error("%s", msg);
         else js_info("%s", msg);
         append(out, outlen, msg);
     }
-    js_profile_free(&js_sess.profile);
-    js_profile_init(&js_sess.profile);
+    js_fold_free_profiles(js_sess.profiles);
+    js_fold_init_profiles(js_sess.profiles);
     atomic_store(&js_sess.state, JS_STATE_IDLE);
     return st;
 }
@@ -164,24 +198,24 @@ js_status js_session_dump_locked(const js_args *req, char *out, size_t outlen)
         return JS_ERR_ARGS;
     }
     char err[512];
-    js_profile snap;
-    js_profile_init(&snap);
-    int rc;
-    if (js_sess.text_output) { /* everything so far: rotate, then copy the folded profile */
+    js_profile snap[JS_KINDS];
+    js_fold_init_profiles(snap);
+    int rc = 0;
+    if (js_sess.text_output) { /* everything so far: rotate, then copy the folded profiles */
         if (js_session_rotate(err, sizeof err) != 0) js_warn("%s", err);
-        rc = js_fold_copy(&snap, &js_sess.profile);
+        for (int k = 0; k < JS_KINDS && rc == 0; k++) rc = js_fold_copy(&snap[k], &js_sess.profiles[k]);
     } else { /* a JFR session folds nothing: name what the active store holds */
-        rc = js_fold_store(js_sess.stores[js_sess.active], &js_sess.args, &snap, err, sizeof err);
+        rc = js_fold_store(js_sess.stores[js_sess.active], &js_sess.args, snap, err, sizeof err);
     }
     js_status st = JS_OK;
     if (rc != 0) {
         snprintf(out, outlen, "out of memory building the profile");
         st = JS_ERR_IO;
-    } else if (write_text(&snap, &o, js_sess.seq, out, outlen) != 0) {
+    } else if (write_text(snap, &o, js_sess.seq, out, outlen) != 0) {
         js_error("%s", out);
         st = JS_ERR_IO;
     }
-    js_profile_free(&snap);
+    js_fold_free_profiles(snap);
     return st;
 }
 
@@ -190,11 +224,11 @@ void js_session_next_file(void)
     char msg[1024], err[512];
     if (js_sess.text_output) {
         if (js_session_rotate(err, sizeof err) != 0) js_warn("%s", err);
-        add_drops(&js_sess.profile);
-        if (write_text(&js_sess.profile, &js_sess.args, js_sess.seq, msg, sizeof msg) != 0) js_error("%s", msg);
+        add_drops(js_sess.profiles);
+        if (write_text(js_sess.profiles, &js_sess.args, js_sess.seq, msg, sizeof msg) != 0) js_error("%s", msg);
         else js_info("%s", msg);
-        js_profile_free(&js_sess.profile);
-        js_profile_init(&js_sess.profile);
+        js_fold_free_profiles(js_sess.profiles);
+        js_fold_init_profiles(js_sess.profiles);
     }
     if (js_sess.jfr) {
         if (js_jfr_stream_stop(0, msg, sizeof msg) != 0) js_error("%s", msg);

@@ -74,7 +74,7 @@ int js_session_rotate(char *err, size_t errlen)
     js_store_usage(old, &f);
     atomic_fetch_add(&js_sess.unaggregated_weight, f.pair_dropped_weight);
     int rc = 0;
-    if (js_sess.text_output) rc = js_fold_store(old, &js_sess.args, &js_sess.profile, err, errlen);
+    if (js_sess.text_output) rc = js_fold_store(old, &js_sess.args, js_sess.profiles, err, errlen);
     js_store_reset(old);
     js_debug("store rotated: %u traces, %llu frames, %u pairs folded", f.traces, (unsigned long long)f.frames,
              f.pairs);

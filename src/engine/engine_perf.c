@@ -17,6 +17,10 @@
 
 /* Settings of the running engine (one per process, read by the handler). */
 static _Atomic long long period_ns; /* read by handlers: atomic */
+static uint32_t ev_type = PERF_TYPE_SOFTWARE; /* the counter: cpu-clock unless js_engine_perf_select chose another */
+static uint64_t ev_config = PERF_COUNT_SW_CPU_CLOCK;
+static const char *ev_name = "cpu-clock";
+static int ev_needs_kernel;                   /* counts only in kernel mode (context-switches) */
 static _Atomic int jitter_on;
 static int sig;
 static int exclude_kernel;
@@ -27,14 +31,22 @@ static int open_counter(int tid, int excl_kernel)
     struct perf_event_attr a;
     memset(&a, 0, sizeof a);
     a.size = sizeof a;
-    a.type = PERF_TYPE_SOFTWARE;
-    a.config = PERF_COUNT_SW_CPU_CLOCK;
+    a.type = ev_type;
+    a.config = ev_config;
     a.sample_period = (uint64_t)period_ns;
     a.disabled = 1;
     a.exclude_kernel = excl_kernel ? 1 : 0;
     a.exclude_hv = 1;
     long fd = syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
     return fd < 0 ? -errno : (int)fd;
+}
+
+void js_engine_perf_select(uint32_t type, uint64_t config, const char *name)
+{
+    ev_type = type;
+    ev_config = config;
+    ev_name = name;
+    ev_needs_kernel = type == PERF_TYPE_SOFTWARE && config == PERF_COUNT_SW_CONTEXT_SWITCHES;
 }
 
 /* Probe with a counter on the calling thread: decides exclude_kernel and whether perf works. */
@@ -49,11 +61,22 @@ static int perf_start(long long interval_ns, int jitter, int signo, char *err, s
         exclude_kernel = 1;
         fd = open_counter(0, 1);
     }
+    if (fd < 0 && ev_type != PERF_TYPE_SOFTWARE && (fd == -ENOENT || fd == -EOPNOTSUPP || fd == -ENODEV)) {
+        snprintf(err, errlen, "event %s: this machine has no hardware performance counters (no PMU: "
+                 "perf_event_open says %s; virtual machines often have none); use a software event instead: cpu "
+                 "(cpu-clock), task-clock, page-faults, context-switches or cpu-migrations", ev_name, strerror(-fd));
+        return -1;
+    }
     if (fd < 0) {
-        snprintf(err, errlen, "perf_event_open(cpu-clock): %s", strerror(-fd));
+        snprintf(err, errlen, "perf_event_open(%s): %s", ev_name, strerror(-fd));
         return -1;
     }
     close(fd);
+    if (exclude_kernel && ev_needs_kernel) {
+        snprintf(err, errlen, "event %s: context switches happen in the kernel, and this process may only count "
+                 "user-mode events (kernel.perf_event_paranoid > 1 without CAP_PERFMON)", ev_name);
+        return -1;
+    }
     return 0;
 }
 

@@ -31,6 +31,7 @@ typedef struct {
 } meta_class;
 
 #define START_TIME {"startTime", JS_JFR_T_LONG, 0, "Start Time", JS_JFR_T_TIMESTAMP, "TICKS"}
+#define DURATION {"duration", JS_JFR_T_LONG, 0, "Duration", JS_JFR_T_TIMESPAN, "TICKS"}
 #define VALUE_FIELD {{"value", JS_JFR_T_STRING, 0, NULL, 0, NULL}}
 
 static const meta_class classes[] = {
@@ -80,6 +81,35 @@ static const meta_class classes[] = {
       {"sampledThread", JS_JFR_T_THREAD, F_CP, "Thread", 0, NULL},
       {"stackTrace", JS_JFR_T_STACK_TRACE, F_CP, "Stack Trace", 0, NULL},
       {"state", JS_JFR_T_THREAD_STATE, F_CP, "Thread State", 0, NULL}}},
+    {"jdk.ObjectAllocationInNewTLAB", JS_JFR_T_ALLOC_IN_TLAB, EVENT, 0, "Allocation in new TLAB",
+     {START_TIME,
+      {"eventThread", JS_JFR_T_THREAD, F_CP, "Event Thread", 0, NULL},
+      {"stackTrace", JS_JFR_T_STACK_TRACE, F_CP, "Stack Trace", 0, NULL},
+      {"objectClass", JS_JFR_T_CLASS, F_CP, "Object Class", 0, NULL},
+      {"allocationSize", JS_JFR_T_LONG, 0, "Allocation Size", JS_JFR_T_DATA_AMOUNT, "BYTES"},
+      {"tlabSize", JS_JFR_T_LONG, 0, "TLAB Size", JS_JFR_T_DATA_AMOUNT, "BYTES"}}},
+    {"jdk.JavaMonitorEnter", JS_JFR_T_MONITOR_ENTER, EVENT, 0, "Java Monitor Blocked",
+     {START_TIME, DURATION,
+      {"eventThread", JS_JFR_T_THREAD, F_CP, "Event Thread", 0, NULL},
+      {"stackTrace", JS_JFR_T_STACK_TRACE, F_CP, "Stack Trace", 0, NULL},
+      {"monitorClass", JS_JFR_T_CLASS, F_CP, "Monitor Class", 0, NULL},
+      {"previousOwner", JS_JFR_T_THREAD, F_CP, "Previous Monitor Owner", 0, NULL},
+      {"address", JS_JFR_T_LONG, 0, "Monitor Address", 0, NULL}}},
+    {"jdk.ThreadPark", JS_JFR_T_THREAD_PARK, EVENT, 0, "Java Thread Park",
+     {START_TIME, DURATION,
+      {"eventThread", JS_JFR_T_THREAD, F_CP, "Event Thread", 0, NULL},
+      {"stackTrace", JS_JFR_T_STACK_TRACE, F_CP, "Stack Trace", 0, NULL},
+      {"parkedClass", JS_JFR_T_CLASS, F_CP, "Class Parked On", 0, NULL},
+      {"timeout", JS_JFR_T_LONG, 0, "Park Timeout", JS_JFR_T_TIMESPAN, "NANOSECONDS"},
+      {"until", JS_JFR_T_LONG, 0, "Park Until", JS_JFR_T_TIMESTAMP, "MILLISECONDS_SINCE_EPOCH"},
+      {"address", JS_JFR_T_LONG, 0, "Address of Object Parked", 0, NULL}}},
+    {"profiler.WallClockSample", JS_JFR_T_WALL_SAMPLE, EVENT, 0, "Wall Clock Sample",
+     {START_TIME,
+      {"sampledThread", JS_JFR_T_THREAD, F_CP, "Thread", 0, NULL},
+      {"stackTrace", JS_JFR_T_STACK_TRACE, F_CP, "Stack Trace", 0, NULL},
+      {"state", JS_JFR_T_THREAD_STATE, F_CP, "Thread State", 0, NULL},
+      {"samples", JS_JFR_T_INT, 0, "Samples", 0, NULL},
+      {"timeSpan", JS_JFR_T_LONG, 0, "Time Span", JS_JFR_T_TIMESPAN, "NANOSECONDS"}}},
     {"jdk.ActiveRecording", JS_JFR_T_ACTIVE_RECORDING, EVENT, 0, "Flight Recording",
      {START_TIME,
       {"id", JS_JFR_T_LONG, 0, "Id", 0, NULL},
@@ -338,6 +368,7 @@ const char *js_jfr_state_name(uint32_t key)
     case 657: return "STATE_PARKED";
     case 673: return "STATE_PARKED_TIMED";
     case 1025: return "STATE_BLOCKED_ON_MONITOR_ENTER";
+    case 4194309: return "STATE_IN_NATIVE";
     default: return "STATE_UNKNOWN";
     }
 }

@@ -18,8 +18,7 @@ uint32_t js_jfrw_method_key(js_jfr_writer *w, uint64_t caller_key)
     return PLACEHOLDER_METHOD;
 }
 
-/* Class key of an internal class name (stable for the writer's life). */
-static uint32_t class_key(js_jfr_writer *w, const char *name)
+uint32_t js_jfrw_class_key(js_jfr_writer *w, const char *name)
 {
     size_t n = js_jfr_utf8_cut(name, strlen(name), JS_JFR_STR_MAX);
     uint32_t id = js_jfr_strtab_id(&w->class_names, name, n);
@@ -41,7 +40,7 @@ static uint32_t symbol_n(js_jfr_writer *w, const char *s, size_t len)
 static uint32_t package_key(js_jfr_writer *w, const char *cls, size_t len)
 {
     const char *slash = memrchr(cls, '/', len);
-    if (!slash) return 0;
+    if (!slash || cls[0] == '[') return 0; /* arrays have no package */
     uint32_t key = symbol_n(w, cls, (size_t)(slash - cls));
     js_jfrw_ref(w, &w->packages, key);
     return key;
@@ -95,9 +94,14 @@ static uint64_t method_cost(js_jfr_writer *w, uint32_t m)
     js_jfr_method jm;
     resolve_method(w, m, &jm);
     uint64_t cost = 7 * VAR_MAX + 1 + str_cost(jm.name) + str_cost(jm.descriptor);
-    if (js_jfrw_ref(w, &w->est_classes, class_key(w, jm.class_name)))
+    if (js_jfrw_ref(w, &w->est_classes, js_jfrw_class_key(w, jm.class_name)))
         cost += 8 * VAR_MAX + 2 + 2 * str_cost(jm.class_name);
     return cost;
+}
+
+uint64_t js_jfrw_class_cost(js_jfr_writer *w, uint32_t cls, const char *name)
+{
+    return cls && js_jfrw_ref(w, &w->est_classes, cls) ? 8 * VAR_MAX + 2 + 2 * str_cost(name) : 0;
 }
 
 /* Upper bound of the StackTrace entry of new trace id (its n frames pulled into w->frames, n < 0 unknown)
@@ -131,7 +135,7 @@ int js_jfrw_admit(js_jfr_writer *w, uint32_t thread, uint32_t trace, uint32_t st
     if (w->capped) return 0;
     uint64_t extra = 0;
     if (!js_jfr_set_has(&w->threads, thread)) extra += thread_cost(w, thread);
-    if (!js_jfr_set_has(&w->states, state + 1)) extra += STATE_COST;
+    if (state != JS_JFRW_NO_STATE && !js_jfr_set_has(&w->states, state + 1)) extra += STATE_COST;
     if (new_trace) extra += trace_cost(w, trace, n);
     if (js_jfrw_pos(w) + bytes + w->reserve + extra > w->o.max_size) {
         w->capped = 1;
@@ -233,7 +237,7 @@ static int pool_methods(js_jfr_writer *w)
     for (uint32_t i = 0, m; (m = js_jfr_set_next(&w->methods, &i));) {
         js_jfr_method jm;
         resolve_method(w, m, &jm);
-        uint32_t cls = class_key(w, jm.class_name);
+        uint32_t cls = js_jfrw_class_key(w, jm.class_name);
         js_jfrw_ref(w, &w->classes, cls);
         js_jfrw_put_var(w, m);
         js_jfrw_put_var(w, cls);

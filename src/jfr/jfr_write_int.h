@@ -32,6 +32,7 @@
 #define LONG_MAX_BYTES 9
 #define TICK_SLACK 1000000000ULL /* 1 s: samples stamped just before the open still get ticks > 0 */
 #define FRAME_COST (3 * VAR_MAX + 1)
+#define JS_JFRW_NO_STATE UINT32_MAX /* js_jfrw_admit: the event has no thread state */
 #define STATE_COST (VAR_MAX + 1 + VAR_MAX + 32)
 #define UNKNOWN_METHOD_COST 128
 #define TRACE_KEEP_BYTES (1u << 20) /* trace copies a chunk end keeps allocated for the next chunk */
@@ -162,6 +163,10 @@ uint32_t js_jfrw_method_key(js_jfr_writer *w, uint64_t caller_key);
  * and its n frames (n < 0: unknown) are in w->frames. */
 int js_jfrw_admit(js_jfr_writer *w, uint32_t thread, uint32_t trace, uint32_t state, uint64_t bytes, int new_trace,
                   int n);
+/* Class key of an internal class name (stable for the writer's life; 1 without memory, recorded). */
+uint32_t js_jfrw_class_key(js_jfr_writer *w, const char *name);
+/* What js_jfrw_admit adds for an event naming class key cls (0 none) that is not yet in the estimate. */
+uint64_t js_jfrw_class_cost(js_jfr_writer *w, uint32_t cls, const char *name);
 /* The chunk's one checkpoint event (delta 0): every pool its events reference, none empty. Pools
  * are written in dependency order (traces mark methods, methods mark classes, classes make
  * packages and symbols), so each count is known when its pool starts. */

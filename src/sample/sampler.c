@@ -2,6 +2,7 @@
 #include "sample/sampler.h"
 
 #include <errno.h>
+#include <ucontext.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "sample/safe_fmt.h"
+#include "sample/safe_read.h"
 #include "sample/stats.h"
 
 /* Frame buffers claimed by handlers with a non-blocking try-lock; a handler that finds every
@@ -42,7 +44,8 @@ static js_raw_frame *block_frames(frame_block *b, int k)
 static struct {
     _Atomic int armed;
     _Atomic int inside;              /* handlers between entry and exit */
-    js_weight_fn weight;
+    js_signal_source src[JS_SAMPLER_MAX_SOURCES];
+    int nsrc;
     const js_walker *walker;
     js_store *stores[2];             /* the current store and the one before a swap */
     _Atomic int cur;                 /* index into stores of the store handlers write to */
@@ -133,8 +136,39 @@ static int throttled(js_thread *t, uint64_t t0, uint64_t w)
     return 1;
 }
 
-/* Walk, store and stream one sample of weight w for thread t. */
-static void take_sample(void *uc, js_thread *t, int tid, uint64_t t0, uint64_t w)
+/* 1 if the interrupted thread sits in (or is about to restart) a system call: the instruction at or just
+ * before its pc is `syscall` (0f 05). A wall sample's raw state; reads only the two bytes' page. */
+static int in_syscall(const void *uc)
+{
+    uintptr_t pc = (uintptr_t)((const ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
+    unsigned char b[4];
+    uintptr_t lo = pc - 2;
+    if ((lo & ~(uintptr_t)4095) == ((pc + 1) & ~(uintptr_t)4095)) memcpy(b, (const void *)lo, 4); /* one page: pc's own */
+    else if (js_safe_read(lo, b, 4) != 0) return 0;
+    return (b[0] == 0x0f && b[1] == 0x05) || (b[2] == 0x0f && b[3] == 0x05);
+}
+
+/* Store frames[0..n) for thread t (tid) and stream the event; 0, or -1 if dropped (counted by the caller). */
+static int store_event(const js_raw_frame *buf, int n, js_thread *t, int tid, js_ring_event *ev)
+{
+    uint32_t serial = t ? atomic_load_explicit(&t->serial, RLX) : 0;
+    uint32_t key = (uint32_t)ev->kind << JS_SAMPLER_KIND_SHIFT | (serial & JS_SAMPLER_SERIAL_MASK);
+    int sk = enter_store();
+    js_store *store = S.stores[sk];
+    uint32_t id = js_store_add(store, buf, n, key, ev->weight);
+    uint32_t gen = js_store_gen(store) & JS_SAMPLER_GEN_MASK;
+    atomic_fetch_sub_explicit(&S.users[sk], 1, memory_order_release);
+    if (!id) return -1;
+    if (S.ring) {
+        ev->trace = gen << JS_SAMPLER_GEN_SHIFT | id;
+        ev->thread = serial;
+        js_evring_put(S.ring, tid, ev);
+    }
+    return 0;
+}
+
+/* Walk, store and stream one sample of weight w and kind `kind` for thread t. */
+static void take_sample(void *uc, js_thread *t, int tid, uint64_t t0, uint64_t w, int kind)
 {
     frame_block *b = atomic_load_explicit(&S.block, memory_order_acquire);
     int k = b ? claim_stripe(b, tid) : -1;
@@ -145,25 +179,39 @@ static void take_sample(void *uc, js_thread *t, int tid, uint64_t t0, uint64_t w
     if (t) w += atomic_exchange_explicit(&t->carry, 0, RLX);
     js_raw_frame *buf = block_frames(b, k);
     int n = walk(uc, buf, b->depth);
-    uint32_t serial = t ? atomic_load_explicit(&t->serial, RLX) : 0;
-    int sk = enter_store();
-    js_store *store = S.stores[sk];
-    uint32_t id = js_store_add(store, buf, n, serial, w);
-    uint32_t gen = js_store_gen(store) & JS_SAMPLER_GEN_MASK;
-    atomic_fetch_sub_explicit(&S.users[sk], 1, memory_order_release);
+    js_ring_event ev = {.ticks = t0, .weight = w, .kind = (uint8_t)kind};
+    if (kind == JS_SK_WALL && n == 1 && buf[0].kind == JS_RF_ERROR &&
+        (buf[0].bci == JS_WALK_NO_ENV || buf[0].bci == JS_WALK_NO_JAVA_FRAME)) {
+        /* Wall profiles Java code: a thread without Java frames is left out (for good when it is not a Java
+         * thread at all: the wall engine then skips it). */
+        if (t && buf[0].bci == JS_WALK_NO_ENV) atomic_store_explicit(&t->unsampled, 2, RLX);
+        atomic_store_explicit(&b->busy[k], 0, memory_order_release);
+        return;
+    }
+    if (kind == JS_SK_WALL) ev.state = in_syscall(uc) ? JS_WS_SYSCALL : JS_WS_RUNNING;
+    int rc = store_event(buf, n, t, k, &ev);
     atomic_store_explicit(&b->busy[k], 0, memory_order_release);
-    if (!id) {
+    if (rc != 0) {
         js_stats_dropped(w);
         return;
     }
     js_stats_sample(w);
     if (n > 1 && buf[n - 1].kind == JS_RF_ERROR && buf[n - 1].bci == JS_WALK_TRUNCATED)
         js_stats_truncated(w); /* by weight, as the outputs count the stack */
-    if (S.ring) {
-        js_ring_event ev = {t0, gen << JS_SAMPLER_GEN_SHIFT | id, serial, (uint32_t)(w > UINT32_MAX ? UINT32_MAX : w),
-                            0};
-        js_evring_put(S.ring, k, &ev);
+}
+
+int js_sampler_record(const js_raw_frame *frames, int n, int tid, const js_sample_info *info)
+{
+    int rc = -1;
+    atomic_fetch_add_explicit(&S.inside, 1, SC);
+    if (atomic_load_explicit(&S.armed, SC) && n > 0) {
+        js_ring_event ev = {.ticks = info->ticks, .weight = info->weight, .value = info->value, .cls = info->cls,
+                            .state = info->absolute, .kind = (uint8_t)info->kind, .sub = info->sub};
+        rc = store_event(frames, n, js_threads_find(tid), tid, &ev);
+        js_stats_event(info->kind, rc == 0, info->weight);
     }
+    atomic_fetch_sub_explicit(&S.inside, 1, SC);
+    return rc;
 }
 
 static void handler(int signo, siginfo_t *si, void *uc)
@@ -177,15 +225,17 @@ static void handler(int signo, siginfo_t *si, void *uc)
         chain_it = 1; /* not sampling: nothing of this signal is ours */
         goto out;
     }
-    uint64_t t0 = now_ns();
-    uint64_t w = S.weight(si, t ? atomic_load_explicit(&t->handle, RLX) : -1);
+    uint64_t t0 = now_ns(), w = 0;
+    int kind = 0;
+    for (int i = 0; i < S.nsrc && !w; i++)
+        if ((w = S.src[i].weight(si, t ? atomic_load_explicit(&t->handle, RLX) : -1)) != 0) kind = S.src[i].kind;
     if (w == 0) {
         js_stats_foreign_signal();
         chain_it = 1;
         goto out;
     }
     if (throttled(t, t0, w)) goto out;
-    take_sample(uc, t, tid, t0, w);
+    take_sample(uc, t, tid, t0, w, kind);
     uint64_t t1 = now_ns();
     js_stats_handler_ns(t1 - t0);
     if (t) atomic_store_explicit(&t->quiet_until_ns, t1 + QUIET_FACTOR * (t1 - t0), RLX);
@@ -240,9 +290,13 @@ int js_sampler_install(int want_sigprof_only, char *err, size_t errlen)
     return chosen;
 }
 
-int js_sampler_arm(js_weight_fn weight, const js_walker *w, js_store *s, js_evring *ring, int depth,
-                   long long interval_ns, char *err, size_t errlen)
+int js_sampler_arm(const js_signal_source *src, int nsrc, const js_walker *w, js_store *s, js_evring *ring,
+                   int depth, long long interval_ns, char *err, size_t errlen)
 {
+    if (nsrc < 0 || nsrc > JS_SAMPLER_MAX_SOURCES) {
+        js_safe_fmt(err, errlen, "%d signal sources (at most %d)", nsrc, JS_SAMPLER_MAX_SOURCES);
+        return -1;
+    }
     /* No handler is inside (the last disarm drained them, or abandoned the block they were in). */
     size_t need = BLOCK_HEADER + (size_t)STRIPES * (size_t)depth * sizeof(js_raw_frame);
     frame_block *b = atomic_load_explicit(&S.block, RLX);
@@ -259,7 +313,8 @@ int js_sampler_arm(js_weight_fn weight, const js_walker *w, js_store *s, js_evri
     for (int i = 0; i < STRIPES; i++) atomic_store_explicit(&b->busy[i], 0, RLX);
     b->depth = depth;
     atomic_store_explicit(&S.block, b, memory_order_release);
-    S.weight = weight;
+    for (int i = 0; i < nsrc; i++) S.src[i] = src[i];
+    S.nsrc = nsrc;
     S.walker = w;
     S.stores[0] = S.stores[1] = s;
     atomic_store_explicit(&S.cur, 0, SC);

@@ -16,6 +16,7 @@
 /* Process-wide: signal handlers have no context argument to carry a pointer. */
 static struct {
     _Atomic uint64_t samples, weight, dropped, dropped_weight, foreign, throttled, throttled_weight;
+    _Atomic uint64_t vm_events[JS_STATS_VM_KINDS], vm_weight[JS_STATS_VM_KINDS], vm_dropped[JS_STATS_VM_KINDS];
     _Atomic uint64_t walk_errors[JS_WALK_ERR_KINDS];
     _Atomic uint64_t recovery[JS_RECOVER_KINDS];
     _Atomic uint64_t truncated;
@@ -38,6 +39,11 @@ void js_stats_reset(void)
     for (int i = 0; i < JS_WALK_ERR_KINDS; i++) atomic_store(&st.walk_errors[i], 0);
     for (int i = 0; i < JS_RECOVER_KINDS; i++) atomic_store(&st.recovery[i], 0);
     atomic_store(&st.truncated, 0);
+    for (int i = 0; i < JS_STATS_VM_KINDS; i++) {
+        atomic_store(&st.vm_events[i], 0);
+        atomic_store(&st.vm_weight[i], 0);
+        atomic_store(&st.vm_dropped[i], 0);
+    }
     for (int i = 0; i <= HIST_BUCKETS; i++) atomic_store(&st.hist[i], 0);
     atomic_store(&st.min_ns, UINT64_MAX);
     atomic_store(&st.max_ns, 0);
@@ -47,6 +53,17 @@ void js_stats_sample(uint64_t weight)
 {
     atomic_fetch_add_explicit(&st.samples, 1, RELAXED);
     atomic_fetch_add_explicit(&st.weight, weight, RELAXED);
+}
+
+void js_stats_event(int kind, int stored, uint64_t weight)
+{
+    if (kind < 0 || kind >= JS_STATS_VM_KINDS) return;
+    if (!stored) {
+        atomic_fetch_add_explicit(&st.vm_dropped[kind], 1, RELAXED);
+        return;
+    }
+    atomic_fetch_add_explicit(&st.vm_events[kind], 1, RELAXED);
+    atomic_fetch_add_explicit(&st.vm_weight[kind], weight, RELAXED);
 }
 
 void js_stats_dropped(uint64_t weight)
@@ -142,6 +159,11 @@ void js_stats_get(js_stats_snapshot *o)
     o->weight = atomic_load(&st.weight);
     o->dropped = atomic_load(&st.dropped);
     o->dropped_weight = atomic_load(&st.dropped_weight);
+    for (int i = 0; i < JS_STATS_VM_KINDS; i++) {
+        o->vm_events[i] = atomic_load(&st.vm_events[i]);
+        o->vm_weight[i] = atomic_load(&st.vm_weight[i]);
+        o->vm_dropped[i] = atomic_load(&st.vm_dropped[i]);
+    }
     o->foreign = atomic_load(&st.foreign);
     o->throttled = atomic_load(&st.throttled);
     o->throttled_weight = atomic_load(&st.throttled_weight);

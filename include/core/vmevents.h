@@ -1,0 +1,39 @@
+/* vmevents.h - the events the VM reports rather than a signal: sampled allocations and lock waits.
+ *
+ * alloc: JVMTI SampledObjectAlloc at SetHeapSamplingInterval(alloc=), each sample weighted by the bytes it
+ * stands for (unbiased). lock: JVMTI MonitorContendedEnter/Entered (contended `synchronized`, the wait
+ * timed between the two) and LockSupport.park (jdk.internal.misc.Unsafe.park bound to a timing wrapper when
+ * the VM first binds it, which only an agent loaded at start-up sees; the wrapper costs one atomic load while
+ * lock is off), a wait recorded when it lasted at least lock=. Each event's stack (JVMTI
+ * GetStackTrace, in the thread itself) ends in a class frame: the allocated class, the monitor's, the park
+ * blocker's. Events go through js_sampler_record into the session's store and JFR stream.
+ *
+ * The callbacks run in the thread the event is about; none blocks on the profiler (a class id costs one
+ * short mutex). Capabilities that the VM refuses turn the matching event into a start error naming it.
+ */
+#ifndef JS_VMEVENTS_H
+#define JS_VMEVENTS_H
+
+#include <jvmti.h>
+#include <stddef.h>
+
+#include "core/args.h"
+
+/* Remember the VM and JVMTI environment (the agent adds the capabilities it could get). */
+void js_vmevents_init(JavaVM *vm, jvmtiEnv *jvmti);
+/* Start-up (Agent_OnLoad) only: watch native method binding to wrap Unsafe.park when the VM binds it. 0 or -1. */
+int js_vmevents_capture_park(jvmtiEnv *jvmti);
+/* Enable what a asks for (alloc, lock); 0, or -1 with one line in err (nothing left enabled). note gets a
+ * warning line, or "" (e.g. park not traced). */
+int js_vmevents_start(const js_args *a, char *note, size_t notelen, char *err, size_t errlen);
+/* Disable every event enabled by start (the callbacks may still run briefly: they record nothing). */
+void js_vmevents_stop(void);
+
+/* JVMTI callbacks, forwarded by the agent. */
+void js_vmevents_on_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object, jclass klass, jlong size);
+void js_vmevents_on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object);
+void js_vmevents_on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object);
+void js_vmevents_on_native_bind(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jmethodID method, void *address,
+                                void **new_address);
+
+#endif

@@ -1,0 +1,257 @@
+/* vmevents.c - see vmevents.h. */
+#include "core/vmevents.h"
+
+#include <math.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/classes.h"
+#include "sample/sampler.h"
+#include "sample/walker.h"
+#include "util/log.h"
+
+#define MAX_DEPTH 2048 /* frames asked of GetStackTrace (jstackdepth, at most this) */
+
+typedef void(JNICALL *park_fn)(JNIEnv *env, jobject unsafe, jboolean absolute, jlong time);
+
+/* Process-wide like the JVMTI environment the callbacks come from. Settings are atomics: callbacks of
+ * any thread read them while a command changes them. */
+static struct {
+    JavaVM *vm;
+    jvmtiEnv *jvmti;
+    _Atomic int alloc_on, lock_on, depth;
+    _Atomic uint64_t alloc_interval;
+    _Atomic long long lock_ns;
+    /* park: the original Unsafe.park (bound to park_hook from start-up on) and the field naming a park's blocker */
+    park_fn _Atomic orig_park;
+    jfieldID blocker_field; /* java.lang.Thread.parkBlocker */
+} V;
+
+static __thread uint64_t monitor_wait_start; /* MonitorContendedEnter time of this thread, 0 none */
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+void js_vmevents_init(JavaVM *vm, jvmtiEnv *jvmti)
+{
+    V.vm = vm;
+    V.jvmti = jvmti;
+}
+
+/* Class id of klass (0 if it cannot be named). */
+static uint32_t class_id(jclass klass)
+{
+    char *sig = NULL;
+    if (!klass || (*V.jvmti)->GetClassSignature(V.jvmti, klass, &sig, NULL) != JVMTI_ERROR_NONE) return 0;
+    uint32_t id = js_classes_id(sig);
+    (*V.jvmti)->Deallocate(V.jvmti, (unsigned char *)sig);
+    return id;
+}
+
+/* Record an event of the current thread: its stack, ending in class frame cls, with info. */
+static void record(uint32_t cls, js_sample_info *info)
+{
+    int depth = atomic_load(&V.depth);
+    jvmtiFrameInfo *fi = malloc((size_t)depth * sizeof *fi);
+    js_raw_frame *raw = malloc(((size_t)depth + 2) * sizeof *raw);
+    jint count = 0;
+    if (fi && raw && (*V.jvmti)->GetStackTrace(V.jvmti, NULL, 0, depth, fi, &count) == JVMTI_ERROR_NONE) {
+        int n = 0;
+        raw[n++] = (js_raw_frame){.bci = 0, .kind = JS_RF_CLASS, .method = (const void *)(uintptr_t)cls};
+        for (jint i = 0; i < count; i++)
+            raw[n++] = (js_raw_frame){.bci = fi[i].location >= 0 ? (int32_t)fi[i].location : -1,
+                                      .kind = fi[i].location >= 0 ? JS_RF_JAVA : JS_RF_NATIVE,
+                                      .method = fi[i].method};
+        if (count == depth) raw[n++] = (js_raw_frame){.bci = JS_WALK_TRUNCATED, .kind = JS_RF_ERROR, .method = NULL};
+        info->cls = cls;
+        js_sampler_record(cls ? raw : raw + 1, cls ? n : n - 1, (int)syscall(SYS_gettid), info);
+    }
+    free(fi);
+    free(raw);
+}
+
+void js_vmevents_on_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object, jclass klass, jlong size)
+{
+    if (!atomic_load(&V.alloc_on) || size <= 0) return;
+    /* A sample point falls on average every I bytes: an object of s bytes is sampled with probability
+     * 1 - e^(-s/I), so it stands for s / (1 - e^(-s/I)) bytes (about I for small objects, s for huge ones). */
+    double s = (double)size, iv = (double)atomic_load(&V.alloc_interval);
+    double p = -expm1(-s / iv);
+    js_sample_info info = {.kind = JS_SK_ALLOC, .weight = (uint64_t)(s / (p > 0 ? p : 1) + 0.5),
+                           .value = (uint64_t)size, .ticks = mono_ns()};
+    record(class_id(klass), &info);
+}
+
+void js_vmevents_on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object)
+{
+    monitor_wait_start = atomic_load(&V.lock_on) ? mono_ns() : 0;
+}
+
+void js_vmevents_on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object)
+{
+    uint64_t t0 = monitor_wait_start, now = mono_ns();
+    monitor_wait_start = 0;
+    if (!t0 || !atomic_load(&V.lock_on) || now - t0 < (uint64_t)atomic_load(&V.lock_ns)) return;
+    jclass k = (*jni)->GetObjectClass(jni, object);
+    js_sample_info info = {.kind = JS_SK_LOCK, .weight = now - t0, .sub = JS_LOCK_MONITOR, .ticks = t0};
+    record(class_id(k), &info);
+    if (k) (*jni)->DeleteLocalRef(jni, k);
+}
+
+/* The class of the current thread's park blocker (Thread.parkBlocker), 0 if none. */
+static uint32_t blocker_class(JNIEnv *env)
+{
+    jthread self = NULL;
+    if (!V.blocker_field || (*V.jvmti)->GetCurrentThread(V.jvmti, &self) != JVMTI_ERROR_NONE || !self) return 0;
+    uint32_t id = 0;
+    jobject b = (*env)->GetObjectField(env, self, V.blocker_field);
+    if (b) {
+        jclass k = (*env)->GetObjectClass(env, b);
+        id = class_id(k);
+        if (k) (*env)->DeleteLocalRef(env, k);
+        (*env)->DeleteLocalRef(env, b);
+    }
+    (*env)->DeleteLocalRef(env, self);
+    return id;
+}
+
+/* Unsafe.park, timed: the original runs, and a wait of lock= or longer is recorded. */
+static void JNICALL park_hook(JNIEnv *env, jobject unsafe, jboolean absolute, jlong time)
+{
+    park_fn orig = atomic_load(&V.orig_park);
+    if (!atomic_load(&V.lock_on)) {
+        orig(env, unsafe, absolute, time);
+        return;
+    }
+    uint64_t t0 = mono_ns();
+    orig(env, unsafe, absolute, time);
+    uint64_t d = mono_ns() - t0;
+    if (!atomic_load(&V.lock_on) || d < (uint64_t)atomic_load(&V.lock_ns) || (*env)->ExceptionCheck(env)) return;
+    js_sample_info info = {.kind = JS_SK_LOCK, .weight = d, .sub = JS_LOCK_PARK, .ticks = t0,
+                           .value = (uint64_t)time, .absolute = absolute ? 1 : 0};
+    record(blocker_class(env), &info);
+}
+
+/* 1 if method is jdk.internal.misc.Unsafe.park(ZJ)V. */
+static int is_unsafe_park(jvmtiEnv *jvmti, jmethodID method)
+{
+    char *name = NULL, *sig = NULL, *csig = NULL;
+    jclass k = NULL;
+    int yes = 0;
+    if ((*jvmti)->GetMethodName(jvmti, method, &name, &sig, NULL) == JVMTI_ERROR_NONE && strcmp(name, "park") == 0 &&
+        strcmp(sig, "(ZJ)V") == 0 && (*jvmti)->GetMethodDeclaringClass(jvmti, method, &k) == JVMTI_ERROR_NONE &&
+        (*jvmti)->GetClassSignature(jvmti, k, &csig, NULL) == JVMTI_ERROR_NONE)
+        yes = strcmp(csig, "Ljdk/internal/misc/Unsafe;") == 0;
+    (*jvmti)->Deallocate(jvmti, (unsigned char *)name);
+    (*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
+    (*jvmti)->Deallocate(jvmti, (unsigned char *)csig);
+    return yes;
+}
+
+void js_vmevents_on_native_bind(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jmethodID method, void *address,
+                                void **new_address)
+{
+    if (atomic_load(&V.orig_park) || address == (void *)park_hook || !is_unsafe_park(jvmti, method)) return;
+    atomic_store(&V.orig_park, (park_fn)address);
+    *new_address = (void *)park_hook;
+    (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, JVMTI_EVENT_NATIVE_METHOD_BIND, NULL);
+}
+
+int js_vmevents_capture_park(jvmtiEnv *jvmti)
+{
+    /* Unsafe binds its natives before the start phase, where methods cannot be named: an early start phase
+     * lets the bind callback name them. */
+    jvmtiCapabilities c;
+    memset(&c, 0, sizeof c);
+    c.can_generate_early_vmstart = 1;
+    if ((*jvmti)->AddCapabilities(jvmti, &c) != JVMTI_ERROR_NONE) return -1;
+    return (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_NATIVE_METHOD_BIND, NULL) ==
+                   JVMTI_ERROR_NONE ? 0 : -1;
+}
+
+/* The JNIEnv of the calling thread, attaching it as a daemon if it is not (*attached = 1). */
+static JNIEnv *jni_env(int *attached)
+{
+    JNIEnv *env = NULL;
+    *attached = 0;
+    if ((*V.vm)->GetEnv(V.vm, (void **)&env, JNI_VERSION_1_6) == JNI_OK) return env;
+    JavaVMAttachArgs aa = {JNI_VERSION_1_6, "jsampler vm events", NULL};
+    if ((*V.vm)->AttachCurrentThreadAsDaemon(V.vm, (void **)&env, &aa) != JNI_OK) return NULL;
+    *attached = 1;
+    return env;
+}
+
+/* java.lang.Thread.parkBlocker, for the class a park waits on (once). */
+static void find_blocker_field(void)
+{
+    int attached;
+    JNIEnv *env = V.blocker_field ? NULL : jni_env(&attached);
+    if (!env) return;
+    jclass th = (*env)->FindClass(env, "java/lang/Thread");
+    if (th) V.blocker_field = (*env)->GetFieldID(env, th, "parkBlocker", "Ljava/lang/Object;");
+    if ((*env)->ExceptionCheck(env)) (*env)->ExceptionClear(env);
+    if (th) (*env)->DeleteLocalRef(env, th);
+    if (attached) (*V.vm)->DetachCurrentThread(V.vm);
+}
+
+/* Enable or disable one JVMTI event for every thread; the JVMTI error. */
+static jvmtiError set_event(jvmtiEventMode mode, jvmtiEvent ev)
+{
+    return (*V.jvmti)->SetEventNotificationMode(V.jvmti, mode, ev, NULL);
+}
+
+int js_vmevents_start(const js_args *a, char *note, size_t notelen, char *err, size_t errlen)
+{
+    note[0] = 0;
+    if (!a->alloc_bytes && a->lock_ns < 0) return 0;
+    if (!V.jvmti) {
+        snprintf(err, errlen, "%s needs the JVM (JVMTI), which this process does not have", a->alloc_bytes ? "alloc" : "lock");
+        return -1;
+    }
+    atomic_store(&V.depth, a->jstackdepth < MAX_DEPTH ? a->jstackdepth : MAX_DEPTH);
+    if (a->alloc_bytes) {
+        atomic_store(&V.alloc_interval, a->alloc_bytes);
+        jvmtiError e = (*V.jvmti)->SetHeapSamplingInterval(V.jvmti, (jint)(a->alloc_bytes > INT32_MAX ? INT32_MAX : a->alloc_bytes));
+        if (e == JVMTI_ERROR_NONE) e = set_event(JVMTI_ENABLE, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC);
+        if (e != JVMTI_ERROR_NONE) {
+            snprintf(err, errlen, "alloc: the JVM refused sampled allocation events (JVMTI error %d)", (int)e);
+            return -1;
+        }
+        atomic_store(&V.alloc_on, 1);
+    }
+    if (a->lock_ns >= 0) {
+        atomic_store(&V.lock_ns, a->lock_ns);
+        jvmtiError e = set_event(JVMTI_ENABLE, JVMTI_EVENT_MONITOR_CONTENDED_ENTER);
+        if (e == JVMTI_ERROR_NONE) e = set_event(JVMTI_ENABLE, JVMTI_EVENT_MONITOR_CONTENDED_ENTERED);
+        if (e != JVMTI_ERROR_NONE) {
+            js_vmevents_stop();
+            snprintf(err, errlen, "lock: the JVM refused monitor contention events (JVMTI error %d)", (int)e);
+            return -1;
+        }
+        find_blocker_field();
+        atomic_store(&V.lock_on, 1);
+        if (!atomic_load(&V.orig_park))
+            snprintf(note, notelen, "lock: LockSupport.park waits (java.util.concurrent locks) are traced only when "
+                     "the agent is loaded at start-up (-agentpath) with lock or a backend in its options; contended "
+                     "synchronized blocks are traced");
+    }
+    return 0;
+}
+
+void js_vmevents_stop(void)
+{
+    if (atomic_exchange(&V.alloc_on, 0)) set_event(JVMTI_DISABLE, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC);
+    if (atomic_exchange(&V.lock_on, 0)) {
+        set_event(JVMTI_DISABLE, JVMTI_EVENT_MONITOR_CONTENDED_ENTER);
+        set_event(JVMTI_DISABLE, JVMTI_EVENT_MONITOR_CONTENDED_ENTERED);
+    }
+}
