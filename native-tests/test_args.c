@@ -312,7 +312,7 @@ static void test_event_kinds(void **state UNUSED)
     parse_ok("lock=0");
     assert_int_equal(A.lock_ns, 0);
     parse_ok("event=page-faults");
-    assert_int_equal(A.interval_ns, JS_DEFAULT_COUNT);
+    assert_int_equal(A.interval_ns, 1000);
     assert_true(js_event_is_count(A.event));
     parse_ok("interval=5000,event=context-switches");
     assert_int_equal(A.interval_ns, 5000);

@@ -135,11 +135,24 @@ static void test_exec_args(void **state)
     assert_string_equal(o.event, "cpu");
     assert_int_equal(o.interval_ns, 1000000); /* bare interval: ns, as async-profiler reads it */
     assert_non_null(strstr(o.notes, "ctimer sampled by the cpu engine"));
+    /* several events, as the SkyWalking UI writes them: the execution event, the others as options */
+    assert_int_equal(js_task_parse_exec("event=cpu,alloc,lock=10us,interval=5ms", &o, err, sizeof err), 0);
+    assert_string_equal(o.event, "cpu");
+    assert_string_equal(o.kinds, "alloc,lock=10us");
+    assert_int_equal(o.timed, 1);
+    assert_int_equal(js_task_parse_exec("event=alloc,lock,wall", &o, err, sizeof err), 0);
+    assert_string_equal(o.event, "wall"); /* wall samples threads: it keeps interval= */
+    assert_int_equal(o.timed, 1);
+    assert_int_equal(js_task_parse_exec("event=lock,alloc=1m", &o, err, sizeof err), 0);
+    assert_string_equal(o.event, "lock");
+    assert_string_equal(o.kinds, "lock,alloc=1m");
+    assert_int_equal(o.timed, 0); /* no interval= for locks and allocations: it would be their threshold */
+    assert_int_equal(js_task_parse_exec("alloc=2m", &o, err, sizeof err), 0);
+    assert_string_equal(o.event, "alloc");
+    assert_string_equal(o.kinds, "alloc=2m");
     /* what cannot be honoured is named, all of it, and nothing starts */
-    assert_int_equal(js_task_parse_exec("event=cpu,alloc,lock=10us,interval=5ms,file=/etc/x", &o, err, sizeof err), -1);
-    assert_non_null(strstr(err, "cannot honour alloc, lock=10us, file=/etc/x"));
-    assert_int_equal(js_task_parse_exec("event=wall", &o, err, sizeof err), -1);
-    assert_non_null(strstr(err, "event=wall"));
+    assert_int_equal(js_task_parse_exec("event=cpu,alloc,cstack=dwarf,interval=5ms,file=/etc/x", &o, err, sizeof err), -1);
+    assert_non_null(strstr(err, "cannot honour cstack=dwarf, file=/etc/x"));
     assert_int_equal(js_task_parse_exec("interval=fast", &o, err, sizeof err), -1);
     assert_non_null(strstr(err, "interval=fast"));
 }

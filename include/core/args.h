@@ -59,7 +59,6 @@ typedef enum {
 #define JS_DEFAULT_WALL_NS 50000000LL    /* wall: 50 ms */
 #define JS_DEFAULT_ALLOC_BYTES (512u << 10) /* alloc: one sample per 512 KiB allocated (per thread, mean) */
 #define JS_DEFAULT_LOCK_NS 10000LL       /* lock: waits of 10 us and more */
-#define JS_DEFAULT_COUNT 1000LL          /* interval of the counting perf events (page-faults, ...) */
 
 /* What a profile's weights are about; a session has one of each at most, written to the text output named with
  * %e = js_kind_name (or one JFR recording). */
@@ -120,6 +119,9 @@ js_out_format js_args_output_format(const js_args *a, const char *path);
 const char *js_event_name(js_event e);
 /* 1 if the event is a perf_events counter counted in events (interval = a count, not ns). */
 int js_event_is_count(js_event e);
+/* Default interval of a counting event: page-faults 1000, context-switches 10, cpu-migrations 1, hardware
+ * counters 1000000 (0 for the others). */
+long long js_event_default_count(js_event e);
 /* Name of kind k in a's session, as %e expands it: the execution event's name, "wall", "alloc", "lock". */
 const char *js_kind_name(const js_args *a, js_kind k);
 /* 1 if a's session records kind k. */

@@ -31,8 +31,10 @@ int js_task_from_args(const char *const *keys, const char *const *vals, size_t n
 
 /* What ExecArgs asks of jsampler. */
 typedef struct {
-    char event[16];            /* cpu, ctimer or itimer */
+    char event[16];            /* the start command's event=: cpu, ctimer, itimer, else wall, alloc or lock */
+    int timed;                 /* interval= applies: an execution event, or wall alone */
     long long interval_ns;     /* 0 = the default */
+    char kinds[64];            /* wall[=], alloc[=], lock[=] tokens beside event= (',' joined) */
     char extra[512];           /* options passed through as they are (jstackdepth=, chunksize=, ...) */
     char notes[256];           /* what was accepted with a caveat, for the log */
 } js_task_opts;

@@ -105,6 +105,22 @@ static void take_event(js_task_opts *o, const char *e, size_t n)
     }
 }
 
+/* A wall, alloc or lock token ("alloc", "alloc=1m", "event=lock"): added to o->kinds as wall[=V] etc. 1 if
+ * it was one. */
+static int take_kind(js_task_opts *o, const char *p, size_t n)
+{
+    static const char *const kinds[] = {"wall", "alloc", "lock"};
+    if (n > 6 && strncmp(p, "event=", 6) == 0) p += 6, n -= 6;
+    for (size_t i = 0; i < 3; i++) {
+        size_t k = strlen(kinds[i]);
+        if (n >= k && strncmp(p, kinds[i], k) == 0 && (n == k || p[k] == '=')) {
+            add(o->kinds, sizeof o->kinds, ",", p, n);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* Options passed through to the dispatcher as they are (our syntax is async-profiler's). */
 static int passes_through(const char *key, size_t k)
 {
@@ -127,6 +143,7 @@ static int take_token(js_task_opts *o, const char *p, size_t n, char *bad, size_
         take_event(o, v, vn);
     } else if (k == n && is_cpu_event(p, n)) {
         take_event(o, p, n);
+    } else if (take_kind(o, p, n)) {
     } else if (k == 8 && strncmp(p, "interval", 8) == 0 && k < n) {
         long long ns = js_parse_duration_ns(val);
         if (ns <= 0) goto bad;
@@ -162,9 +179,20 @@ int js_task_parse_exec(const char *exec, js_task_opts *o, char *err, size_t errl
         p += strcspn(p, ",");
     }
     if (bad[0]) {
-        snprintf(err, errlen, "ExecArgs '%s': jsampler cannot honour %s (it records cpu, ctimer or itimer; options "
-                              "interval, jstackdepth, chunksize, chunktime, threads, include, exclude)", exec, bad);
+        snprintf(err, errlen, "ExecArgs '%s': jsampler cannot honour %s (it records cpu, ctimer, itimer, wall, alloc "
+                              "and lock; options interval, jstackdepth, chunksize, chunktime, threads, include, "
+                              "exclude)", exec, bad);
         return -1;
+    }
+    o->timed = 1;
+    if (!o->event[0] && o->kinds[0]) {
+        /* No execution event: wall (if asked) becomes event= so interval= is its period; else the first kind is
+         * event= alone. The kinds stay as options too (their values, if any, count). */
+        const char *w = strstr(o->kinds, "wall");
+        int wall = w && (w == o->kinds || w[-1] == ',');
+        size_t n = strcspn(o->kinds, ",=");
+        snprintf(o->event, sizeof o->event, "%.*s", (int)(wall ? 4 : n), wall ? "wall" : o->kinds);
+        o->timed = wall;
     }
     if (!o->event[0]) snprintf(o->event, sizeof o->event, "cpu");
     return 0;

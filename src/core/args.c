@@ -37,6 +37,16 @@ int js_event_is_count(js_event e)
     return e >= JS_EV_PAGE_FAULTS && e < JS_EV_NONE;
 }
 
+long long js_event_default_count(js_event e)
+{
+    switch (e) {
+    case JS_EV_PAGE_FAULTS: return 1000;
+    case JS_EV_CONTEXT_SWITCHES: return 10;
+    case JS_EV_CPU_MIGRATIONS: return 1;
+    default: return js_event_is_count(e) ? 1000000 : 0; /* hardware counters: a million events */
+    }
+}
+
 const char *js_kind_name(const js_args *a, js_kind k)
 {
     static const char *const names[] = {"cpu", "wall", "alloc", "lock"};
@@ -149,7 +159,7 @@ static int finish(js_args *a, char *err, size_t errlen)
 {
     const char *v = a->interval_raw;
     if (a->event == JS_EV_WALL && !a->wall_ns) a->wall_ns = JS_DEFAULT_WALL_NS;
-    if (js_event_is_count(a->event)) a->interval_ns = JS_DEFAULT_COUNT;
+    if (js_event_is_count(a->event)) a->interval_ns = js_event_default_count(a->event);
     if (!v[0]) return 0;
     const char *why = NULL;
     if (js_event_is_count(a->event)) {
