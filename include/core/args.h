@@ -64,6 +64,9 @@ typedef enum {
  * %e = js_kind_name (or one JFR recording). */
 typedef enum { JS_KIND_EXEC = 0, JS_KIND_WALL, JS_KIND_ALLOC, JS_KIND_LOCK, JS_KINDS } js_kind;
 
+/* Native frames (cstack=): none (default), or by frame pointers. */
+typedef enum { JS_CSTACK_NO = 0, JS_CSTACK_FP } js_cstack;
+
 /* Stack walker (walker=): AsyncGetCallTrace with recovery (default), or AsyncGetCallTrace alone. */
 typedef enum { JS_WALKER_RECOVER = 0, JS_WALKER_AGCT } js_walker_kind;
 
@@ -81,6 +84,7 @@ typedef struct {
     int nojitter_flag;           /* nojitter was given */
     int jstackdepth;
     js_walker_kind walker;
+    js_cstack cstack;
     char file[JS_PATH_MAX];      /* as given, %p/%t not yet expanded */
     js_out_format format;        /* JS_OUT_NONE: from file extension, else collapsed */
     int flat_top;                /* N of flat[=N] */

@@ -80,6 +80,8 @@ int js_sampler_arm(const js_signal_source *src, int nsrc, const js_walker *w, js
  * current store and ring, as the handler does with a sample; normal threads only (never a handler). 0, or
  * -1 if not armed or dropped (counted). Lock-free: takes part in the same handshakes as the handler. */
 int js_sampler_record(const js_raw_frame *frames, int n, int tid, const js_sample_info *info);
+/* Walk native frames too, by frame pointers (cstack=fp), from the next sample on; 0 turns it off. */
+void js_sampler_set_cstack(int fp);
 /* Make next the store handlers write to and return the previous one once no handler is inside
  * it; NULL if a handler is still inside after 1 s (the old store must then be abandoned). */
 js_store *js_sampler_swap_store(js_store *next);

@@ -8,6 +8,7 @@
 #ifndef JS_WALKER_H
 #define JS_WALKER_H
 
+#include "sample/safe_read.h"
 #include "sample/store.h"
 
 /* Error codes: the AsyncGetCallTrace values, plus our own. */
@@ -40,6 +41,10 @@ typedef struct {
      * finds the thread's JNIEnv itself (JS_WALK_NO_ENV if it has none). */
     int (*walk)(void *ucontext, js_raw_frame *frames, int max);
 } js_walker;
+
+/* Signal-safe: the interrupted thread's live stack [sp, base) when it is a Java thread HotSpot knows the stack of;
+ * 0, or -1 (st untouched). */
+int js_walker_stack_range(uintptr_t sp, js_safe_range *st);
 
 extern const js_walker js_walker_agct;
 /* AsyncGetCallTrace, stepping out of stubs and compiled prologues/epilogues it cannot start from

@@ -201,6 +201,7 @@ int js_arming_start(const js_args *a, js_store *store, js_evring *ring, js_armin
         src[nsrc++] = (js_signal_source){js_engine_wall.sample_weight, JS_SK_WALL};
         if (!e) info->engine = "wall", info->description = js_engine_wall.description, info->signo = wall_signo;
     }
+    js_sampler_set_cstack(a->cstack == JS_CSTACK_FP);
     long long yardstick = e && !js_event_is_count(a->event) ? a->interval_ns : a->wall_ns;
     if (js_sampler_arm(src, nsrc, walker, store, ring, a->jstackdepth, yardstick, err, errlen) != 0) {
         if (e) e->stop();

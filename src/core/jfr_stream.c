@@ -12,6 +12,7 @@
 #include "util/log.h"
 #include "core/classes.h"
 #include "core/names.h"
+#include "core/symbols.h"
 #include "sample/walker.h"
 #include "core/thread_names.h"
 #include "sample/threads.h"
@@ -23,6 +24,7 @@
 #define DRAIN_MS 20
 #define UNKNOWN_THREAD_KEY 0x7ffffffeu /* samples of threads the registry never saw */
 #define PSEUDO_KEY (1ULL << 62)        /* method keys of pseudo frames: PSEUDO_KEY | code */
+#define NATIVE_KEY (1ULL << 61)        /* method keys of native functions: NATIVE_KEY | the symbol's address */
 #define NULL_ID_CODE 0x100000000ULL    /* "[unknown_method]": a Java frame without a jmethodID */
 #define MAX_SETTINGS 16
 #define DEFAULT_CHUNK_TIME_NS (60ULL * 1000000000ULL) /* a killed JVM loses at most the last minute */
@@ -46,6 +48,7 @@ static struct {
     char pseudo_name[64];    /* scratch for pseudo frames */
     char thread_name[JS_THREAD_NAME_MAX];
     char class_name[1024];   /* scratch for alloc and lock events' class */
+    char native_name[1024];  /* scratch for native frames */
     int exec_on;             /* the session samples an execution event: wall goes to profiler.WallClockSample */
     long long wall_ns;
     js_jfr_setting settings[MAX_SETTINGS];
@@ -95,6 +98,11 @@ static int source_trace(void *ctx, uint32_t id, js_jfr_frame *out, int max, int 
                 o->bci = f[i].bci;
                 o->line = js_names_line(f[i].method, f[i].bci);
             }
+        } else if (f[i].kind == JS_RF_NATIVE_PC) { /* keyed by its symbol, so one function is one method */
+            js_symbol_info info;
+            js_symbols_name((uintptr_t)f[i].method - (f[i].bci ? 1 : 0), J.native_name, sizeof J.native_name, &info);
+            o->method = NATIVE_KEY | info.start;
+            o->type = info.kernel ? JS_FT_KERNEL : info.in_jvm ? JS_FT_CPP : JS_FT_NATIVE;
         } else {
             o->method = PSEUDO_KEY | (f[i].kind == JS_RF_ERROR ? (uint64_t)(uint32_t)f[i].bci : NULL_ID_CODE);
             o->type = JS_FT_CPP;
@@ -113,6 +121,13 @@ static int source_method(void *ctx, uint64_t key, js_jfr_method *out)
                  code == NULL_ID_CODE ? "[unknown_method]" : js_walk_error_name((int)(uint32_t)code));
         out->class_name = "";
         out->name = J.pseudo_name;
+        out->descriptor = "";
+        return 0;
+    }
+    if (key & NATIVE_KEY) {
+        js_symbols_name((uintptr_t)(key & ~NATIVE_KEY), J.native_name, sizeof J.native_name, NULL);
+        out->class_name = "";
+        out->name = J.native_name;
         out->descriptor = "";
         return 0;
     }

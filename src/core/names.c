@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "core/classes.h"
+#include "core/symbols.h"
 #include "sample/walker.h"
 #include "util/hashmix.h"
 
@@ -486,6 +487,11 @@ js_frame_type js_names_frame(const js_raw_frame *f, int i, int n, int lines, int
     if (fr->kind == JS_RF_NULL_ID) {
         snprintf(buf, len, "[unknown_method]");
         return JS_FT_ERROR;
+    }
+    if (fr->kind == JS_RF_NATIVE_PC) { /* a return address is named by its call instruction */
+        js_symbol_info info;
+        js_symbols_name((uintptr_t)fr->method - (fr->bci ? 1 : 0), buf, len, &info);
+        return info.kernel ? JS_FT_KERNEL : info.in_jvm ? JS_FT_CPP : JS_FT_NATIVE;
     }
     if (fr->kind == JS_RF_CLASS) { /* as the converter names it from JFR: "java.lang.String_[i]" */
         size_t o;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "sample/safe_fmt.h"
+#include "sample/native_walk.h"
 #include "sample/safe_read.h"
 #include "sample/stats.h"
 
@@ -47,6 +48,7 @@ static struct {
     js_signal_source src[JS_SAMPLER_MAX_SOURCES];
     int nsrc;
     const js_walker *walker;
+    _Atomic int cstack;              /* native frames by frame pointers (cstack=fp) */
     js_store *stores[2];             /* the current store and the one before a swap */
     _Atomic int cur;                 /* index into stores of the store handlers write to */
     _Atomic int users[2];            /* handlers inside stores[i] */
@@ -90,7 +92,26 @@ static int claim_stripe(frame_block *b, int tid)
  * pseudo-frame ends it. */
 static int walk(void *uc, js_raw_frame *buf, int depth)
 {
-    int room = depth > 1 ? depth - 1 : 1;
+    int room = depth > 1 ? depth - 1 : 1, nat = 0, in_java = 1;
+    if (atomic_load_explicit(&S.cstack, RLX) && room > 1) {
+        /* Native frames first (leaf side), then the Java frames they were called from. A thread with no Java
+         * frames at all (GC, JIT compilers, native threads) is its native stack alone. */
+        nat = js_native_walk(uc, buf, room / 2, &in_java);
+        int n = S.walker->walk(uc, buf + nat, room - nat); /* also when the chain broke before Java code */
+        if (n > 0 && nat + n == room) {
+            buf[room].bci = JS_WALK_TRUNCATED;
+            buf[room].kind = JS_RF_ERROR;
+            buf[room].method = NULL;
+            return room + 1;
+        }
+        if (n > 0) return nat + n;
+        if (nat > 0 && (n == JS_WALK_NO_ENV || n == JS_WALK_NO_JAVA_FRAME)) return nat;
+        if (nat > 0 && nat < room) { /* native frames, then why the Java part is missing */
+            js_stats_walk_error(n);
+            buf[nat] = (js_raw_frame){.bci = n, .kind = JS_RF_ERROR, .method = NULL};
+            return nat + 1;
+        }
+    }
     int n = S.walker->walk(uc, buf, room);
     if (n > 0 && n == room && depth > 1) {
         buf[n].bci = JS_WALK_TRUNCATED;
@@ -323,6 +344,11 @@ int js_sampler_arm(const js_signal_source *src, int nsrc, const js_walker *w, js
     S.interval_ns = interval_ns;
     atomic_store_explicit(&S.armed, 1, SC);
     return 0;
+}
+
+void js_sampler_set_cstack(int fp)
+{
+    atomic_store(&S.cstack, fp);
 }
 
 js_store *js_sampler_swap_store(js_store *next)

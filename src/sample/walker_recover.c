@@ -32,6 +32,13 @@
 /* Set once at init (normal thread): 1 when the layout was understood and guarded reads work. */
 static int enabled;
 
+static int live_stack(uintptr_t sp, js_safe_range *st);
+
+int js_walker_stack_range(uintptr_t sp, js_safe_range *st)
+{
+    return enabled && js_vm.ok ? live_stack(sp, st) : -1;
+}
+
 /* The interrupted thread's live stack: from its sp up to HotSpot's recorded stack base. */
 static int live_stack(uintptr_t sp, js_safe_range *st)
 {

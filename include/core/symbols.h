@@ -1,0 +1,27 @@
+/* symbols.h - names for native code addresses, from the ELF symbol tables of the loaded objects.
+ *
+ * Objects are found with dl_iterate_phdr (refreshed when an address falls outside every object known so far,
+ * e.g. a library loaded later); an object's function symbols (.symtab when present, else .dynsym) are read from
+ * its file the first time one of its addresses is named, and kept sorted. C++ names are demangled when the
+ * process has a demangler (__cxa_demangle, e.g. libstdc++'s). Thread-safe (one mutex); normal threads only.
+ */
+#ifndef JS_SYMBOLS_H
+#define JS_SYMBOLS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    uintptr_t start;     /* the symbol's address (its key: the same for every pc inside it); the object's start
+                          * when it has no symbol there; pc outside every object */
+    int in_jvm;          /* the code is libjvm's (C++ of the VM) */
+    int kernel;          /* a kernel address */
+} js_symbol_info;
+
+/* Name of the code at pc into buf: "deflate", "G1ParScanThreadState::trim_queue()", or "[libz.so.1]" when the
+ * object has no symbol there (a stripped library's internal function), "[unknown_native]" outside every object. */
+void js_symbols_name(uintptr_t pc, char *buf, size_t len, js_symbol_info *info);
+/* Forget every object and symbol (tests, VM death). */
+void js_symbols_clear(void);
+
+#endif
