@@ -73,7 +73,7 @@ static uint64_t fake_weight(const siginfo_t *si, intptr_t handle)
     return si->si_code == SI_QUEUE && si->si_value.sival_int == OURS ? 1 : 0;
 }
 
-static const js_signal_source fake_source = {fake_weight, JS_SK_EXEC};
+static const js_signal_source fake_source = {fake_weight, JS_SK_EXEC, NULL};
 
 static js_store *make_store(void)
 {

@@ -31,6 +31,9 @@ typedef struct {
      * unknown), 0 if the signal is not ours. For a signal of its own, an engine with jitter sets the
      * thread's next period here (a syscall or two). */
     uint64_t (*sample_weight)(const siginfo_t *si, intptr_t handle);
+    /* Signal-safe, optional: the kernel frames (leaf first) of the event that raised this thread's last signal,
+     * into ips[0..max); their number. */
+    int (*kernel_stack)(intptr_t handle, uintptr_t *ips, int max);
 } js_engine;
 
 extern const js_engine js_engine_perf;
@@ -38,6 +41,8 @@ extern const js_engine js_engine_wall;
 /* The perf_events counter js_engine_perf opens from its next start (PERF_TYPE_*, config, a name for
  * messages); cpu-clock until chosen. Process-wide, like the engine. */
 void js_engine_perf_select(uint32_t type, uint64_t config, const char *name);
+/* Record kernel call chains from the next start (where kernel events are allowed). */
+void js_engine_perf_kernel_stacks(int on);
 extern const js_engine js_engine_ctimer;
 extern const js_engine js_engine_itimer;
 

@@ -37,9 +37,13 @@ typedef uint64_t (*js_weight_fn)(const siginfo_t *si, intptr_t handle);
 
 /* One source of profiling signals in a session (cpu and wall may run together): its weight function and
  * the kind (JS_SK_*) of its samples. The handler asks each in turn; the first non-zero weight wins. */
+/* Signal-safe: kernel frames of the thread's last event (engine.h's kernel_stack), or NULL. */
+typedef int (*js_kstack_fn)(intptr_t handle, uintptr_t *ips, int max);
+
 typedef struct {
     js_weight_fn weight;
     int kind;
+    js_kstack_fn kstack; /* with cstack: the kernel part of a sample's stack, or NULL */
 } js_signal_source;
 #define JS_SAMPLER_MAX_SOURCES 2
 

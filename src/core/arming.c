@@ -189,8 +189,9 @@ int js_arming_start(const js_args *a, js_store *store, js_evring *ring, js_armin
     int nsrc = 0;
     const js_engine *e = NULL;
     if (js_kind_on(a, JS_KIND_EXEC)) {
+        js_engine_perf_kernel_stacks(a->cstack == JS_CSTACK_FP);
         if (!(e = start_exec(a, info, err, errlen))) return -1;
-        src[nsrc++] = (js_signal_source){e->sample_weight, JS_SK_EXEC};
+        src[nsrc++] = (js_signal_source){e->sample_weight, JS_SK_EXEC, e->kernel_stack};
     }
     int wall_signo = -1;
     if (a->wall_ns > 0) {
@@ -198,7 +199,7 @@ int js_arming_start(const js_args *a, js_store *store, js_evring *ring, js_armin
             if (e) e->stop();
             return -1;
         }
-        src[nsrc++] = (js_signal_source){js_engine_wall.sample_weight, JS_SK_WALL};
+        src[nsrc++] = (js_signal_source){js_engine_wall.sample_weight, JS_SK_WALL, NULL};
         if (!e) info->engine = "wall", info->description = js_engine_wall.description, info->signo = wall_signo;
     }
     js_sampler_set_cstack(a->cstack == JS_CSTACK_FP);

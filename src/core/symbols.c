@@ -33,6 +33,12 @@ typedef struct {
 
 typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
 
+/* Kernel text symbols from /proc/kallsyms (addresses visible to root; all zeros otherwise: then none). */
+typedef struct {
+    uintptr_t addr;
+    uint32_t name;
+} ksym;
+
 /* Process-wide: code addresses mean the same in every session. */
 static struct {
     pthread_mutex_t lock;
@@ -40,7 +46,68 @@ static struct {
     int nobjs;
     int demangler_looked;
     demangle_fn demangle;
+    int kernel_loaded;
+    ksym *ksyms;
+    size_t nksyms;
+    char *knames;
 } Y = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static int by_kaddr(const void *a, const void *b)
+{
+    uintptr_t x = ((const ksym *)a)->addr, y = ((const ksym *)b)->addr;
+    return x < y ? -1 : x > y;
+}
+
+/* Read /proc/kallsyms's text symbols once. Caller holds the lock. */
+static void load_kernel(void)
+{
+    Y.kernel_loaded = 1;
+    FILE *f = fopen("/proc/kallsyms", "re");
+    if (!f) return;
+    size_t cap = 0, ncap = 0, noff = 0;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        unsigned long long a;
+        char type, name[256];
+        if (sscanf(line, "%llx %c %255s", &a, &type, name) != 3 || !a || (type != 't' && type != 'T')) continue;
+        size_t l = strlen(name) + 1;
+        if (Y.nksyms == cap) {
+            cap = cap ? cap * 2 : 65536;
+            ksym *g = realloc(Y.ksyms, cap * sizeof *g);
+            if (!g) break;
+            Y.ksyms = g;
+        }
+        if (noff + l > ncap) {
+            ncap = ncap ? ncap * 2 : (1u << 20);
+            char *g = realloc(Y.knames, ncap);
+            if (!g) break;
+            Y.knames = g;
+        }
+        memcpy(Y.knames + noff, name, l);
+        Y.ksyms[Y.nksyms++] = (ksym){(uintptr_t)a, (uint32_t)noff};
+        noff += l;
+    }
+    fclose(f);
+    if (Y.nksyms) qsort(Y.ksyms, Y.nksyms, sizeof *Y.ksyms, by_kaddr);
+}
+
+/* Name of kernel address pc; its symbol's address, or 0 if unknown. Caller holds the lock. */
+static uintptr_t kernel_name(uintptr_t pc, char *buf, size_t len)
+{
+    if (!Y.kernel_loaded) load_kernel();
+    size_t lo = 0, hi = Y.nksyms;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (Y.ksyms[mid].addr <= pc) lo = mid + 1;
+        else hi = mid;
+    }
+    if (!lo) {
+        snprintf(buf, len, "[kernel]");
+        return 0;
+    }
+    snprintf(buf, len, "%s", Y.knames + Y.ksyms[lo - 1].name);
+    return Y.ksyms[lo - 1].addr;
+}
 
 static int add_object(struct dl_phdr_info *info, size_t size, void *ctx)
 {
@@ -181,12 +248,14 @@ void js_symbols_name(uintptr_t pc, char *buf, size_t len, js_symbol_info *info)
     if (!info) info = &dummy;
     memset(info, 0, sizeof *info);
     info->start = pc;
+    pthread_mutex_lock(&Y.lock);
     if (pc >= 0xffff800000000000ULL) {
         info->kernel = 1;
-        snprintf(buf, len, "[kernel 0x%lx]", (unsigned long)pc);
+        uintptr_t start = kernel_name(pc, buf, len);
+        info->start = start ? start : 0xffff800000000000ULL;
+        pthread_mutex_unlock(&Y.lock);
         return;
     }
-    pthread_mutex_lock(&Y.lock);
     object *o = object_of(pc);
     if (!o) {
         pthread_mutex_unlock(&Y.lock);
@@ -222,5 +291,11 @@ void js_symbols_clear(void)
     free(Y.objs);
     Y.objs = NULL;
     Y.nobjs = 0;
+    free(Y.ksyms);
+    free(Y.knames);
+    Y.ksyms = NULL;
+    Y.knames = NULL;
+    Y.nksyms = 0;
+    Y.kernel_loaded = 0;
     pthread_mutex_unlock(&Y.lock);
 }

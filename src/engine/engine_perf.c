@@ -5,6 +5,7 @@
  */
 #include "engine/engine.h"
 #include "engine/jitter.h"
+#include "perf_ring_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,12 +16,15 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#define KSTACK_MAX 32 /* kernel frames kept per sample (the sysctl allows 127) */
+
 /* Settings of the running engine (one per process, read by the handler). */
 static _Atomic long long period_ns; /* read by handlers: atomic */
 static uint32_t ev_type = PERF_TYPE_SOFTWARE; /* the counter: cpu-clock unless js_engine_perf_select chose another */
 static uint64_t ev_config = PERF_COUNT_SW_CPU_CLOCK;
 static const char *ev_name = "cpu-clock";
 static int ev_needs_kernel;                   /* counts only in kernel mode (context-switches) */
+static int kernel_stacks;                     /* record each overflow's kernel call chain (cstack, kernel allowed) */
 static _Atomic int jitter_on;
 static int sig;
 static int exclude_kernel;
@@ -37,8 +41,18 @@ static int open_counter(int tid, int excl_kernel)
     a.disabled = 1;
     a.exclude_kernel = excl_kernel ? 1 : 0;
     a.exclude_hv = 1;
+    if (kernel_stacks && !excl_kernel) { /* the kernel part of the stack, into the counter's ring */
+        a.sample_type = PERF_SAMPLE_CALLCHAIN;
+        a.exclude_callchain_user = 1;
+        a.sample_max_stack = KSTACK_MAX;
+    }
     long fd = syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
     return fd < 0 ? -errno : (int)fd;
+}
+
+void js_engine_perf_kernel_stacks(int on)
+{
+    kernel_stacks = on;
 }
 
 void js_engine_perf_select(uint32_t type, uint64_t config, const char *name)
@@ -97,10 +111,12 @@ static int perf_thread_start(int tid, _Atomic intptr_t *handle, char *err, size_
         close(fd);
         return -1;
     }
+    if (kernel_stacks && !exclude_kernel) js_perf_ring_attach(fd); /* without it: no kernel frames, samples still */
     atomic_store(handle, fd);
     if (ioctl(fd, PERF_EVENT_IOC_RESET, 0) < 0 || ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
         snprintf(err, errlen, "enabling perf counter of tid %d: %s", tid, strerror(errno));
         atomic_store(handle, -1);
+        js_perf_ring_detach(fd);
         close(fd);
         return -1;
     }
@@ -113,7 +129,14 @@ static void perf_thread_stop(_Atomic intptr_t *handle)
     int fd = (int)atomic_exchange(handle, -1);
     if (fd < 0) return;
     ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+    js_perf_ring_detach(fd);
     close(fd);
+}
+
+/* Signal-safe: the kernel frames of this thread's last overflow. */
+static int perf_kernel_stack(intptr_t handle, uintptr_t *ips, int max)
+{
+    return handle >= 0 ? js_perf_ring_kernel_ips((int)handle, ips, max) : 0;
 }
 
 /* Ours if the kernel raised it (si_code > 0) for this thread's current counter. */
@@ -137,4 +160,5 @@ const js_engine js_engine_perf = {
     .thread_start = perf_thread_start,
     .thread_stop = perf_thread_stop,
     .sample_weight = perf_weight,
+    .kernel_stack = perf_kernel_stack,
 };

@@ -18,6 +18,7 @@
 /* Frame buffers claimed by handlers with a non-blocking try-lock; a handler that finds every
  * buffer busy drops its sample (counted). */
 #define STRIPES 16
+#define KSTACK_FRAMES 32 /* kernel frames taken per sample */
 
 /* One mapping per arm: the claim flags, then STRIPES * depth frames. A handler takes the block once
  * and claims and releases in it, so a handler that disarm gave up on releases its claim in the block it
@@ -90,13 +91,19 @@ static int claim_stripe(frame_block *b, int tid)
 /* Walk the interrupted thread into buf (depth frames at most); on failure one pseudo-frame naming
  * the error. A stack that fills depth - 1 frames is taken as cut there: a "[truncated]"
  * pseudo-frame ends it. */
-static int walk(void *uc, js_raw_frame *buf, int depth)
+static int walk(void *uc, js_raw_frame *buf, int depth, js_kstack_fn kstack, intptr_t handle)
 {
     int room = depth > 1 ? depth - 1 : 1, nat = 0, in_java = 1;
     if (atomic_load_explicit(&S.cstack, RLX) && room > 1) {
-        /* Native frames first (leaf side), then the Java frames they were called from. A thread with no Java
-         * frames at all (GC, JIT compilers, native threads) is its native stack alone. */
-        nat = js_native_walk(uc, buf, room / 2, &in_java);
+        /* Kernel frames (from the engine), then native frames (leaf side), then the Java frames they were called
+         * from. A thread with no Java frames at all (GC, JIT compilers, native threads) is its native stack alone. */
+        if (kstack) {
+            uintptr_t ips[KSTACK_FRAMES];
+            int kn = kstack(handle, ips, room / 4 < KSTACK_FRAMES ? room / 4 : KSTACK_FRAMES);
+            for (int i = 0; i < kn; i++) buf[nat++] = (js_raw_frame){.bci = i > 0, .kind = JS_RF_NATIVE_PC, .method = (const void *)ips[i]};
+        }
+        int un = js_native_walk(uc, buf + nat, room / 2, &in_java);
+        nat += un;
         int n = S.walker->walk(uc, buf + nat, room - nat); /* also when the chain broke before Java code */
         if (n > 0 && nat + n == room) {
             buf[room].bci = JS_WALK_TRUNCATED;
@@ -189,7 +196,7 @@ static int store_event(const js_raw_frame *buf, int n, js_thread *t, int tid, js
 }
 
 /* Walk, store and stream one sample of weight w and kind `kind` for thread t. */
-static void take_sample(void *uc, js_thread *t, int tid, uint64_t t0, uint64_t w, int kind)
+static void take_sample(void *uc, js_thread *t, int tid, uint64_t t0, uint64_t w, int kind, js_kstack_fn kstack)
 {
     frame_block *b = atomic_load_explicit(&S.block, memory_order_acquire);
     int k = b ? claim_stripe(b, tid) : -1;
@@ -199,7 +206,7 @@ static void take_sample(void *uc, js_thread *t, int tid, uint64_t t0, uint64_t w
     }
     if (t) w += atomic_exchange_explicit(&t->carry, 0, RLX);
     js_raw_frame *buf = block_frames(b, k);
-    int n = walk(uc, buf, b->depth);
+    int n = walk(uc, buf, b->depth, kstack, t ? atomic_load_explicit(&t->handle, RLX) : -1);
     js_ring_event ev = {.ticks = t0, .weight = w, .kind = (uint8_t)kind};
     if (kind == JS_SK_WALL && n == 1 && buf[0].kind == JS_RF_ERROR &&
         (buf[0].bci == JS_WALK_NO_ENV || buf[0].bci == JS_WALK_NO_JAVA_FRAME)) {
@@ -248,15 +255,17 @@ static void handler(int signo, siginfo_t *si, void *uc)
     }
     uint64_t t0 = now_ns(), w = 0;
     int kind = 0;
+    js_kstack_fn kstack = NULL;
     for (int i = 0; i < S.nsrc && !w; i++)
-        if ((w = S.src[i].weight(si, t ? atomic_load_explicit(&t->handle, RLX) : -1)) != 0) kind = S.src[i].kind;
+        if ((w = S.src[i].weight(si, t ? atomic_load_explicit(&t->handle, RLX) : -1)) != 0)
+            kind = S.src[i].kind, kstack = S.src[i].kstack;
     if (w == 0) {
         js_stats_foreign_signal();
         chain_it = 1;
         goto out;
     }
     if (throttled(t, t0, w)) goto out;
-    take_sample(uc, t, tid, t0, w, kind);
+    take_sample(uc, t, tid, t0, w, kind, kstack);
     uint64_t t1 = now_ns();
     js_stats_handler_ns(t1 - t0);
     if (t) atomic_store_explicit(&t->quiet_until_ns, t1 + QUIET_FACTOR * (t1 - t0), RLX);

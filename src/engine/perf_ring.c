@@ -1,0 +1,89 @@
+/* perf_ring.c - see perf_ring.h. */
+#include "perf_ring_int.h"
+
+#include <linux/perf_event.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define MAX_FDS 65536
+#define RING_PAGES 2 /* the control page and one data page: a record is at most 8 + 8 + 8 * 64 bytes */
+
+/* Process-wide like the counters: the ring of each counter fd. A ring is unmapped only once no handler is
+ * reading any ring (Dekker-style: a handler counts itself in, then loads the pointer; detach clears the pointer,
+ * then waits for the count to drain, 1 s at most, else leaves the ring mapped). */
+static struct {
+    void *_Atomic *by_fd;
+    _Atomic int readers;
+    pthread_mutex_t lock;
+    size_t page;
+} R = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+int js_perf_ring_attach(int fd)
+{
+    if (fd < 0 || fd >= MAX_FDS) return -1;
+    pthread_mutex_lock(&R.lock);
+    if (!R.page) R.page = (size_t)sysconf(_SC_PAGESIZE);
+    if (!R.by_fd) {
+        void *t = mmap(NULL, MAX_FDS * sizeof(void *), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (t != MAP_FAILED) R.by_fd = t;
+    }
+    pthread_mutex_unlock(&R.lock);
+    if (!R.by_fd) return -1;
+    void *m = mmap(NULL, RING_PAGES * R.page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (m == MAP_FAILED) return -1;
+    atomic_store(&R.by_fd[fd], m);
+    return 0;
+}
+
+void js_perf_ring_detach(int fd)
+{
+    if (fd < 0 || fd >= MAX_FDS || !R.by_fd) return;
+    void *m = atomic_exchange(&R.by_fd[fd], NULL);
+    if (!m) return;
+    for (int i = 0; i < 1000 && atomic_load(&R.readers) > 0; i++) usleep(1000);
+    if (atomic_load(&R.readers) == 0) munmap(m, RING_PAGES * R.page);
+}
+
+static int read_ring(struct perf_event_mmap_page *pg, uintptr_t *ips, int max);
+
+int js_perf_ring_kernel_ips(int fd, uintptr_t *ips, int max)
+{
+    if (fd < 0 || fd >= MAX_FDS || !R.by_fd) return 0;
+    atomic_fetch_add(&R.readers, 1);
+    struct perf_event_mmap_page *pg = atomic_load(&R.by_fd[fd]);
+    int n = pg ? read_ring(pg, ips, max) : 0;
+    atomic_fetch_sub(&R.readers, 1);
+    return n;
+}
+
+/* The kernel frames of pg's newest sample record; consumes every record. */
+static int read_ring(struct perf_event_mmap_page *pg, uintptr_t *ips, int max)
+{
+    const uint8_t *data = (const uint8_t *)pg + R.page;
+    uint64_t size = R.page, head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE), tail = pg->data_tail;
+    int n = 0;
+    if (head - tail > size) tail = head - size; /* lapped: only what is still there */
+    while (tail + sizeof(struct perf_event_header) <= head) {
+        struct perf_event_header h;
+        for (size_t i = 0; i < sizeof h; i++) ((uint8_t *)&h)[i] = data[(tail + i) % size];
+        if (h.size < sizeof h || tail + h.size > head) break;
+        if (h.type == PERF_RECORD_SAMPLE && h.size >= sizeof h + 8) { /* the last sample wins */
+            uint64_t nr, off = tail + sizeof h;
+            for (size_t i = 0; i < 8; i++) ((uint8_t *)&nr)[i] = data[(off + i) % size];
+            off += 8;
+            n = 0;
+            for (uint64_t k = 0; k < nr && off + 8 <= tail + h.size; k++, off += 8) {
+                uint64_t ip;
+                for (size_t i = 0; i < 8; i++) ((uint8_t *)&ip)[i] = data[(off + i) % size];
+                if (ip >= (uint64_t)PERF_CONTEXT_MAX) continue; /* context markers */
+                if (n < max) ips[n++] = (uintptr_t)ip;
+            }
+        }
+        tail += h.size;
+    }
+    __atomic_store_n(&pg->data_tail, head, __ATOMIC_RELEASE);
+    return n;
+}
