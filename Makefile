@@ -231,3 +231,6 @@ attach-cost: all
 
 agent-cost: all
 	@sh bench/agent_cost.sh
+
+event-cost: all
+	@/usr/bin/python3 bench/event_cost.py
