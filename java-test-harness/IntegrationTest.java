@@ -149,6 +149,16 @@ public final class IntegrationTest {
         safely("attach-errors", attach::errors);
         safely("attach-other-uid", attach::otherUid);
         safely("attach-namespace", attach::namespace);
+        EventChecks events = new EventChecks(this);
+        safely("wall-split", events::wallSplit);
+        safely("alloc-split", events::allocSplit);
+        safely("lock-split", events::lockSplit);
+        safely("multi-event-jfr", events::multiEventJfr);
+        NativeChecks natives = new NativeChecks(this);
+        safely("native-frames", natives::nativeFrames);
+        safely("kernel-frames", natives::kernelFrames);
+        safely("jvm-threads", natives::jvmThreads);
+        safely("hw-events", natives::hwEvents);
         safely("no-hs-err", this::noCrashes);
         return summary(start);
     }

@@ -61,6 +61,45 @@ def check_basic(ctx):
              " ".join(f"{k}={shares[k]:.3f}/{t[k]:.3f}" for k in t))
 
 
+def check_events(ctx):
+    """A task asking for CPU, ALLOC and LOCK, as the SkyWalking UI sends it (ExecArgs event=cpu,alloc,lock): one
+    recording with all three event types that the JDK's jfr tool reads, and the OAP's analysis of each: the
+    allocation tree names AllocSplit's sites with their classes, the lock tree LockSplit's synchronized and
+    ReentrantLock sites, the CPU tree the allocating worker."""
+    b = ctx.backend("events")
+    td = ctx.dir("events-tasks")
+    jvm = Jvm(ctx, "events", agent_opts(b.port, "svc-ev", "i1", td), ["EventMix", 16, 64])
+    wait_for(lambda: b.instance_seen("i1"), 20, "the instance's keepAlive")
+    task = b.task("svc-ev", 6, events=["CPU", "ALLOC", "LOCK"])
+    b.wait_log(task, "EXECUTION_FINISHED", 40, "i1")
+    ups = b.uploads(task)
+    check(len(ups) == 1 and ups[0]["received"] == ups[0]["contentSize"], f"one whole upload: {ups}")
+    r = subprocess.run([ctx.jfr_tool, "summary", ups[0]["path"]], capture_output=True, text=True)
+    check(r.returncode == 0, f"the JDK's jfr tool reads the recording: {r.stderr[:300]}")
+    counts = {t: int(m.group(1)) if (m := re.search(re.escape(t) + r"\s+(\d+)", r.stdout)) else 0
+              for t in ("jdk.ExecutionSample", "jdk.ObjectAllocationInNewTLAB", "jdk.JavaMonitorEnter",
+                        "jdk.ThreadPark")}
+    for t, n in counts.items():
+        check(n > 0, f"{t} events in the upload: {counts}")
+    trees = {}
+    for ev in ("EXECUTION_SAMPLE", "IN_NEW_TLAB", "LOCK"):
+        a = b.get(f"/tasks/{task}/analysis?event={ev}")
+        trees[ev] = {e["codeSignature"] for e in a["elements"]}
+        check(a["elements"], f"the {ev} analysis has elements")
+    alloc, lock = trees["IN_NEW_TLAB"], trees["LOCK"]
+    check(any(s.endswith("AllocSplit.allocBig") for s in alloc) and "long[]" in alloc,
+          f"allocBig and its long[] in the allocation tree: {sorted(alloc)[:20]}")
+    check(any(s.endswith("AllocSplit.allocSmall") for s in alloc) and "AllocSplit$Small" in alloc,
+          f"allocSmall and its objects in the allocation tree: {sorted(alloc)[:20]}")
+    check(any(s.endswith("LockSplit.syncSite") for s in lock) and "java.lang.Object" in lock,
+          f"the synchronized site and its monitor in the lock tree: {sorted(lock)[:20]}")
+    check(any(s.endswith("LockSplit.reentrantSite") for s in lock) and
+          "java.util.concurrent.locks.ReentrantLock$NonfairSync" in lock,
+          f"the ReentrantLock site and its lock class in the lock tree: {sorted(lock)[:20]}")
+    check(jvm.wait_exit(40) == 0, "the JVM ran to its end")
+    ctx.note("events: " + ", ".join(f"{t} {n}" for t, n in counts.items()))
+
+
 def check_bad_options(ctx):
     """A bad task client option stops the JVM at start-up with one line naming it; so does a bad SW_AGENT_* value."""
     cases = [("backend=oap,service=s", None, "option 'backend=oap'"),
@@ -398,6 +437,7 @@ def check_fleet(ctx, count=50):
 
 CHECKS = {
     "basic": check_basic,
+    "events": check_events,
     "bad-options": check_bad_options,
     "task-errors": check_task_errors,
     "oversize": check_oversize,

@@ -1,0 +1,169 @@
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * Native and kernel frames ({@code cstack=fp}), JVM threads with native stacks, and the events that need a PMU.
+ *
+ * <ul>
+ * <li>{@code native-frames}: NativeLoad zip, mostly in zlib. With {@code cstack=fp}, at least half of the samples
+ *     through {@code Deflater.deflateBytesBytes} go on into a native frame of libz (a zlib symbol or
+ *     {@code [libz.so.1]}); without it none does (the Java walk stops at the native method).</li>
+ * <li>{@code kernel-frames}: NativeLoad syscalls, mostly in read/lseek. Where kernel events are allowed (root,
+ *     or kernel.perf_event_paranoid at most 1), at least a fifth of the samples through {@code readZero} reach
+ *     the kernel's system-call entry ({@code do_syscall_64}); elsewhere the check is skipped with that reason.</li>
+ * <li>{@code jvm-threads}: NativeLoad gc in a 32 MiB heap with {@code cstack=fp,threads}: GC threads appear, with
+ *     C++ frames of the VM, not only error frames.</li>
+ * <li>{@code hw-events}: {@code event=cycles} on a machine without a hardware PMU fails with one line naming the
+ *     software events to use, and the JVM runs the workload to its end; {@code event=page-faults} on NativeLoad gc
+ *     gives samples in {@code churn}, where new arrays touch fresh pages.</li>
+ * </ul>
+ */
+final class NativeChecks {
+    private final IntegrationTest t;
+
+    NativeChecks(IntegrationTest t) {
+        this.t = t;
+    }
+
+    /** Collapsed lines of path as [stack, weight] pairs. */
+    static List<String[]> read(Path path, List<String> problems) {
+        List<String[]> rows = new ArrayList<>();
+        try {
+            for (String line : Files.readAllLines(path)) {
+                int sp = line.lastIndexOf(' ');
+                if (sp > 0) rows.add(new String[] {line.substring(0, sp), line.substring(sp + 1)});
+            }
+        } catch (IOException e) {
+            problems.add("cannot read " + path + ": " + e);
+        }
+        return rows;
+    }
+
+    /** Weight of the rows whose stack contains through, and of those of them that also contain one of any. */
+    static long[] weigh(List<String[]> rows, String through, String... any) {
+        long[] w = new long[2];
+        for (String[] r : rows) {
+            if (!r[0].contains(through)) continue;
+            long x = Long.parseLong(r[1]);
+            w[0] += x;
+            for (String a : any) {
+                if (r[0].contains(a)) {
+                    w[1] += x;
+                    break;
+                }
+            }
+        }
+        return w;
+    }
+
+    IntegrationTest.Run run(String name, String opts, List<String> problems, String... args) {
+        Path out = t.runDir(name).resolve("p.collapsed");
+        IntegrationTest.Run r = t.launch(name, List.of(), opts + ",file=" + out, "NativeLoad", args);
+        if (r.timedOut || r.exitCode != 0 || !r.stdout.contains("DONE")) {
+            problems.add(name + ": exit " + r.exitCode + (r.timedOut ? " (timed out)" : "") + " in " + r.dir);
+        }
+        return r;
+    }
+
+    void nativeFrames() {
+        String name = "native-frames";
+        if (!t.selected(name)) return;
+        long t0 = System.nanoTime();
+        List<String> problems = new ArrayList<>(), details = new ArrayList<>();
+        run(name, "start,event=cpu,cstack=fp", problems, "zip", "5");
+        run(name + "-off", "start,event=cpu", problems, "zip", "5");
+        String via = "java.util.zip.Deflater.deflateBytesBytes";
+        long[] on = weigh(read(t.runDir(name).resolve("p.collapsed"), problems), via, "[libz.so", ";deflate");
+        long[] off = weigh(read(t.runDir(name + "-off").resolve("p.collapsed"), problems), via, "[libz.so", ";deflate");
+        details.add(String.format(Locale.ROOT, "cstack=fp: %d of %d samples through deflateBytesBytes go into libz; "
+                + "without: %d of %d", on[1], on[0], off[1], off[0]));
+        if (on[0] < 50) problems.add("too few samples through deflateBytesBytes with cstack=fp: " + on[0]);
+        else if (on[1] * 2 < on[0]) problems.add("under half of the zlib samples show a libz frame with cstack=fp");
+        if (off[0] < 50) problems.add("too few samples through deflateBytesBytes without cstack: " + off[0]);
+        else if (off[1] != 0) problems.add("libz frames without cstack: " + off[1]);
+        t.report(name, problems, details, t0);
+    }
+
+    /** Why kernel frames cannot be expected here, or null. */
+    static String noKernelEvents() {
+        try {
+            int paranoid = Integer.parseInt(Files.readString(Path.of("/proc/sys/kernel/perf_event_paranoid")).trim());
+            boolean root = "root".equals(System.getProperty("user.name"));
+            return root || paranoid <= 1 ? null : "kernel.perf_event_paranoid=" + paranoid + " and not root";
+        } catch (IOException | NumberFormatException e) {
+            return "perf_event_paranoid unreadable: " + e;
+        }
+    }
+
+    void kernelFrames() {
+        String name = "kernel-frames";
+        if (!t.selected(name)) return;
+        long t0 = System.nanoTime();
+        List<String> problems = new ArrayList<>(), details = new ArrayList<>();
+        String why = noKernelEvents();
+        if (why != null) {
+            details.add("skipped: " + why);
+            t.report(name, problems, details, t0);
+            return;
+        }
+        run(name, "start,event=cpu,cstack=fp", problems, "syscalls", "5");
+        long[] w = weigh(read(t.runDir(name).resolve("p.collapsed"), problems), "NativeLoad.readZero;",
+                "do_syscall_64");
+        details.add(String.format(Locale.ROOT, "%d of %d samples through readZero reach do_syscall_64", w[1], w[0]));
+        if (w[0] < 50) problems.add("too few samples through readZero: " + w[0]);
+        else if (w[1] * 5 < w[0]) problems.add("under a fifth of the samples in system calls show kernel frames");
+        t.report(name, problems, details, t0);
+    }
+
+    void jvmThreads() {
+        String name = "jvm-threads";
+        if (!t.selected(name)) return;
+        long t0 = System.nanoTime();
+        List<String> problems = new ArrayList<>(), details = new ArrayList<>();
+        Path out = t.runDir(name).resolve("p.collapsed");
+        // A small heap, so the GC threads work: given through the environment (launch takes no JVM options).
+        IntegrationTest.Run r = t.launch(name, List.of("env", "JAVA_TOOL_OPTIONS=-Xmx32m"),
+                "start,event=cpu,interval=1ms,cstack=fp,threads,file=" + out, "NativeLoad", "gc", "5");
+        if (r.exitCode != 0) problems.add("exit " + r.exitCode + " in " + r.dir);
+        long gc = 0, gcNamed = 0;
+        for (String[] row : read(out, problems)) {
+            if (!row[0].startsWith("[GC Thread") && !row[0].startsWith("[G1 ")) continue;
+            long x = Long.parseLong(row[1]);
+            gc += x;
+            if (row[0].contains("::")) gcNamed += x; /* a C++ frame of the VM */
+        }
+        details.add(String.format(Locale.ROOT, "GC threads: %d samples, %d with VM C++ frames", gc, gcNamed));
+        if (gc == 0) problems.add("no samples of GC threads");
+        else if (gcNamed * 2 < gc) problems.add("under half of the GC threads' samples have VM C++ frames");
+        t.report(name, problems, details, t0);
+    }
+
+    void hwEvents() {
+        String name = "hw-events";
+        if (!t.selected(name)) return;
+        long t0 = System.nanoTime();
+        List<String> problems = new ArrayList<>(), details = new ArrayList<>();
+        IntegrationTest.Run r = t.launch(name, List.of(), "start,event=cycles,file=" + t.runDir(name).resolve("c.txt"),
+                "NativeLoad", "gc", "1");
+        String line = r.stderr.lines().filter(l -> l.contains("event cycles")).findFirst().orElse("");
+        details.add("event=cycles: " + line);
+        boolean pmu = new java.io.File("/sys/bus/event_source/devices/cpu").exists();
+        if (pmu) {
+            details.add("this machine has a PMU: event=cycles ran");
+        } else if (!line.contains("no hardware performance counters") || !line.contains("page-faults")) {
+            problems.add("no line naming the missing PMU and the software events: " + r.stderr);
+        }
+        if (r.exitCode != 0 || !r.stdout.contains("DONE")) problems.add("the JVM did not run on: exit " + r.exitCode);
+        Path out = t.runDir(name + "-pf").resolve("p.collapsed");
+        IntegrationTest.Run pf = t.launch(name + "-pf", List.of(), "start,event=page-faults,interval=100,file=" + out,
+                "NativeLoad", "gc", "3");
+        long[] w = weigh(read(out, problems), "", "NativeLoad.churn");
+        details.add(String.format(Locale.ROOT, "event=page-faults: %d samples, %d in churn", w[0], w[1]));
+        if (pf.exitCode != 0 || w[1] == 0) problems.add("event=page-faults gave no samples in churn (exit " + pf.exitCode + ")");
+        t.report(name, problems, details, t0);
+    }
+}

@@ -1,0 +1,124 @@
+import java.util.Locale;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * One worker thread, {@code wallsplit-worker}, that spends about 90% of its wall time asleep and 10% computing: each
+ * round sleeps in {@code sleepPart()} (Thread.sleep of 45 ms on average) and then spins in {@code computePart()} for
+ * a ninth of the time the sleep really took (5 ms on average), both timed with System.nanoTime. Each round scales
+ * both by the same random factor (0.5..1.5), which keeps the split near 90/10 while breaking any phase lock between
+ * the rounds and a sampler of fixed period (a fixed 50 ms round would be a multiple of a 10 ms interval).
+ *
+ * <p>The truth is measured, not assumed: the wall time inside each method, summed over all rounds from the first
+ * on. A wall-clock profile of the worker must show sleepPart at about that share; a CPU profile must show almost
+ * only computePart (a sleeping thread uses no CPU).
+ *
+ * <p>With {@code idleThreads} > 0, that many extra threads ({@code wallsplit-idle-K}) are started first and block
+ * on a latch in {@code idleWait()} until the worker is done: threads a wall-clock sampler sees in every sample
+ * although they never run (the idle-thread overhead benchmark uses many of them).
+ *
+ * <p>Usage: {@code java WallSplit [seconds=10] [idleThreads=0] [meanSleepMs=45]}. Prints at exit:
+ * <pre>TRUTH sleepPart=0.9003 computePart=0.0997 sleep_ms=8976 compute_ms=994 other_ms=3 rounds=199 wall_ms=9973
+ *      idle_threads=0 compute_steps=...</pre>
+ * The shares are of the time in the two methods together; other_ms is the worker's time in neither.
+ */
+public final class WallSplit {
+    static volatile long sink;
+
+    public static void main(String[] args) throws InterruptedException {
+        double seconds = args.length > 0 ? Double.parseDouble(args[0]) : 10.0;
+        int idleThreads = args.length > 1 ? Integer.parseInt(args[1]) : 0;
+        int meanSleepMs = args.length > 2 ? Integer.parseInt(args[2]) : 45;
+
+        CountDownLatch release = new CountDownLatch(1);
+        CountDownLatch idleStarted = new CountDownLatch(idleThreads);
+        Thread[] idle = new Thread[idleThreads];
+        for (int i = 0; i < idleThreads; i++) {
+            idle[i] = new Thread(() -> idleWait(idleStarted, release), "wallsplit-idle-" + i);
+            idle[i].start();
+        }
+        idleStarted.await();
+
+        long[] spent = new long[4]; // sleep ns, compute ns, rounds, compute steps
+        long start = System.nanoTime();
+        long end = start + (long) (seconds * 1e9);
+        Thread worker = new Thread(() -> work(end, meanSleepMs, spent), "wallsplit-worker");
+        worker.start();
+        worker.join();
+        long wall = System.nanoTime() - start;
+        release.countDown();
+        for (Thread t : idle) {
+            t.join();
+        }
+
+        double both = spent[0] + spent[1];
+        System.out.println(String.format(Locale.ROOT,
+                "TRUTH sleepPart=%.4f computePart=%.4f sleep_ms=%d compute_ms=%d other_ms=%d rounds=%d wall_ms=%d"
+                        + " idle_threads=%d compute_steps=%d checksum=%x",
+                spent[0] / both, spent[1] / both, spent[0] / 1_000_000, spent[1] / 1_000_000,
+                Math.max(0, wall - spent[0] - spent[1]) / 1_000_000, spent[2], wall / 1_000_000, idleThreads,
+                spent[3], sink));
+    }
+
+    /** The worker: rounds of sleepPart then computePart until the end, each call timed in wall time. */
+    static void work(long end, int meanSleepMs, long[] spent) {
+        ThreadLocalRandom random = ThreadLocalRandom.current();
+        long sleepNs = 0;
+        long computeNs = 0;
+        long rounds = 0;
+        long seed = 0x9E3779B97F4A7C15L;
+        while (System.nanoTime() < end) {
+            double scale = 0.5 + random.nextDouble();
+            long sleepMs = Math.max(1, Math.round(meanSleepMs * scale));
+            long t0 = System.nanoTime();
+            sleepPart(sleepMs);
+            long t1 = System.nanoTime();
+            // A ninth of the sleep as it really was (Thread.sleep overshoots a little): 90/10 of wall time.
+            seed = computePart((t1 - t0) / 9, seed);
+            long t2 = System.nanoTime();
+            sleepNs += t1 - t0;
+            computeNs += t2 - t1;
+            rounds++;
+        }
+        sink = seed;
+        spent[0] = sleepNs;
+        spent[1] = computeNs;
+        spent[2] = rounds;
+        spent[3] = steps;
+    }
+
+    static void sleepPart(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Steps computed by computePart, on the worker thread only. */
+    static long steps;
+
+    /** Spins for ns of wall time: xorshift steps, the clock read every 1000 steps; allocates nothing. */
+    static long computePart(long ns, long seed) {
+        long t0 = System.nanoTime();
+        long x = seed;
+        do {
+            for (int i = 0; i < 1000; i++) {
+                x ^= x << 13;
+                x ^= x >>> 7;
+                x ^= x << 17;
+            }
+            steps += 1000;
+        } while (System.nanoTime() - t0 < ns);
+        return x;
+    }
+
+    static void idleWait(CountDownLatch started, CountDownLatch release) {
+        started.countDown();
+        try {
+            release.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
