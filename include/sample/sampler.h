@@ -80,6 +80,10 @@ int js_sampler_shared(void);
  * yardstick). 0, or -1 with err. */
 int js_sampler_arm(const js_signal_source *src, int nsrc, const js_walker *w, js_store *s, js_evring *ring,
                    int depth, long long interval_ns, char *err, size_t errlen);
+/* Wall engine, normal thread: credit weight once more to the stack of t's last wall sample, for a thread that has
+ * not run since (its stack cannot have changed), without signalling it. 0, or -1 when there is no such sample in
+ * the current store (the caller then signals the thread). */
+int js_sampler_repeat_wall(js_thread *t, uint64_t weight, uint64_t ticks);
 /* Record an event a VM callback saw on thread tid, with its stack frames[0..n) (leaf first), into the
  * current store and ring, as the handler does with a sample; normal threads only (never a handler). 0, or
  * -1 if not armed or dropped (counted). Lock-free: takes part in the same handshakes as the handler. */

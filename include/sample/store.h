@@ -46,6 +46,9 @@ void js_store_destroy(js_store *s);
  * arena is full. When only the (trace, thread) pair table is full the trace id is still returned
  * (a streamed event can name it) and the weight is counted in pair_dropped_weight. */
 uint32_t js_store_add(js_store *s, const js_raw_frame *frames, int n, uint32_t thread, uint64_t weight);
+/* Signal-safe. Record weight once more for trace id (returned by an earlier js_store_add on s) on thread; 0, or -1
+ * if s holds no such trace. */
+int js_store_add_again(js_store *s, uint32_t id, uint32_t thread, uint64_t weight);
 /* Forget all traces (and give the memory back). No handler may be running. */
 void js_store_reset(js_store *s);
 

@@ -26,7 +26,10 @@ typedef struct {
     _Atomic int seen;           /* rescan mark */
     _Atomic uint64_t quiet_until_ns; /* sampler throttle: skip walks before this CLOCK_MONOTONIC time */
     _Atomic uint64_t carry;          /* weight of skipped samples, added to the thread's next sample */
-    _Atomic uint64_t wall_tick;      /* wall engine: its tick when the thread was last signalled, 0 never */
+    _Atomic uint64_t wall_tick;      /* wall engine: its tick when the thread was last visited, 0 never */
+    _Atomic uint32_t wall_key;       /* the trace key of its last wall sample (generation | id), 0 none */
+    _Atomic uint16_t wall_state;     /* that sample's state */
+    _Atomic uint64_t wall_cpu_ns;    /* its CPU time when that sample's handler ended */
     _Atomic int unsampled;           /* the profiler's own thread, or excluded by filter=: wall skips it */
 } js_thread;
 
@@ -39,6 +42,8 @@ js_thread *js_threads_find(int tid);
 js_thread *js_threads_claim(int tid, int *created);
 /* Free the slot (its engine handle must already be released). */
 void js_threads_release(js_thread *t);
+/* The slot at index i (mod JS_THREADS_MAX) if it holds a live thread, else NULL (normal threads only). */
+js_thread *js_threads_slot(uint32_t i);
 /* Visit every live slot (normal threads only). */
 void js_threads_foreach(void (*fn)(js_thread *t, void *ctx), void *ctx);
 /* Slots a js_threads_find(tid) examines right now (tests and diagnostics; normal threads). */

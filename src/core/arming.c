@@ -21,6 +21,7 @@
  * of outputs or name resolution. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static const js_engine *engine;  /* running engine, NULL when idle */
+static _Atomic int attach_wanted; /* the running engine attaches to each thread (engine->per_thread): read unlocked */
 static int failures;
 static char first_failure[256];
 static int rescan_gen;           /* rescan generation, under lock */
@@ -91,11 +92,19 @@ void js_arming_rescan(void)
     while ((e = readdir(d)) != NULL) {
         int tid = atoi(e->d_name);
         if (tid <= 0) continue;
+        js_thread *t = js_threads_find(tid);
+        if (t && atomic_load(&t->armed) == atomic_load(&attach_wanted)) { /* known and attached: nothing to do */
+            found++;
+            atomic_store(&t->seen, gen);
+            continue;
+        }
+        /* A thread new to the table: its name is read once (a file read per thread is what a rescan of
+         * thousands of threads would cost every round otherwise). */
         char comm[JS_THREAD_NAME_MAX] = "";
-        int named = js_threads_comm(tid, comm, sizeof comm) == 0;
+        int named = !t && js_threads_comm(tid, comm, sizeof comm) == 0;
         pthread_mutex_lock(&lock);
         int created;
-        js_thread *t = js_threads_claim(tid, &created);
+        t = js_threads_claim(tid, &created);
         if (t) {
             found++;
             added += created;
@@ -217,6 +226,7 @@ int js_arming_start(const js_args *a, js_store *store, js_evring *ring, js_armin
     info->shared_signal = nsrc ? js_sampler_shared() : 0;
     pthread_mutex_lock(&lock);
     engine = e;
+    atomic_store(&attach_wanted, e && e->per_thread);
     wall_engine = a->wall_ns > 0 ? &js_engine_wall : NULL;
     failures = 0;
     first_failure[0] = 0;
@@ -232,6 +242,7 @@ void js_arming_stop(void)
     const js_engine *e = engine, *wall = wall_engine;
     js_threads_foreach(disarm_cb, NULL);
     engine = NULL;
+    atomic_store(&attach_wanted, 0);
     wall_engine = NULL;
     pthread_mutex_unlock(&lock);
     if (wall) wall->stop();

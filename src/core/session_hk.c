@@ -8,7 +8,9 @@
  */
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "core/names.h"
@@ -17,13 +19,22 @@
 #include "util/log.h"
 
 #define REFRESH_MS 5       /* names refresh while new traces appear */
-#define REFRESH_IDLE_MS 10 /* ... and once none appeared for IDLE_AFTER_MS */
+#define REFRESH_IDLE_MS 20 /* ... and once none appeared for IDLE_AFTER_MS */
 #define IDLE_AFTER_MS 100
 #define ROUND_MS 50        /* store fill, loop=, timeout=, throttle notice */
-#define RESCAN_MS 500      /* threads found in /proc */
+#define RESCAN_MS 500      /* threads found in /proc, when their number changed */
+#define RESCAN_FULL_MS 5000 /* ... and anyway (a thread that ended and one that began keep the number) */
 
 /* Resolve names of the traces published since the last look, while their classes are alive.
  * 1 if there were new traces. */
+/* The process's number of threads, or -1: the link count of /proc/self/task is 2 + that number (a stat of the
+ * directory is cheap; /proc/self/stat would add up the CPU time of every thread). */
+static long thread_count(void)
+{
+    struct stat st;
+    return stat("/proc/self/task", &st) == 0 && st.st_nlink > 2 ? (long)st.st_nlink - 2 : -1;
+}
+
 static int refresh_names(void)
 {
     uint32_t before = js_sess.names_cursor;
@@ -69,16 +80,23 @@ static void *housekeeper(void *arg)
     JavaVMAttachArgs aa = {JNI_VERSION_1_6, "jsampler housekeeper", NULL};
     int attached = js_sess.vm && (*js_sess.vm)->AttachCurrentThreadAsDaemon(js_sess.vm, (void **)&env, &aa) == JNI_OK;
     pthread_setname_np(pthread_self(), "jsampler-hk");
-    int ended = 0, nap = REFRESH_MS, since_new = 0, since_round = 0, since_rescan = RESCAN_MS;
+    int ended = 0, nap = REFRESH_MS, since_new = 0, since_round = 0, since_rescan = RESCAN_MS, since_full = 0;
+    long threads = -1;
     while (!ended && !atomic_load(&js_sess.hk_stop)) {
         struct timespec ts = {0, nap * 1000000L};
         nanosleep(&ts, NULL);
         if (atomic_load(&js_sess.hk_stop)) break;
         since_round += nap;
         since_rescan += nap;
-        if (since_rescan >= RESCAN_MS) {
+        since_full += nap;
+        if (since_rescan >= RESCAN_MS) { /* listing thousands of threads costs: only when their number moved */
             since_rescan = 0;
-            js_arming_rescan();
+            long now = thread_count();
+            if (now != threads || now < 0 || since_full >= RESCAN_FULL_MS) {
+                threads = now;
+                since_full = 0;
+                js_arming_rescan();
+            }
         }
         if (pthread_mutex_trylock(&js_cmd_lock) != 0) continue;
         if (!atomic_load(&js_sess.hk_stop) && atomic_load(&js_sess.state) == JS_STATE_RUNNING) {

@@ -1,8 +1,11 @@
 /* engine_wall.c - "wall": every thread sampled whatever its state, running or not. One timer thread
  * ("jsampler-wall") wakes every interval and signals up to WALL_PER_TICK threads of the thread table, in
- * turn, with rt_tgsigqueueinfo: a queued signal whose value carries a tag and the sample's weight, the
+ * turn (a thread is never looked at twice in one tick), with rt_tgsigqueueinfo: a queued signal whose value carries a tag and the sample's weight, the
  * intervals since that thread was last signalled. So thousands of idle threads cost WALL_PER_TICK signals
- * a tick, and every thread's weights still add up to the wall time it was watched.
+ * a tick, and every thread's weights still add up to the wall time it was watched. A thread that has not run
+ * since its last sample (its CPU time grew by less than WALL_IDLE_NS: the end of that handler) cannot have
+ * another stack: its last sample is credited again without a signal (js_sampler_repeat_wall), a clock read
+ * instead of waking it, so idle threads cost next to nothing.
  */
 #include "engine/engine.h"
 #include "engine/jitter.h"
@@ -16,9 +19,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sample/sampler.h"
 #include "sample/threads.h"
 
 #define WALL_PER_TICK 16          /* threads signalled per tick */
+#define WALL_VISITS_PER_TICK 32   /* threads looked at per tick (a CPU-clock read each) */
+#define WALL_SLOTS_PER_TICK 2048  /* table slots passed per tick at most */
+#define WALL_IDLE_NS 20000        /* CPU time a thread may gain after its handler and still count as not run */
 #define WALL_TAG 0x5741ULL        /* "WA": the upper 16 bits of a wall signal's value */
 #define WALL_TAG_SHIFT 48
 #define WALL_MAX_WEIGHT 0xFFFFFFFFULL
@@ -31,10 +38,25 @@ static struct {
     int running;
     _Atomic int stop;
     uint64_t tick;       /* timer thread only */
-    uint32_t cursor;     /* round-robin position: index in the table's visiting order */
-    uint32_t limit;      /* this pass visits indexes in [cursor, limit) */
-    int sent, budget;    /* this tick */
+    uint32_t cursor;     /* round-robin position: the next slot of the thread table */
+    int sent, visited;   /* this tick: signals sent, threads looked at */
+    uint64_t repeated;   /* samples credited again without a signal */
 } W;
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* CPU time of thread tid (its per-thread CPU clock); UINT64_MAX/2 if unreadable (never "idle"). */
+static uint64_t thread_cpu_ns(int tid)
+{
+    struct timespec ts;
+    if (clock_gettime((clockid_t)((~(unsigned)tid << 3) | 6), &ts) != 0) return UINT64_MAX / 2;
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
 
 /* Sleep ns on CLOCK_MONOTONIC, in steps of at most 50 ms so stop is seen soon. */
 static void sleep_ns(uint64_t ns)
@@ -47,20 +69,21 @@ static void sleep_ns(uint64_t ns)
     }
 }
 
-/* Visit: skip threads signalled this round; signal this one if the tick's budget allows. */
-static void visit(js_thread *t, void *ctx)
+/* Look at thread t: credit its last sample again if it has not run since, else signal it. */
+static void visit(js_thread *t)
 {
-    uint32_t *index = ctx;
-    uint32_t i = (*index)++;
-    if (W.sent >= W.budget || i < W.cursor || i >= W.limit) return;
     int tid = atomic_load(&t->tid);
-    if (tid <= 0 || tid == W.self_tid || atomic_load(&t->unsampled) || atomic_load(&t->wall_tick) == W.tick) {
-        W.cursor = i + 1;
-        return;
-    }
+    if (tid <= 0 || tid == W.self_tid || atomic_load(&t->unsampled) || atomic_load(&t->wall_tick) == W.tick) return;
     uint64_t last = atomic_exchange(&t->wall_tick, W.tick);
     uint64_t w = last && W.tick > last ? W.tick - last : 1;
     if (w > WALL_MAX_WEIGHT) w = WALL_MAX_WEIGHT;
+    W.visited++;
+    /* A thread that has not run since its last sample still has that stack: credit it again, no signal. */
+    if (atomic_load(&t->wall_key) && thread_cpu_ns(tid) - atomic_load(&t->wall_cpu_ns) < WALL_IDLE_NS &&
+        js_sampler_repeat_wall(t, w, now_ns()) == 0) {
+        W.repeated++;
+        return;
+    }
     siginfo_t si;
     memset(&si, 0, sizeof si);
     si.si_signo = W.sig;
@@ -69,7 +92,18 @@ static void visit(js_thread *t, void *ctx)
     si.si_uid = getuid();
     si.si_value.sival_ptr = (void *)(uintptr_t)(WALL_TAG << WALL_TAG_SHIFT | w);
     if (syscall(SYS_rt_tgsigqueueinfo, W.pid, tid, W.sig, &si) == 0) W.sent++;
-    W.cursor = i + 1;
+}
+
+/* One tick: from where the last tick stopped, look at threads in table order until WALL_PER_TICK have been
+ * signalled, WALL_VISITS_PER_TICK looked at, or WALL_SLOTS_PER_TICK slots passed (bounded work per tick, however
+ * large the table). */
+static void tick(void)
+{
+    W.sent = W.visited = 0;
+    for (int k = 0; k < WALL_SLOTS_PER_TICK && W.sent < WALL_PER_TICK && W.visited < WALL_VISITS_PER_TICK; k++) {
+        js_thread *t = js_threads_slot(W.cursor++);
+        if (t) visit(t);
+    }
 }
 
 static void *wall_main(void *arg)
@@ -80,17 +114,7 @@ static void *wall_main(void *arg)
         sleep_ns(js_jitter_next((uint64_t)W.period_ns, W.jitter));
         if (atomic_load(&W.stop)) break;
         W.tick++;
-        W.sent = 0;
-        W.budget = WALL_PER_TICK;
-        uint32_t index = 0, start = W.cursor;
-        W.limit = UINT32_MAX;
-        js_threads_foreach(visit, &index);
-        if (W.sent < W.budget) { /* the end of the table: go on from the first thread up to where this tick began */
-            W.cursor = 0;
-            W.limit = start;
-            index = 0;
-            js_threads_foreach(visit, &index);
-        }
+        tick();
     }
     return NULL;
 }

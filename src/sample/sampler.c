@@ -187,11 +187,9 @@ static int store_event(const js_raw_frame *buf, int n, js_thread *t, int tid, js
     uint32_t gen = js_store_gen(store) & JS_SAMPLER_GEN_MASK;
     atomic_fetch_sub_explicit(&S.users[sk], 1, memory_order_release);
     if (!id) return -1;
-    if (S.ring) {
-        ev->trace = gen << JS_SAMPLER_GEN_SHIFT | id;
-        ev->thread = serial;
-        js_evring_put(S.ring, tid, ev);
-    }
+    ev->trace = gen << JS_SAMPLER_GEN_SHIFT | id;
+    ev->thread = serial;
+    if (S.ring) js_evring_put(S.ring, tid, ev);
     return 0;
 }
 
@@ -223,9 +221,41 @@ static void take_sample(void *uc, js_thread *t, int tid, uint64_t t0, uint64_t w
         js_stats_dropped(w);
         return;
     }
+    if (kind == JS_SK_WALL && t) { /* what the wall engine may credit again while the thread does not run */
+        struct timespec cpu;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+        atomic_store_explicit(&t->wall_state, ev.state, RLX);
+        atomic_store_explicit(&t->wall_cpu_ns, (uint64_t)cpu.tv_sec * 1000000000ULL + (uint64_t)cpu.tv_nsec, RLX);
+        atomic_store_explicit(&t->wall_key, ev.trace, memory_order_release);
+    }
     js_stats_sample(w);
     if (n > 1 && buf[n - 1].kind == JS_RF_ERROR && buf[n - 1].bci == JS_WALK_TRUNCATED)
         js_stats_truncated(w); /* by weight, as the outputs count the stack */
+}
+
+int js_sampler_repeat_wall(js_thread *t, uint64_t weight, uint64_t ticks)
+{
+    int rc = -1;
+    uint32_t key = atomic_load_explicit(&t->wall_key, memory_order_acquire);
+    atomic_fetch_add_explicit(&S.inside, 1, SC);
+    if (key && atomic_load_explicit(&S.armed, SC)) {
+        int sk = enter_store();
+        js_store *store = S.stores[sk];
+        uint32_t serial = atomic_load_explicit(&t->serial, RLX);
+        if ((js_store_gen(store) & JS_SAMPLER_GEN_MASK) == key >> JS_SAMPLER_GEN_SHIFT)
+            rc = js_store_add_again(store, key & ((1u << JS_SAMPLER_GEN_SHIFT) - 1),
+                                    (uint32_t)JS_SK_WALL << JS_SAMPLER_KIND_SHIFT | (serial & JS_SAMPLER_SERIAL_MASK),
+                                    weight);
+        atomic_fetch_sub_explicit(&S.users[sk], 1, memory_order_release);
+        if (rc == 0) {
+            js_ring_event ev = {.ticks = ticks, .weight = weight, .trace = key, .thread = serial,
+                                .state = atomic_load_explicit(&t->wall_state, RLX), .kind = JS_SK_WALL};
+            if (S.ring) js_evring_put(S.ring, atomic_load_explicit(&t->tid, RLX), &ev);
+            js_stats_sample(weight);
+        }
+    }
+    atomic_fetch_sub_explicit(&S.inside, 1, SC);
+    return rc;
 }
 
 int js_sampler_record(const js_raw_frame *frames, int n, int tid, const js_sample_info *info)

@@ -188,6 +188,15 @@ uint32_t js_store_add(js_store *s, const js_raw_frame *frames, int n, uint32_t t
     return id;
 }
 
+int js_store_add_again(js_store *s, uint32_t id, uint32_t thread, uint64_t weight)
+{
+    if (id == 0 || id - 1 > s->trace_mask || !atomic_load_explicit(&s->traces[id - 1].ready, memory_order_acquire))
+        return -1;
+    if (pair_add(s, id, thread, weight) != 0) atomic_fetch_add_explicit(&s->pair_dropped, weight, memory_order_relaxed);
+    else atomic_fetch_add_explicit(&s->total, weight, memory_order_relaxed);
+    return 0;
+}
+
 void js_store_reset(js_store *s)
 {
     size_t hdr = (size_t)((char *)s->traces - (char *)s);

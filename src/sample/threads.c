@@ -119,6 +119,7 @@ static js_thread *claim_locked(int tid, int *created)
         atomic_store_explicit(&s->quiet_until_ns, 0, memory_order_relaxed);
         atomic_store_explicit(&s->carry, 0, memory_order_relaxed);
         atomic_store_explicit(&s->wall_tick, 0, memory_order_relaxed);
+        atomic_store_explicit(&s->wall_key, 0, memory_order_relaxed);
         atomic_store_explicit(&s->unsampled, 0, memory_order_relaxed);
         atomic_store_explicit(&s->tid, tid, memory_order_release);
         *created = 1;
@@ -153,6 +154,12 @@ void js_threads_release(js_thread *t)
         }
     }
     write_lock_drop();
+}
+
+js_thread *js_threads_slot(uint32_t i)
+{
+    js_thread *t = &slots[i % JS_THREADS_MAX];
+    return atomic_load(&t->tid) > 0 ? t : NULL;
 }
 
 void js_threads_foreach(void (*fn)(js_thread *t, void *ctx), void *ctx)
