@@ -234,3 +234,6 @@ agent-cost: all
 
 event-cost: all
 	@/usr/bin/python3 bench/event_cost.py
+
+wall-idle: all
+	@sh bench/wall_idle.sh
