@@ -62,6 +62,17 @@ int js_stats_format(const js_stats_snapshot *s, char *buf, size_t len)
     if (s->truncated) {
         n = snprintf(buf + off, len - off, "\ntruncated_stacks=%llu (cut at jstackdepth)", (unsigned long long)s->truncated);
         if (n < 0 || (size_t)n >= len - off) return -1;
+        off += (size_t)n;
+    }
+    static const char *const vm_names[JS_STATS_VM_KINDS] = {NULL, NULL, "alloc", "lock"};
+    static const char *const vm_units[JS_STATS_VM_KINDS] = {NULL, NULL, "bytes", "ns"};
+    for (int k = 0; k < JS_STATS_VM_KINDS; k++) { /* events the VM reported: allocations, lock waits */
+        if (!vm_names[k] || !(s->vm_events[k] | s->vm_dropped[k])) continue;
+        n = snprintf(buf + off, len - off, "\n%s: events=%llu %s=%llu dropped=%llu", vm_names[k],
+                     (unsigned long long)s->vm_events[k], vm_units[k], (unsigned long long)s->vm_weight[k],
+                     (unsigned long long)s->vm_dropped[k]);
+        if (n < 0 || (size_t)n >= len - off) return -1;
+        off += (size_t)n;
     }
     return 0;
 }

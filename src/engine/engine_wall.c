@@ -1,10 +1,10 @@
 /* engine_wall.c - "wall": every thread sampled whatever its state, running or not. One timer thread
- * ("jsampler-wall") wakes every interval and signals up to WALL_PER_TICK threads of the thread table, in
- * turn (a thread is never looked at twice in one tick), with rt_tgsigqueueinfo: a queued signal whose value carries a tag and the sample's weight, the
- * intervals since that thread was last signalled. So thousands of idle threads cost WALL_PER_TICK signals
- * a tick, and every thread's weights still add up to the wall time it was watched. A thread that has not run
- * since its last sample (its CPU time grew by less than WALL_IDLE_NS: the end of that handler) cannot have
- * another stack: its last sample is credited again without a signal (js_sampler_repeat_wall), a clock read
+ * ("jsampler-wall") wakes every interval and looks at up to WALL_VISITS_PER_TICK threads of the thread table in
+ * turn, signalling at most WALL_PER_TICK of them with rt_tgsigqueueinfo: a queued signal whose value carries a tag
+ * and the sample's weight, the ticks since that thread was last looked at. So every thread's weights add up to
+ * the wall time it was watched, and a tick's work is bounded however many threads there are. A thread that has
+ * not run since its last sample (its CPU time grew by less than WALL_IDLE_NS: the end of that handler) cannot
+ * have another stack: its last sample is credited again without a signal (js_sampler_repeat_wall), a clock read
  * instead of waking it, so idle threads cost next to nothing.
  */
 #include "engine/engine.h"
@@ -119,8 +119,16 @@ static void *wall_main(void *arg)
     return NULL;
 }
 
+/* Forget a thread's last wall sample: it belongs to an earlier session's stores. */
+static void forget(js_thread *t, void *ctx)
+{
+    atomic_store(&t->wall_key, 0);
+    atomic_store(&t->wall_tick, 0);
+}
+
 static int wall_start(long long interval_ns, int jitter, int signo, char *err, size_t errlen)
 {
+    js_threads_foreach(forget, NULL);
     W.period_ns = interval_ns;
     W.jitter = jitter;
     W.sig = signo;
