@@ -142,6 +142,29 @@ final class NativeChecks {
         t.report(name, problems, details, t0);
     }
 
+    /** {@code wall-filter}: WallSplit with 3 idle threads under {@code event=wall,filter=wallsplit-worker,threads}:
+     *  every sample is the worker's, and the worker still has its full share of samples (about 10 s / 10 ms). */
+    void wallFilter() {
+        String name = "wall-filter";
+        if (!t.selected(name)) return;
+        long t0 = System.nanoTime();
+        List<String> problems = new ArrayList<>(), details = new ArrayList<>();
+        Path out = t.runDir(name).resolve("p.collapsed");
+        IntegrationTest.Run r = t.launch(name, List.of(),
+                "start,event=wall,interval=10ms,filter=wallsplit-worker,threads,file=" + out, "WallSplit", "4", "3");
+        if (r.exitCode != 0) problems.add("exit " + r.exitCode + " in " + r.dir);
+        long worker = 0, other = 0;
+        for (String[] row : read(out, problems)) {
+            long x = Long.parseLong(row[1]);
+            if (row[0].startsWith("[wallsplit-worker ")) worker += x;
+            else other += x;
+        }
+        details.add(String.format(Locale.ROOT, "wallsplit-worker %d samples, other threads %d", worker, other));
+        if (other != 0) problems.add("samples of threads the filter leaves out: " + other);
+        if (worker < 300) problems.add("too few samples of the worker (4 s at 10 ms is about 400): " + worker);
+        t.report(name, problems, details, t0);
+    }
+
     void hwEvents() {
         String name = "hw-events";
         if (!t.selected(name)) return;

@@ -317,6 +317,12 @@ static void test_event_kinds(void **state UNUSED)
     parse_ok("interval=5000,event=context-switches");
     assert_int_equal(A.interval_ns, 5000);
     assert_string_equal(js_kind_name(&A, JS_KIND_EXEC), "context-switches");
+    parse_ok("event=wall,filter=worker-*,filter=main");
+    assert_string_equal(A.filter, "worker-*|main");
+    parse_ok("cstack=fp");
+    assert_int_equal(A.cstack, JS_CSTACK_FP);
+    expect_error("cstack=dwarf", "'cstack=dwarf'");
+    assert_non_null(strstr(ERR, "cstack=fp"));
     parse_ok("event=task-clock,interval=1ms");
     assert_int_equal(A.interval_ns, 1000000LL);
     assert_false(js_event_is_count(A.event));

@@ -95,6 +95,7 @@ typedef struct {
     char title[JS_TITLE_MAX];
     char include[JS_PATTERN_MAX]; /* '|'-joined patterns */
     char exclude[JS_PATTERN_MAX];
+    char filter[JS_PATTERN_MAX];  /* '|'-joined thread name patterns: only those threads are sampled (filter=) */
     char jfrfile[JS_PATH_MAX];   /* JFR recording written beside file= (jfrfile=) */
     uint64_t chunk_size;         /* JFR chunk size in bytes (chunksize=), 0 = writer default */
     long long chunk_time_ns;     /* JFR chunk duration (chunktime=), 0 = none */

@@ -269,6 +269,8 @@ static int parse_keyval(js_args *a, const char *key, const char *v, char *err, s
         if (copy_value(a->file, sizeof a->file, v)) why = "expected a non-empty path under 1024 bytes";
     } else if (strcmp(key, "title") == 0) {
         if (copy_value(a->title, sizeof a->title, v)) why = "expected a non-empty title under 256 bytes";
+    } else if (strcmp(key, "filter") == 0) {
+        if (append_pattern(a->filter, sizeof a->filter, v)) why = "expected a thread name pattern; all under 1024 bytes";
     } else if (strcmp(key, "include") == 0) {
         if (append_pattern(a->include, sizeof a->include, v)) why = "expected a pattern; all under 1024 bytes";
     } else if (strcmp(key, "exclude") == 0) {

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/thread_names.h"
+#include "output/profile.h"
 #include "engine/engine.h"
 #include "sample/sampler.h"
 #include "sample/threads.h"
@@ -28,11 +29,33 @@ static int rescan_gen;           /* rescan generation, under lock */
 static const js_walker *walker;          /* the walker of the running session (set by js_arming_start) */
 static const js_walker *walker_override; /* tests: replaces the walker= choice (js_arming_use_walker) */
 static void *java_vm;            /* the JavaVM the walker asks for JNIEnvs (js_arming_init) */
+static char filter[JS_PATTERN_MAX]; /* filter= of the running session ('|'-joined thread name globs), under lock */
+
+#define FILTERED 3 /* js_thread.unsampled: the thread's name does not match filter= */
+
+/* 1 if a thread named name is left out by filter= (never a thread without a name). Caller holds lock. */
+static int filtered_out(const char *name)
+{
+    if (!filter[0] || !name || !name[0]) return 0;
+    char pat[JS_PATTERN_MAX];
+    snprintf(pat, sizeof pat, "%s", filter);
+    for (char *save = NULL, *p = strtok_r(pat, "|", &save); p; p = strtok_r(NULL, "|", &save))
+        if (js_glob_match(p, name)) return 0;
+    return 1;
+}
+
+/* Mark t left out (or not) by filter= for the name it has. Caller holds lock. */
+static void apply_filter(js_thread *t, const char *name)
+{
+    int cur = atomic_load(&t->unsampled);
+    if (cur != 0 && cur != FILTERED) return; /* the profiler's own threads, non-Java threads under wall: kept so */
+    atomic_store(&t->unsampled, filtered_out(name) ? FILTERED : 0);
+}
 
 /* Attach the running engine to one slot if not yet done. Caller holds lock. */
 static void arm_thread(js_thread *t)
 {
-    if (!engine || !engine->per_thread) return;
+    if (!engine || !engine->per_thread || atomic_load(&t->unsampled) == FILTERED) return;
     int expected = 0;
     if (!atomic_compare_exchange_strong(&t->armed, &expected, 1)) return;
     char err[256], comm[JS_THREAD_NAME_MAX];
@@ -50,6 +73,15 @@ static void disarm_thread(js_thread *t)
     int expected = 1;
     if (engine && engine->per_thread && atomic_compare_exchange_strong(&t->armed, &expected, 0))
         engine->thread_stop(&t->handle);
+}
+
+/* Apply filter= to a thread known before the session, by the name recorded for it. Caller holds lock. */
+static void filter_cb(js_thread *t, void *ctx)
+{
+    char name[JS_THREAD_NAME_MAX] = "";
+    int tid;
+    int64_t jtid;
+    if (js_threads_info(atomic_load(&t->serial), name, sizeof name, &tid, &jtid) == 0) apply_filter(t, name);
 }
 
 static void arm_cb(js_thread *t, void *ctx)
@@ -111,6 +143,7 @@ void js_arming_rescan(void)
             atomic_store(&t->seen, gen);
             if (created && named) js_threads_set_name(atomic_load(&t->serial), tid, comm);
             if (created && named && strncmp(comm, "jsampler", 8) == 0) atomic_store(&t->unsampled, 1); /* ours */
+            if (created && named) apply_filter(t, comm);
             arm_thread(t);
         }
         pthread_mutex_unlock(&lock);
@@ -225,6 +258,8 @@ int js_arming_start(const js_args *a, js_store *store, js_evring *ring, js_armin
     }
     info->shared_signal = nsrc ? js_sampler_shared() : 0;
     pthread_mutex_lock(&lock);
+    snprintf(filter, sizeof filter, "%s", a->filter);
+    js_threads_foreach(filter_cb, NULL);
     engine = e;
     atomic_store(&attach_wanted, e && e->per_thread);
     wall_engine = a->wall_ns > 0 ? &js_engine_wall : NULL;
@@ -276,6 +311,7 @@ void js_arming_thread_start(int tid, void *env, const char *name, int64_t java_t
     if (t) {
         uint32_t serial = atomic_load(&t->serial);
         if (atomic_load(&t->unsampled) == 2) atomic_store(&t->unsampled, 0); /* a native thread attached to the VM */
+        apply_filter(t, name);
         js_threads_set_name(serial, tid, name);
         js_threads_set_java_id(serial, java_tid);
         arm_thread(t);
