@@ -159,6 +159,7 @@ public final class IntegrationTest {
         safely("kernel-frames", natives::kernelFrames);
         safely("jvm-threads", natives::jvmThreads);
         safely("hw-events", natives::hwEvents);
+        safely("wall-filter", natives::wallFilter);
         safely("no-hs-err", this::noCrashes);
         return summary(start);
     }
