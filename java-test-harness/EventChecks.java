@@ -1,20 +1,11 @@
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.TreeMap;
-import java.util.concurrent.TimeUnit;
-import java.util.function.Predicate;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
@@ -23,7 +14,8 @@ import java.util.stream.Stream;
  * ({@code alloc-split}), lock contention ({@code lock-split}) and all of them in one JFR recording
  * ({@code multi-event-jfr}). Each runs a workload that measures its own truth (WallSplit, AllocSplit, LockSplit,
  * EventMix print a {@code TRUTH} line) and compares the profile with it; each method's javadoc says what it asserts
- * and why its tolerance holds.
+ * and why its tolerance holds. The JFR side (tools, chunks, {@code jfr print --json}) is in {@link JfrFiles}, the
+ * truth lines and the sums over collapsed profiles in {@link Tallies}.
  */
 final class EventChecks {
     static final String WORKER = "wallsplit-worker";
@@ -97,26 +89,26 @@ final class EventChecks {
             IntegrationTest.Run r = t.launch(name, List.of(), "start,event=wall,interval=10ms,threads,file=" + out
                     + ",jfrfile=" + jfr, "WallSplit", "10", "3");
             IntegrationTest.requireCleanExit(r);
-            Map<String, String> truth = truth(r, "TRUTH ");
+            Map<String, String> truth = Tallies.truth(r, "TRUTH ");
             IntegrationTest.Profile p = IntegrationTest.Profile.read(out, r);
-            Map<String, Long> perThread = weightPerThread(p);
-            List<IntegrationTest.Stack> worker = ofThread(p, WORKER);
-            long sleep = weight(worker, s -> s.contains("WallSplit.sleepPart"));
-            long compute = weight(worker, s -> s.contains("WallSplit.computePart"));
-            long inSleepCall = weight(worker, s -> s.contains("WallSplit.sleepPart")
+            Map<String, Long> perThread = Tallies.weightPerThread(p);
+            List<IntegrationTest.Stack> worker = Tallies.ofThread(p, WORKER);
+            long sleep = Tallies.weight(worker, s -> s.contains("WallSplit.sleepPart"));
+            long compute = Tallies.weight(worker, s -> s.contains("WallSplit.computePart"));
+            long inSleepCall = Tallies.weight(worker, s -> s.contains("WallSplit.sleepPart")
                     && s.frames.stream().anyMatch(f -> f.startsWith("java.lang.Thread.sleep")));
-            long workerTotal = weight(worker, s -> true);
+            long workerTotal = Tallies.weight(worker, s -> true);
             double sampled = sleep + compute == 0 ? 0 : 100.0 * sleep / (sleep + compute);
-            double expected = 100 * num(truth, "sleepPart");
+            double expected = 100 * Tallies.num(truth, "sleepPart");
             details.add(String.format(Locale.ROOT, "event=wall: worker %d samples: sleepPart %d (%d in"
                     + " Thread.sleep), computePart %d, elsewhere %d; sleepPart %.2f%% of the two, truth %.2f%% (%+.2f"
                     + " pt); %s", workerTotal, sleep, inSleepCall, compute, workerTotal - sleep - compute, sampled,
-                    expected, sampled - expected, truthLine(r)));
+                    expected, sampled - expected, Tallies.truthLine(r)));
             if (worker.isEmpty()) {
                 problems.add("no stack under a [" + WORKER + " tid=N] root");
             } else if (sleep + compute < WALL_MIN_SAMPLES) {
                 problems.add("only " + (sleep + compute) + " wall samples of the worker in sleepPart/computePart"
-                        + " (need " + WALL_MIN_SAMPLES + "; about " + Math.round(num(truth, "wall_ms") / 10)
+                        + " (need " + WALL_MIN_SAMPLES + "; about " + Math.round(Tallies.num(truth, "wall_ms") / 10)
                         + " expected at 10ms)");
             } else if (Math.abs(sampled - expected) > WALL_MAX_ERROR_POINTS) {
                 problems.add(String.format(Locale.ROOT, "event=wall: sleepPart has %.2f%% of the worker's samples,"
@@ -140,13 +132,14 @@ final class EventChecks {
                 details.addAll(p.top(8));
             }
             // Wall alone: jdk.ExecutionSample in the recording, which converts back to the same total.
-            Tool summary = tool(List.of(t.java.getParent().resolve("jfr").toString(), "summary", jfr.toString()));
-            long exec = count(summary.out, "jdk.ExecutionSample");
-            long wallEvents = count(summary.out, "profiler.WallClockSample");
+            JfrFiles.Tool summary = JfrFiles.tool(List.of(t.java.getParent().resolve("jfr").toString(), "summary",
+                    jfr.toString()));
+            long exec = JfrFiles.count(summary.out, "jdk.ExecutionSample");
+            long wallEvents = JfrFiles.count(summary.out, "profiler.WallClockSample");
             Path back = t.runDir(name).resolve("wall-from-jfr.collapsed");
-            Tool conv = tool(List.of(t.agent.getParent().resolve("jsampler").toString(), "convert", jfr.toString(),
-                    back.toString()));
-            long backTotal = conv.exit == 0 && Files.isRegularFile(back) ? readAllowEmpty(back, r).total() : -1;
+            JfrFiles.Tool conv = JfrFiles.tool(List.of(t.agent.getParent().resolve("jsampler").toString(), "convert",
+                    jfr.toString(), back.toString()));
+            long backTotal = conv.exit == 0 && Files.isRegularFile(back) ? Tallies.readAllowEmpty(back, r).total() : -1;
             details.add("jfrfile: " + exec + " jdk.ExecutionSample, " + wallEvents + " profiler.WallClockSample; "
                     + "jsampler convert: total " + backTotal + ", text output " + p.total());
             if (summary.exit != 0) {
@@ -167,13 +160,13 @@ final class EventChecks {
                     "WallSplit", "4");
             IntegrationTest.requireCleanExit(rc);
             IntegrationTest.Profile pc = IntegrationTest.Profile.read(cpuOut, rc);
-            List<IntegrationTest.Stack> cw = ofThread(pc, WORKER);
-            long cTotal = weight(cw, s -> true);
-            long cCompute = weight(cw, s -> s.contains("WallSplit.computePart"));
-            long cSleep = weight(cw, s -> s.contains("WallSplit.sleepPart"));
+            List<IntegrationTest.Stack> cw = Tallies.ofThread(pc, WORKER);
+            long cTotal = Tallies.weight(cw, s -> true);
+            long cCompute = Tallies.weight(cw, s -> s.contains("WallSplit.computePart"));
+            long cSleep = Tallies.weight(cw, s -> s.contains("WallSplit.sleepPart"));
             double share = cTotal == 0 ? 0 : (double) cCompute / cTotal;
             details.add(String.format(Locale.ROOT, "event=cpu: worker %d samples: computePart %d (%.1f%%), sleepPart"
-                    + " %d; %s", cTotal, cCompute, 100 * share, cSleep, truthLine(rc)));
+                    + " %d; %s", cTotal, cCompute, 100 * share, cSleep, Tallies.truthLine(rc)));
             if (cTotal < CPU_MIN_SAMPLES) {
                 problems.add("event=cpu: only " + cTotal + " samples of the worker (need " + CPU_MIN_SAMPLES + ")");
                 details.addAll(pc.top(6));
@@ -232,27 +225,28 @@ final class EventChecks {
             IntegrationTest.Run r = t.launch(name, List.of(), "start,event=alloc,alloc=64k,file=" + out,
                     "AllocSplit", "8", "split", "256");
             IntegrationTest.requireCleanExit(r);
-            Map<String, String> truth = truth(r, "TRUTH ");
+            Map<String, String> truth = Tallies.truth(r, "TRUTH ");
             IntegrationTest.Profile p = IntegrationTest.Profile.read(out, r);
             long big = p.samplesContaining("AllocSplit.allocBig");
             long small = p.samplesContaining("AllocSplit.allocSmall");
-            long bigLeaf = weight(p.stacks, s -> s.contains("AllocSplit.allocBig") && leaf(s).equals("long[]_[i]"));
-            long smallLeaf = weight(p.stacks, s -> s.contains("AllocSplit.allocSmall")
-                    && leaf(s).equals("AllocSplit$Small_[i]"));
-            double trueBytes = num(truth, "big_bytes") + num(truth, "small_bytes");
+            long bigLeaf = Tallies.weight(p.stacks, s -> s.contains("AllocSplit.allocBig")
+                    && Tallies.leaf(s).equals("long[]_[i]"));
+            long smallLeaf = Tallies.weight(p.stacks, s -> s.contains("AllocSplit.allocSmall")
+                    && Tallies.leaf(s).equals("AllocSplit$Small_[i]"));
+            double trueBytes = Tallies.num(truth, "big_bytes") + Tallies.num(truth, "small_bytes");
             long both = big + small;
             double bigShare = both == 0 ? 0 : 100.0 * big / both;
             double smallShare = both == 0 ? 0 : 100.0 * small / both;
-            double bigTruth = 100 * num(truth, "allocBig");
-            double smallTruth = 100 * num(truth, "allocSmall");
+            double bigTruth = 100 * Tallies.num(truth, "allocBig");
+            double smallTruth = 100 * Tallies.num(truth, "allocSmall");
             long estSamples = both / ALLOC_INTERVAL;
             details.add(String.format(Locale.ROOT, "alloc=64k: allocBig %.2f%% (truth %.2f%%, %+.2f pt), allocSmall"
                             + " %.2f%% (truth %.2f%%, %+.2f pt); %d bytes sampled in the two sites for %.0f allocated"
                             + " (%.3f), about %d samples", bigShare, bigTruth, bigShare - bigTruth, smallShare,
                     smallTruth, smallShare - smallTruth, both, trueBytes, both / trueBytes, estSamples));
-            details.add("leaves: allocBig " + leafShares(p, "AllocSplit.allocBig") + "; allocSmall "
-                    + leafShares(p, "AllocSplit.allocSmall"));
-            details.add(truthLine(r));
+            details.add("leaves: allocBig " + Tallies.leafShares(p, "AllocSplit.allocBig") + "; allocSmall "
+                    + Tallies.leafShares(p, "AllocSplit.allocSmall"));
+            details.add(Tallies.truthLine(r));
             if (big == 0 || small == 0) {
                 problems.add("no stack through " + (big == 0 ? "AllocSplit.allocBig" : "AllocSplit.allocSmall"));
             } else {
@@ -288,14 +282,14 @@ final class EventChecks {
             IntegrationTest.Run rn = t.launch(noneName, List.of(), "start,event=alloc,file=" + noneOut,
                     "AllocSplit", "6", "none", "256");
             IntegrationTest.requireCleanExit(rn);
-            Map<String, String> nt = truth(rn, "TRUTH ");
+            Map<String, String> nt = Tallies.truth(rn, "TRUTH ");
             IntegrationTest.Profile pn = IntegrationTest.Profile.read(noneOut, rn);
             long hot = pn.samplesContaining("AllocSplit.computeOnly");
             long elsewhere = pn.samplesContaining("AllocSplit.allocElsewhere");
-            long elsewhereLeaf = weight(pn.stacks, s -> s.contains("AllocSplit.allocElsewhere")
-                    && leaf(s).equals("byte[]_[i]"));
-            double elsewhereTruth = num(nt, "elsewhere_bytes");
-            long computeBytes = (long) num(nt, "computeOnly_bytes");
+            long elsewhereLeaf = Tallies.weight(pn.stacks, s -> s.contains("AllocSplit.allocElsewhere")
+                    && Tallies.leaf(s).equals("byte[]_[i]"));
+            double elsewhereTruth = Tallies.num(nt, "elsewhere_bytes");
+            long computeBytes = (long) Tallies.num(nt, "computeOnly_bytes");
             details.add(String.format(Locale.ROOT, "event=alloc (512k), none mode: computeOnly %d bytes sampled"
                             + " (%d measured inside it); allocElsewhere %d sampled for %.0f allocated (%.3f), %d of"
                             + " them ending in byte[]_[i]", hot, computeBytes, elsewhere, elsewhereTruth,
@@ -365,24 +359,25 @@ final class EventChecks {
             IntegrationTest.Run r = t.launch(name, List.of(), "start,event=lock,file=" + out, "LockSplit", "8",
                     "contended");
             IntegrationTest.requireCleanExit(r);
-            Map<String, String> truth = truth(r, "TRUTH ");
+            Map<String, String> truth = Tallies.truth(r, "TRUTH ");
             IntegrationTest.Profile p = IntegrationTest.Profile.read(out, r);
             long sync = p.samplesContaining("LockSplit.syncSite");
             long reentrant = p.samplesContaining("LockSplit.reentrantSite");
-            long syncLeaf = weight(p.stacks, s -> s.contains("LockSplit.syncSite") && leaf(s).equals(OBJECT_LEAF));
-            long reentrantLeaf = weight(p.stacks, s -> s.contains("LockSplit.reentrantSite")
-                    && leaf(s).contains("ReentrantLock") && leaf(s).endsWith("_[i]"));
-            double syncTruth = num(truth, "syncWaitNsOver");
-            double reentrantTruth = num(truth, "reentrantWaitNsOver");
+            long syncLeaf = Tallies.weight(p.stacks, s -> s.contains("LockSplit.syncSite")
+                    && Tallies.leaf(s).equals(OBJECT_LEAF));
+            long reentrantLeaf = Tallies.weight(p.stacks, s -> s.contains("LockSplit.reentrantSite")
+                    && Tallies.leaf(s).contains("ReentrantLock") && Tallies.leaf(s).endsWith("_[i]"));
+            double syncTruth = Tallies.num(truth, "syncWaitNsOver");
+            double reentrantTruth = Tallies.num(truth, "reentrantWaitNsOver");
             details.add(String.format(Locale.ROOT, "syncSite %d ns recorded, %.0f measured in waits >= 10us (%.3f);"
                     + " reentrantSite %d ns, %.0f measured (%.3f)", sync, syncTruth, sync / syncTruth, reentrant,
                     reentrantTruth, reentrant / reentrantTruth));
             details.add(String.format(Locale.ROOT, "waits under 10us (not recorded): syncSite %s of %s waits, %s ns;"
-                            + " reentrantSite %s of %s, %s ns", sub(truth, "syncWaits", "syncWaitsOver"),
-                    truth.get("syncWaits"), truth.get("syncShortNs"), sub(truth, "reentrantWaits",
+                            + " reentrantSite %s of %s, %s ns", Tallies.sub(truth, "syncWaits", "syncWaitsOver"),
+                    truth.get("syncWaits"), truth.get("syncShortNs"), Tallies.sub(truth, "reentrantWaits",
                             "reentrantWaitsOver"), truth.get("reentrantWaits"), truth.get("reentrantShortNs")));
-            details.add("leaves: syncSite " + leafShares(p, "LockSplit.syncSite") + "; reentrantSite "
-                    + leafShares(p, "LockSplit.reentrantSite"));
+            details.add("leaves: syncSite " + Tallies.leafShares(p, "LockSplit.syncSite") + "; reentrantSite "
+                    + Tallies.leafShares(p, "LockSplit.reentrantSite"));
             if (sync == 0) {
                 problems.add("no stack through LockSplit.syncSite");
             }
@@ -419,13 +414,14 @@ final class EventChecks {
             IntegrationTest.Run rn = t.launch(noneName, List.of(), "start,event=lock,file=" + noneOut, "LockSplit",
                     "4", "none");
             IntegrationTest.requireCleanExit(rn);
-            Map<String, String> nt = truth(rn, "TRUTH ");
-            IntegrationTest.Profile pn = readAllowEmpty(noneOut, rn);
-            long at = weight(pn.stacks, s -> s.contains("LockSplit.syncSite") || s.contains("LockSplit.reentrantSite"));
+            Map<String, String> nt = Tallies.truth(rn, "TRUTH ");
+            IntegrationTest.Profile pn = Tallies.readAllowEmpty(noneOut, rn);
+            long at = Tallies.weight(pn.stacks, s -> s.contains("LockSplit.syncSite")
+                    || s.contains("LockSplit.reentrantSite"));
             long control = pn.samplesContaining("LockSplit.controlSite");
-            long controlLeaf = weight(pn.stacks, s -> s.contains("LockSplit.controlSite")
-                    && leaf(s).equals(OBJECT_LEAF));
-            double controlTruth = num(nt, "controlWaitNsOver");
+            long controlLeaf = Tallies.weight(pn.stacks, s -> s.contains("LockSplit.controlSite")
+                    && Tallies.leaf(s).equals(OBJECT_LEAF));
+            double controlTruth = Tallies.num(nt, "controlWaitNsOver");
             details.add(String.format(Locale.ROOT, "none mode: %s uncontended acquisitions at each site, %d ns"
                     + " recorded at them; control %d ns recorded, %.0f measured (%.3f)", nt.get("syncWaits"), at,
                     control, controlTruth, controlTruth == 0 ? 0 : control / controlTruth));
@@ -494,15 +490,15 @@ final class EventChecks {
             IntegrationTest.Run r = t.launch(name, List.of(), "start,event=cpu,interval=1ms,wall=20ms,alloc,lock,"
                     + "chunktime=1s,file=" + jfr, "EventMix", "5");
             IntegrationTest.requireCleanExit(r);
-            Map<String, String> window = truth(r, "TRUTH ");
+            Map<String, String> window = Tallies.truth(r, "TRUTH ");
             if (!Files.isRegularFile(jfr)) {
                 throw new IntegrationTest.Failure("no recording written at " + jfr, r.stderrTail(10));
             }
-            List<Chunk> chunks = chunks(jfr);
-            long startMs = (long) num(window, "start_ms");
-            long endMs = (long) num(window, "end_ms");
-            List<Chunk> inside = chunks.stream().filter(c -> c.overlapMs(startMs, endMs) >= CHUNK_MIN_OVERLAP_MS)
-                    .collect(Collectors.toList());
+            List<JfrFiles.Chunk> chunks = JfrFiles.chunks(jfr);
+            long startMs = (long) Tallies.num(window, "start_ms");
+            long endMs = (long) Tallies.num(window, "end_ms");
+            List<JfrFiles.Chunk> inside = chunks.stream()
+                    .filter(c -> c.overlapMs(startMs, endMs) >= CHUNK_MIN_OVERLAP_MS).collect(Collectors.toList());
             details.add(chunks.size() + " chunks, " + inside.size() + " of them overlapping the workload's "
                     + (endMs - startMs) + " ms by " + CHUNK_MIN_OVERLAP_MS + " ms or more");
             if (chunks.size() < 3) {
@@ -510,15 +506,15 @@ final class EventChecks {
             }
             if (inside.size() < 2 || inside.get(inside.size() - 1).index == 0) {
                 problems.add("fewer than 2 chunks inside the workload's run, or none after the first: chunk times "
-                        + chunks.stream().map(Chunk::toString).collect(Collectors.joining(", ")));
+                        + chunks.stream().map(JfrFiles.Chunk::toString).collect(Collectors.joining(", ")));
             }
-            for (Chunk c : inside) {
+            for (JfrFiles.Chunk c : inside) {
                 Path one = dir.resolve("chunk-" + c.index + ".jfr");
                 c.writeTo(jfr, one);
-                Tool summary = tool(List.of(jfrTool.toString(), "summary", one.toString()));
+                JfrFiles.Tool summary = JfrFiles.tool(List.of(jfrTool.toString(), "summary", one.toString()));
                 Map<String, Long> counts = new LinkedHashMap<>();
                 for (String type : JFR_TYPES) {
-                    counts.put(type, count(summary.out, type));
+                    counts.put(type, JfrFiles.count(summary.out, type));
                 }
                 boolean last = c == inside.get(inside.size() - 1);
                 details.add("chunk " + c.index + (last ? " (the last inside the run)" : "") + ": " + counts);
@@ -534,16 +530,16 @@ final class EventChecks {
                             + String.join(", ", missing));
                 }
             }
-            Tool print = tool(List.of(jfrTool.toString(), "print", "--json", "--stack-depth", "16", "--events",
-                    "jdk.ObjectAllocationInNewTLAB,jdk.JavaMonitorEnter,jdk.ThreadPark", jfr.toString()));
+            JfrFiles.Tool print = JfrFiles.tool(List.of(jfrTool.toString(), "print", "--json", "--stack-depth", "16",
+                    "--events", "jdk.ObjectAllocationInNewTLAB,jdk.JavaMonitorEnter,jdk.ThreadPark", jfr.toString()));
             if (print.exit != 0) {
                 problems.add("jfr print --json fails on " + jfr + ": " + print.out.lines().findFirst().orElse(""));
             } else {
                 // Object sizes as the workload measured them (4112 and 32 with 16- and 12-byte headers).
-                Map<String, String> alloc = truth(r, "ALLOC ");
-                long bigSize = Math.round(num(alloc, "big_bytes_per_call") / AllocSplit.BIG_PER_CALL);
-                long smallSize = Math.round(num(alloc, "small_bytes_per_call") / AllocSplit.SMALL_PER_CALL);
-                checkJfrFields(print.out, bigSize, smallSize, problems, details);
+                Map<String, String> alloc = Tallies.truth(r, "ALLOC ");
+                long bigSize = Math.round(Tallies.num(alloc, "big_bytes_per_call") / AllocSplit.BIG_PER_CALL);
+                long smallSize = Math.round(Tallies.num(alloc, "small_bytes_per_call") / AllocSplit.SMALL_PER_CALL);
+                JfrFiles.checkJfrFields(print.out, bigSize, smallSize, problems, details);
             }
 
             // 2. Text per event (%e) and the recording beside it: the converter gives each total back exactly.
@@ -569,16 +565,17 @@ final class EventChecks {
                 if (!Files.isRegularFile(text)) {
                     continue;
                 }
-                IntegrationTest.Profile tp = readAllowEmpty(text, rt);
+                IntegrationTest.Profile tp = Tallies.readAllowEmpty(text, rt);
                 Path conv = tdir.resolve("convert-" + event + ".collapsed");
-                Tool c = tool(List.of(cli.toString(), "convert", "--event", event, tjfr.toString(), conv.toString()));
+                JfrFiles.Tool c = JfrFiles.tool(List.of(cli.toString(), "convert", "--event", event, tjfr.toString(),
+                        conv.toString()));
                 if (c.exit != 0 || !Files.isRegularFile(conv)) {
                     problems.add("jsampler convert --event " + event + " failed: "
                             + c.out.lines().findFirst().orElse("(no output)"));
                     continue;
                 }
-                IntegrationTest.Profile cp = readAllowEmpty(conv, rt);
-                long differing = differingStacks(tp, cp);
+                IntegrationTest.Profile cp = Tallies.readAllowEmpty(conv, rt);
+                long differing = Tallies.differingStacks(tp, cp);
                 details.add(String.format(Locale.ROOT, "%s: text %d in %d stacks, converted from JFR %d in %d stacks"
                         + " (%d stacks differ)", event, tp.total(), tp.stacks.size(), cp.total(), cp.stacks.size(),
                         differing));
@@ -597,468 +594,5 @@ final class EventChecks {
             return;
         }
         t.report(name, problems, details, t0);
-    }
-
-    /** The field checks on {@code jfr print --json} of the alloc and lock events (see multiEventJfr). */
-    static void checkJfrFields(String json, long bigSize, long smallSize, List<String> problems,
-                               List<String> details) {
-        Object doc;
-        try {
-            doc = Json.parse(json);
-        } catch (IllegalArgumentException e) {
-            problems.add("cannot parse jfr print --json: " + e.getMessage());
-            return;
-        }
-        List<Object> events = Json.list(Json.path(doc, "recording", "events"));
-        Map<String, Map<String, Long>> tally = new TreeMap<>(); // "type site" -> detail -> count
-        long shortLock = 0;
-        long minLockNs = Long.MAX_VALUE;
-        for (Object e : events) {
-            String type = Json.str(Json.path(e, "type"));
-            Object values = Json.path(e, "values");
-            List<String> frames = new ArrayList<>();
-            for (Object f : Json.list(Json.path(values, "stackTrace", "frames"))) {
-                String cls = Json.str(Json.path(f, "method", "type", "name"));
-                frames.add((cls == null ? "" : cls.replace('/', '.') + ".") + Json.str(Json.path(f, "method", "name")));
-            }
-            String site = frames.stream().filter(f -> f.startsWith("AllocSplit.alloc") || f.startsWith("LockSplit."))
-                    .filter(f -> !f.startsWith("LockSplit.lambda") && !f.startsWith("LockSplit.run"))
-                    .findFirst().orElse("other");
-            String what;
-            if ("jdk.ObjectAllocationInNewTLAB".equals(type)) {
-                what = javaName(Json.str(Json.path(values, "objectClass", "name"))) + " "
-                        + Json.path(values, "allocationSize");
-            } else {
-                String field = "jdk.JavaMonitorEnter".equals(type) ? "monitorClass" : "parkedClass";
-                what = field + "=" + javaName(Json.str(Json.path(values, field, "name")));
-                Object d = Json.path(values, "duration");
-                if (d instanceof String) {
-                    long ns = Duration.parse((String) d).toNanos();
-                    minLockNs = Math.min(minLockNs, ns);
-                    if (ns < LOCK_THRESHOLD_NS) {
-                        shortLock++;
-                    }
-                }
-            }
-            tally.computeIfAbsent(type + " " + site, k -> new TreeMap<>()).merge(String.valueOf(what), 1L, Long::sum);
-        }
-        tally.forEach((k, v) -> details.add("jfr print: " + k + ": " + top(v, 4)));
-        details.add("jfr print: " + events.size() + " alloc and lock events; shortest lock event "
-                + (minLockNs == Long.MAX_VALUE ? "-" : minLockNs + " ns"));
-        expectMost(tally, "jdk.ObjectAllocationInNewTLAB AllocSplit.allocBig", "long[] " + bigSize, problems);
-        expectMost(tally, "jdk.ObjectAllocationInNewTLAB AllocSplit.allocSmall", "AllocSplit$Small " + smallSize,
-                problems);
-        expectMost(tally, "jdk.JavaMonitorEnter LockSplit.syncSite", "monitorClass=java.lang.Object", problems);
-        Map<String, Long> parks = tally.getOrDefault("jdk.ThreadPark LockSplit.reentrantSite", Map.of());
-        if (parks.keySet().stream().noneMatch(k -> k.contains("ReentrantLock"))) {
-            problems.add("no jdk.ThreadPark event through LockSplit.reentrantSite with a ReentrantLock parkedClass: "
-                    + parks);
-        }
-        if (shortLock > 0) {
-            problems.add(shortLock + " lock events shorter than the 10 us threshold (shortest " + minLockNs + " ns)");
-        }
-    }
-
-    /** A class name as JFR holds it ("java/lang/Object", "[J", "[Ljava/lang/String;") in Java form. */
-    static String javaName(String jvm) {
-        if (jvm == null) {
-            return "null";
-        }
-        int dims = 0;
-        while (dims < jvm.length() && jvm.charAt(dims) == '[') {
-            dims++;
-        }
-        String element = jvm.substring(dims);
-        if (dims > 0) {
-            int k = "JIBCSZFD".indexOf(element);
-            element = element.length() == 1 && k >= 0
-                    ? new String[] {"long", "int", "byte", "char", "short", "boolean", "float", "double"}[k]
-                    : element.startsWith("L") && element.endsWith(";") ? element.substring(1, element.length() - 1)
-                    : element;
-        }
-        return element.replace('/', '.') + "[]".repeat(dims);
-    }
-
-    /** At least 99% of the events of key (type and site) have detail want (class names in Java form). */
-    static void expectMost(Map<String, Map<String, Long>> tally, String key, String want, List<String> problems) {
-        Map<String, Long> m = tally.get(key);
-        if (m == null) {
-            problems.add("no " + key.replace(" ", " event through "));
-            return;
-        }
-        long all = m.values().stream().mapToLong(Long::longValue).sum();
-        long good = m.entrySet().stream().filter(e -> e.getKey().equals(want)).mapToLong(Map.Entry::getValue).sum();
-        if (good < 0.99 * all) {
-            problems.add(key + ": only " + good + " of " + all + " events have " + want + ": " + top(m, 4));
-        }
-    }
-
-    static String top(Map<String, Long> m, int n) {
-        return m.entrySet().stream().sorted(Map.Entry.<String, Long>comparingByValue().reversed()).limit(n)
-                .map(e -> e.getKey() + " x" + e.getValue()).collect(Collectors.joining(", "))
-                + (m.size() > n ? ", ..." : "");
-    }
-
-    // ---------------------------------------------------------------- JFR chunks
-
-    /** One chunk of a recording, from its header: where it is in the file and the time it covers. */
-    static final class Chunk {
-        final int index;
-        final long offset;
-        final long size;
-        final long startNanos;
-        final long durationNanos;
-
-        Chunk(int index, long offset, long size, long startNanos, long durationNanos) {
-            this.index = index;
-            this.offset = offset;
-            this.size = size;
-            this.startNanos = startNanos;
-            this.durationNanos = durationNanos;
-        }
-
-        /** Milliseconds of [startMs, endMs] this chunk covers. */
-        long overlapMs(long startMs, long endMs) {
-            long from = Math.max(startMs, startNanos / 1_000_000);
-            long to = Math.min(endMs, (startNanos + durationNanos) / 1_000_000);
-            return Math.max(0, to - from);
-        }
-
-        void writeTo(Path file, Path out) throws IOException {
-            byte[] all = Files.readAllBytes(file);
-            Files.write(out, java.util.Arrays.copyOfRange(all, (int) offset, (int) (offset + size)));
-        }
-
-        @Override
-        public String toString() {
-            return String.format(Locale.ROOT, "#%d @%d +%d ms", index, startNanos / 1_000_000,
-                    durationNanos / 1_000_000);
-        }
-    }
-
-    /** The chunks of a JFR file: headers of 'FLR\0', version, chunk size, ..., start ns (epoch), duration ns. */
-    static List<Chunk> chunks(Path jfr) throws IOException, IntegrationTest.Failure {
-        ByteBuffer b = ByteBuffer.wrap(Files.readAllBytes(jfr));
-        List<Chunk> chunks = new ArrayList<>();
-        long off = 0;
-        while (off < b.limit()) {
-            if (off + 68 > b.limit() || b.getInt((int) off) != 0x464C5200) {
-                throw new IntegrationTest.Failure("no JFR chunk header at offset " + off + " of " + jfr + " ("
-                        + b.limit() + " bytes)", List.of());
-            }
-            long size = b.getLong((int) off + 8);
-            if (size < 68 || off + size > b.limit()) {
-                throw new IntegrationTest.Failure("chunk " + chunks.size() + " of " + jfr + " has size " + size
-                        + " at offset " + off + " (file " + b.limit() + " bytes)", List.of());
-            }
-            chunks.add(new Chunk(chunks.size(), off, size, b.getLong((int) off + 32), b.getLong((int) off + 40)));
-            off += size;
-        }
-        return chunks;
-    }
-
-    // ---------------------------------------------------------------- helpers
-
-    /** Output of a tool run (stdout and stderr together) and its exit status (-1: timed out). */
-    static final class Tool {
-        final String out;
-        final int exit;
-
-        Tool(String out, int exit) {
-            this.out = out;
-            this.exit = exit;
-        }
-    }
-
-    /** The count of an event type in {@code jfr summary} output (0 if not listed). */
-    static long count(String summary, String type) {
-        Matcher m = Pattern.compile("(?m)^\\s*" + Pattern.quote(type) + "\\s+(\\d+)").matcher(summary);
-        return m.find() ? Long.parseLong(m.group(1)) : 0;
-    }
-
-    static Tool tool(List<String> cmd) throws IOException, InterruptedException {
-        Path log = Files.createTempFile("eventchecks", ".out");
-        try {
-            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-            boolean done = p.waitFor(60, TimeUnit.SECONDS);
-            if (!done) {
-                p.destroyForcibly();
-                p.waitFor(10, TimeUnit.SECONDS);
-            }
-            return new Tool(Files.readString(log, StandardCharsets.UTF_8), done ? p.exitValue() : -1);
-        } finally {
-            Files.deleteIfExists(log);
-        }
-    }
-
-    /** key=value fields of the first stdout line starting with prefix. */
-    static Map<String, String> truth(IntegrationTest.Run r, String prefix) throws IntegrationTest.Failure {
-        String line = r.stdout.lines().filter(l -> l.startsWith(prefix)).findFirst()
-                .orElseThrow(() -> new IntegrationTest.Failure("the workload printed no '" + prefix.trim()
-                        + "' line (" + r.dir + ")", r.stderrTail(10)));
-        Map<String, String> m = new LinkedHashMap<>();
-        for (String field : line.substring(prefix.length()).trim().split("\\s+")) {
-            String[] kv = field.split("=", 2);
-            if (kv.length == 2) {
-                m.put(kv[0], kv[1]);
-            }
-        }
-        return m;
-    }
-
-    static String truthLine(IntegrationTest.Run r) {
-        return r.stdout.lines().filter(l -> l.startsWith("TRUTH ")).findFirst().orElse("(no TRUTH line)");
-    }
-
-    static double num(Map<String, String> truth, String key) throws IntegrationTest.Failure {
-        String v = truth.get(key);
-        if (v == null) {
-            throw new IntegrationTest.Failure("TRUTH line without " + key + ": " + truth, List.of());
-        }
-        return Double.parseDouble(v);
-    }
-
-    static String sub(Map<String, String> truth, String a, String b) {
-        try {
-            return String.valueOf(Long.parseLong(truth.get(a)) - Long.parseLong(truth.get(b)));
-        } catch (RuntimeException e) {
-            return "?";
-        }
-    }
-
-    static long weight(List<IntegrationTest.Stack> stacks, Predicate<IntegrationTest.Stack> keep) {
-        return stacks.stream().filter(keep).mapToLong(s -> s.count).sum();
-    }
-
-    static String leaf(IntegrationTest.Stack s) {
-        return s.frames.get(s.frames.size() - 1);
-    }
-
-    /** The leaf frames of the stacks containing method, with their share of its weight. */
-    static String leafShares(IntegrationTest.Profile p, String method) {
-        Map<String, Long> leaves = new HashMap<>();
-        long all = 0;
-        for (IntegrationTest.Stack s : p.stacks) {
-            if (s.contains(method)) {
-                leaves.merge(leaf(s), s.count, Long::sum);
-                all += s.count;
-            }
-        }
-        final long total = all;
-        return leaves.isEmpty() ? "(none)" : leaves.entrySet().stream()
-                .sorted(Map.Entry.<String, Long>comparingByValue().reversed()).limit(3)
-                .map(e -> String.format(Locale.ROOT, "%s %.2f%%", e.getKey(), 100.0 * e.getValue() / total))
-                .collect(Collectors.joining(", "));
-    }
-
-    /** Stacks under the thread root [name tid=N] (the `threads` option). */
-    static List<IntegrationTest.Stack> ofThread(IntegrationTest.Profile p, String thread) {
-        return p.stacks.stream().filter(s -> {
-            Matcher m = IntegrationTest.THREAD_ROOT.matcher(s.frames.get(0));
-            return m.matches() && m.group(1).equals(thread);
-        }).collect(Collectors.toList());
-    }
-
-    static Map<String, Long> weightPerThread(IntegrationTest.Profile p) {
-        Map<String, Long> m = new HashMap<>();
-        for (IntegrationTest.Stack s : p.stacks) {
-            Matcher root = IntegrationTest.THREAD_ROOT.matcher(s.frames.get(0));
-            if (root.matches()) {
-                m.merge(root.group(1), s.count, Long::sum);
-            }
-        }
-        return m;
-    }
-
-    /** Distinct stacks whose weight differs between a and b (present in one only included). */
-    static long differingStacks(IntegrationTest.Profile a, IntegrationTest.Profile b) {
-        Map<String, Long> m = new HashMap<>();
-        a.stacks.forEach(s -> m.merge(String.join(";", s.frames), s.count, Long::sum));
-        b.stacks.forEach(s -> m.merge(String.join(";", s.frames), -s.count, Long::sum));
-        return m.values().stream().filter(v -> v != 0).count();
-    }
-
-    /** A collapsed file that may be empty (no event at all is a valid result); it must exist. */
-    static IntegrationTest.Profile readAllowEmpty(Path file, IntegrationTest.Run r) throws IntegrationTest.Failure {
-        try {
-            if (Files.isRegularFile(file) && Files.readString(file).isBlank()) {
-                return new IntegrationTest.Profile(new ArrayList<>());
-            }
-        } catch (IOException e) {
-            throw new IntegrationTest.Failure("cannot read " + file + ": " + e, List.of());
-        }
-        return IntegrationTest.Profile.read(file, r);
-    }
-
-    // ---------------------------------------------------------------- a small JSON reader for jfr print --json
-
-    /** Objects as LinkedHashMap, arrays as ArrayList, numbers as Long or Double, strings, booleans, null. */
-    static final class Json {
-        private final String s;
-        private int i;
-
-        private Json(String s) {
-            this.s = s;
-        }
-
-        static Object parse(String text) {
-            Json j = new Json(text);
-            j.ws();
-            Object v = j.value();
-            j.ws();
-            if (j.i != j.s.length()) {
-                throw j.error("trailing text");
-            }
-            return v;
-        }
-
-        /** The value at a path of object keys, or null where the path leaves the document. */
-        static Object path(Object v, String... keys) {
-            for (String k : keys) {
-                if (!(v instanceof Map)) {
-                    return null;
-                }
-                v = ((Map<?, ?>) v).get(k);
-            }
-            return v;
-        }
-
-        @SuppressWarnings("unchecked")
-        static List<Object> list(Object v) {
-            return v instanceof List ? (List<Object>) v : List.of();
-        }
-
-        static String str(Object v) {
-            return v instanceof String ? (String) v : null;
-        }
-
-        private IllegalArgumentException error(String why) {
-            return new IllegalArgumentException(why + " at offset " + i);
-        }
-
-        private void ws() {
-            while (i < s.length() && Character.isWhitespace(s.charAt(i))) {
-                i++;
-            }
-        }
-
-        private Object value() {
-            if (i >= s.length()) {
-                throw error("unexpected end");
-            }
-            char c = s.charAt(i);
-            switch (c) {
-                case '{': {
-                    i++;
-                    Map<String, Object> m = new LinkedHashMap<>();
-                    ws();
-                    if (s.charAt(i) == '}') {
-                        i++;
-                        return m;
-                    }
-                    while (true) {
-                        ws();
-                        String k = string();
-                        ws();
-                        expect(':');
-                        ws();
-                        m.put(k, value());
-                        ws();
-                        if (s.charAt(i) == ',') {
-                            i++;
-                        } else {
-                            expect('}');
-                            return m;
-                        }
-                    }
-                }
-                case '[': {
-                    i++;
-                    List<Object> l = new ArrayList<>();
-                    ws();
-                    if (s.charAt(i) == ']') {
-                        i++;
-                        return l;
-                    }
-                    while (true) {
-                        ws();
-                        l.add(value());
-                        ws();
-                        if (s.charAt(i) == ',') {
-                            i++;
-                        } else {
-                            expect(']');
-                            return l;
-                        }
-                    }
-                }
-                case '"':
-                    return string();
-                default:
-                    if (s.startsWith("true", i)) {
-                        i += 4;
-                        return Boolean.TRUE;
-                    }
-                    if (s.startsWith("false", i)) {
-                        i += 5;
-                        return Boolean.FALSE;
-                    }
-                    if (s.startsWith("null", i)) {
-                        i += 4;
-                        return null;
-                    }
-                    int start = i;
-                    while (i < s.length() && "+-0123456789.eE".indexOf(s.charAt(i)) >= 0) {
-                        i++;
-                    }
-                    String num = s.substring(start, i);
-                    if (num.isEmpty()) {
-                        throw error("unexpected '" + c + "'");
-                    }
-                    try {
-                        return num.matches("-?\\d+") ? (Object) Long.parseLong(num) : (Object) Double.parseDouble(num);
-                    } catch (NumberFormatException e) {
-                        throw error("bad number " + num);
-                    }
-            }
-        }
-
-        private void expect(char c) {
-            if (i >= s.length() || s.charAt(i) != c) {
-                throw error("expected '" + c + "'");
-            }
-            i++;
-        }
-
-        private String string() {
-            expect('"');
-            StringBuilder b = new StringBuilder();
-            while (true) {
-                if (i >= s.length()) {
-                    throw error("unterminated string");
-                }
-                char c = s.charAt(i++);
-                if (c == '"') {
-                    return b.toString();
-                }
-                if (c != '\\') {
-                    b.append(c);
-                    continue;
-                }
-                char e = s.charAt(i++);
-                switch (e) {
-                    case 'n': b.append('\n'); break;
-                    case 't': b.append('\t'); break;
-                    case 'r': b.append('\r'); break;
-                    case 'b': b.append('\b'); break;
-                    case 'f': b.append('\f'); break;
-                    case 'u':
-                        b.append((char) Integer.parseInt(s.substring(i, i + 4), 16));
-                        i += 4;
-                        break;
-                    default: b.append(e); // \" \\ \/
-                }
-            }
-        }
     }
 }
