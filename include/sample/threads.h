@@ -28,6 +28,7 @@ typedef struct {
     _Atomic uint64_t carry;          /* weight of skipped samples, added to the thread's next sample */
     _Atomic uint64_t wall_tick;      /* wall engine: its tick when the thread was last visited, 0 never */
     _Atomic uint32_t wall_key;       /* the trace key of its last wall sample (generation | id), 0 none */
+    _Atomic uint32_t wall_gen;       /* the full generation of the store that holds it */
     _Atomic uint16_t wall_state;     /* that sample's state */
     _Atomic uint64_t wall_cpu_ns;    /* its CPU time when that sample's handler ended */
     _Atomic int unsampled;           /* the profiler's own thread, or excluded by filter=: wall skips it */

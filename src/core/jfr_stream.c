@@ -24,7 +24,9 @@
 #define DRAIN_MS 20
 #define UNKNOWN_THREAD_KEY 0x7ffffffeu /* samples of threads the registry never saw */
 #define PSEUDO_KEY (1ULL << 62)        /* method keys of pseudo frames: PSEUDO_KEY | code */
-#define NATIVE_KEY (1ULL << 61)        /* method keys of native functions: NATIVE_KEY | the symbol's address */
+#define NATIVE_KEY (1ULL << 61)        /* method keys of native functions: NATIVE_KEY | the symbol's address (48 bits, */
+#define KERNEL_BIT (1ULL << 60)        /* and KERNEL_BIT for a kernel address, sign-extended back when named) */
+#define ADDR_BITS 0xffffffffffffULL
 #define NULL_ID_CODE 0x100000000ULL    /* "[unknown_method]": a Java frame without a jmethodID */
 #define MAX_SETTINGS 16
 #define DEFAULT_CHUNK_TIME_NS (60ULL * 1000000000ULL) /* a killed JVM loses at most the last minute */
@@ -101,7 +103,7 @@ static int source_trace(void *ctx, uint32_t id, js_jfr_frame *out, int max, int 
         } else if (f[i].kind == JS_RF_NATIVE_PC) { /* keyed by its symbol, so one function is one method */
             js_symbol_info info;
             js_symbols_name((uintptr_t)f[i].method - (f[i].bci ? 1 : 0), J.native_name, sizeof J.native_name, &info);
-            o->method = NATIVE_KEY | info.start;
+            o->method = NATIVE_KEY | (info.kernel ? KERNEL_BIT : 0) | (info.start & ADDR_BITS);
             o->type = info.kernel ? JS_FT_KERNEL : info.in_jvm ? JS_FT_CPP : JS_FT_NATIVE;
         } else {
             o->method = PSEUDO_KEY | (f[i].kind == JS_RF_ERROR ? (uint64_t)(uint32_t)f[i].bci : NULL_ID_CODE);
@@ -124,8 +126,9 @@ static int source_method(void *ctx, uint64_t key, js_jfr_method *out)
         out->descriptor = "";
         return 0;
     }
-    if (key & NATIVE_KEY) {
-        js_symbols_name((uintptr_t)(key & ~NATIVE_KEY), J.native_name, sizeof J.native_name, NULL);
+    if ((key & (PSEUDO_KEY | NATIVE_KEY)) == NATIVE_KEY) {
+        uint64_t addr = (key & ADDR_BITS) | (key & KERNEL_BIT ? ~ADDR_BITS : 0);
+        js_symbols_name((uintptr_t)addr, J.native_name, sizeof J.native_name, NULL);
         out->class_name = "";
         out->name = J.native_name;
         out->descriptor = "";
@@ -178,13 +181,16 @@ static uint32_t wall_state(const js_ring_event *e)
     int n;
     const js_store *s = store_of(e->trace);
     const js_raw_frame *f = s ? js_store_trace(s, e->trace & ((1u << JS_SAMPLER_GEN_SHIFT) - 1), &n) : NULL;
-    if (!f || n <= 0 || (f[0].kind != JS_RF_JAVA && f[0].kind != JS_RF_NATIVE)) return JS_JFR_STATE_RUNNABLE;
-    if (js_names_method_parts(f[0].method, &J.parts) != 0) return JS_JFR_STATE_RUNNABLE;
+    int i = 0;
+    while (f && i < n && f[i].kind == JS_RF_NATIVE_PC) i++; /* cstack: the libc and kernel frames of the call */
+    if (!f || i == n) return f && i ? JS_JFR_STATE_IN_NATIVE : JS_JFR_STATE_RUNNABLE;
+    if (f[i].kind != JS_RF_JAVA && f[i].kind != JS_RF_NATIVE) return JS_JFR_STATE_RUNNABLE;
+    if (js_names_method_parts(f[i].method, &J.parts) != 0) return JS_JFR_STATE_RUNNABLE;
     const char *c = J.parts.cls, *m = J.parts.name;
     if (strcmp(c, "java/lang/Thread") == 0 && strncmp(m, "sleep", 5) == 0) return JS_JFR_STATE_SLEEPING;
     if (strcmp(c, "java/lang/Object") == 0 && strncmp(m, "wait", 4) == 0) return JS_JFR_STATE_IN_OBJECT_WAIT;
     if (strcmp(c, "jdk/internal/misc/Unsafe") == 0 && strcmp(m, "park") == 0) return JS_JFR_STATE_PARKED;
-    if (f[0].kind == JS_RF_NATIVE) return JS_JFR_STATE_IN_NATIVE;
+    if (f[i].kind == JS_RF_NATIVE) return JS_JFR_STATE_IN_NATIVE;
     return JS_JFR_STATE_BLOCKED;
 }
 

@@ -61,17 +61,19 @@ static uint32_t class_id(jclass klass)
 static void record(uint32_t cls, js_sample_info *info)
 {
     int depth = atomic_load(&V.depth);
-    jvmtiFrameInfo *fi = malloc((size_t)depth * sizeof *fi);
+    jvmtiFrameInfo *fi = malloc(((size_t)depth + 1) * sizeof *fi); /* one more: tells a stack cut at depth */
     js_raw_frame *raw = malloc(((size_t)depth + 2) * sizeof *raw);
     jint count = 0;
-    if (fi && raw && (*V.jvmti)->GetStackTrace(V.jvmti, NULL, 0, depth, fi, &count) == JVMTI_ERROR_NONE) {
+    if (fi && raw && (*V.jvmti)->GetStackTrace(V.jvmti, NULL, 0, depth + 1, fi, &count) == JVMTI_ERROR_NONE) {
+        int cut = count > depth;
+        if (cut) count = depth;
         int n = 0;
         raw[n++] = (js_raw_frame){.bci = 0, .kind = JS_RF_CLASS, .method = (const void *)(uintptr_t)cls};
         for (jint i = 0; i < count; i++)
             raw[n++] = (js_raw_frame){.bci = fi[i].location >= 0 ? (int32_t)fi[i].location : -1,
                                       .kind = fi[i].location >= 0 ? JS_RF_JAVA : JS_RF_NATIVE,
                                       .method = fi[i].method};
-        if (count == depth) raw[n++] = (js_raw_frame){.bci = JS_WALK_TRUNCATED, .kind = JS_RF_ERROR, .method = NULL};
+        if (cut) raw[n++] = (js_raw_frame){.bci = JS_WALK_TRUNCATED, .kind = JS_RF_ERROR, .method = NULL};
         info->cls = cls;
         js_sampler_record(cls ? raw : raw + 1, cls ? n : n - 1, (int)syscall(SYS_gettid), info);
     }
@@ -219,8 +221,9 @@ int js_vmevents_start(const js_args *a, char *note, size_t notelen, char *err, s
     }
     atomic_store(&V.depth, a->jstackdepth < MAX_DEPTH ? a->jstackdepth : MAX_DEPTH);
     if (a->alloc_bytes) {
-        atomic_store(&V.alloc_interval, a->alloc_bytes);
-        jvmtiError e = (*V.jvmti)->SetHeapSamplingInterval(V.jvmti, (jint)(a->alloc_bytes > INT32_MAX ? INT32_MAX : a->alloc_bytes));
+        jint interval = (jint)(a->alloc_bytes > INT32_MAX ? INT32_MAX : a->alloc_bytes); /* the JVM's limit */
+        atomic_store(&V.alloc_interval, (uint64_t)interval);
+        jvmtiError e = (*V.jvmti)->SetHeapSamplingInterval(V.jvmti, interval);
         if (e == JVMTI_ERROR_NONE) e = set_event(JVMTI_ENABLE, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC);
         if (e != JVMTI_ERROR_NONE) {
             snprintf(err, errlen, "alloc: the JVM refused sampled allocation events (JVMTI error %d)", (int)e);

@@ -24,7 +24,7 @@
 
 #define WALL_PER_TICK 16          /* threads signalled per tick */
 #define WALL_VISITS_PER_TICK 32   /* threads looked at per tick (a CPU-clock read each) */
-#define WALL_SLOTS_PER_TICK 2048  /* table slots passed per tick at most */
+#define WALL_SLOTS_PER_TICK JS_THREADS_MAX /* table slots passed per tick at most: one round of the table */
 #define WALL_IDLE_NS 20000        /* CPU time a thread may gain after its handler and still count as not run */
 #define WALL_TAG 0x5741ULL        /* "WA": the upper 16 bits of a wall signal's value */
 #define WALL_TAG_SHIFT 48
@@ -73,7 +73,11 @@ static void sleep_ns(uint64_t ns)
 static void visit(js_thread *t)
 {
     int tid = atomic_load(&t->tid);
-    if (tid <= 0 || tid == W.self_tid || atomic_load(&t->unsampled) || atomic_load(&t->wall_tick) == W.tick) return;
+    if (tid <= 0 || tid == W.self_tid || atomic_load(&t->wall_tick) == W.tick) return;
+    if (atomic_load(&t->unsampled)) { /* left out: if it is taken in later, its weight starts from now */
+        atomic_store(&t->wall_tick, W.tick);
+        return;
+    }
     uint64_t last = atomic_exchange(&t->wall_tick, W.tick);
     uint64_t w = last && W.tick > last ? W.tick - last : 1;
     if (w > WALL_MAX_WEIGHT) w = WALL_MAX_WEIGHT;

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #define MAX_FDS 65536
-#define RING_PAGES 2 /* the control page and one data page: a record is at most 8 + 8 + 8 * 64 bytes */
+#define RING_PAGES 5 /* the control page and four data pages: about 60 records of a 32-frame chain */
 
 /* Process-wide like the counters: the ring of each counter fd. A ring is unmapped only once no handler is
  * reading any ring (Dekker-style: a handler counts itself in, then loads the pointer; detach clears the pointer,
@@ -63,9 +63,12 @@ int js_perf_ring_kernel_ips(int fd, uintptr_t *ips, int max)
 static int read_ring(struct perf_event_mmap_page *pg, uintptr_t *ips, int max)
 {
     const uint8_t *data = (const uint8_t *)pg + R.page;
-    uint64_t size = R.page, head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE), tail = pg->data_tail;
+    uint64_t size = (RING_PAGES - 1) * R.page, head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE), tail = pg->data_tail;
     int n = 0;
-    if (head - tail > size) tail = head - size; /* lapped: only what is still there */
+    if (head - tail > size - 512) { /* full (or lapped): the newest overflows were lost, the last record is stale */
+        __atomic_store_n(&pg->data_tail, head, __ATOMIC_RELEASE);
+        return 0;
+    }
     while (tail + sizeof(struct perf_event_header) <= head) {
         struct perf_event_header h;
         for (size_t i = 0; i < sizeof h; i++) ((uint8_t *)&h)[i] = data[(tail + i) % size];

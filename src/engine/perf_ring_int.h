@@ -1,7 +1,7 @@
 /* perf_ring_int.h - the sample ring of a perf_events counter, for the kernel stack of its last overflow.
  *
  * With PERF_SAMPLE_CALLCHAIN and exclude_callchain_user, each overflow writes the kernel call chain (none when
- * it struck in user mode) into a two-page ring mapped for the counter. The handler reads the newest record
+ * it struck in user mode) into a five-page ring (four of data) mapped for the counter. The handler reads the newest record
  * and consumes the rest. Private to the perf engine.
  */
 #ifndef JS_PERF_RING_INT_H

@@ -100,38 +100,24 @@ static int walk(void *uc, js_raw_frame *buf, int depth, js_kstack_fn kstack, int
         if (kstack) {
             uintptr_t ips[KSTACK_FRAMES];
             int kn = kstack(handle, ips, room / 4 < KSTACK_FRAMES ? room / 4 : KSTACK_FRAMES);
-            for (int i = 0; i < kn; i++) buf[nat++] = (js_raw_frame){.bci = i > 0, .kind = JS_RF_NATIVE_PC, .method = (const void *)ips[i]};
+            for (int i = 0; i < kn; i++)
+                buf[nat++] = (js_raw_frame){.bci = i > 0, .kind = JS_RF_NATIVE_PC, .method = (const void *)ips[i]};
         }
-        int un = js_native_walk(uc, buf + nat, room / 2, &in_java);
-        nat += un;
-        int n = S.walker->walk(uc, buf + nat, room - nat); /* also when the chain broke before Java code */
-        if (n > 0 && nat + n == room) {
-            buf[room].bci = JS_WALK_TRUNCATED;
-            buf[room].kind = JS_RF_ERROR;
-            buf[room].method = NULL;
-            return room + 1;
-        }
-        if (n > 0) return nat + n;
-        if (nat > 0 && (n == JS_WALK_NO_ENV || n == JS_WALK_NO_JAVA_FRAME)) return nat;
-        if (nat > 0 && nat < room) { /* native frames, then why the Java part is missing */
-            js_stats_walk_error(n);
-            buf[nat] = (js_raw_frame){.bci = n, .kind = JS_RF_ERROR, .method = NULL};
-            return nat + 1;
-        }
+        nat += js_native_walk(uc, buf + nat, room / 2, &in_java);
     }
-    int n = S.walker->walk(uc, buf, room);
-    if (n > 0 && n == room && depth > 1) {
-        buf[n].bci = JS_WALK_TRUNCATED;
-        buf[n].kind = JS_RF_ERROR;
-        buf[n].method = NULL;
-        return n + 1;
+    int n = S.walker->walk(uc, buf + nat, room - nat); /* also when the native chain broke before Java code */
+    if (n > 0 && nat + n == room && depth > 1) {
+        buf[room].bci = JS_WALK_TRUNCATED;
+        buf[room].kind = JS_RF_ERROR;
+        buf[room].method = NULL;
+        return room + 1;
     }
-    if (n > 0) return n;
+    if (n > 0) return nat + n;
+    if (nat > 0 && (n == JS_WALK_NO_ENV || n == JS_WALK_NO_JAVA_FRAME)) return nat; /* a native stack alone */
     js_stats_walk_error(n);
-    buf[0].bci = n;
-    buf[0].kind = JS_RF_ERROR;
-    buf[0].method = NULL;
-    return 1;
+    if (nat >= room) nat = room - 1;
+    buf[nat] = (js_raw_frame){.bci = n, .kind = JS_RF_ERROR, .method = NULL}; /* why the Java part is missing */
+    return nat + 1;
 }
 
 /* Enter the current store: count in, then confirm it is still current (see sampler.h). */
@@ -177,16 +163,17 @@ static int in_syscall(const void *uc)
 }
 
 /* Store frames[0..n) for thread t (tid) and stream the event; 0, or -1 if dropped (counted by the caller). */
-static int store_event(const js_raw_frame *buf, int n, js_thread *t, int tid, js_ring_event *ev)
+static int store_event(const js_raw_frame *buf, int n, js_thread *t, int tid, js_ring_event *ev, uint32_t *full_gen)
 {
     uint32_t serial = t ? atomic_load_explicit(&t->serial, RLX) : 0;
     uint32_t key = (uint32_t)ev->kind << JS_SAMPLER_KIND_SHIFT | (serial & JS_SAMPLER_SERIAL_MASK);
     int sk = enter_store();
     js_store *store = S.stores[sk];
     uint32_t id = js_store_add(store, buf, n, key, ev->weight);
-    uint32_t gen = js_store_gen(store) & JS_SAMPLER_GEN_MASK;
+    uint32_t g = js_store_gen(store), gen = g & JS_SAMPLER_GEN_MASK;
     atomic_fetch_sub_explicit(&S.users[sk], 1, memory_order_release);
     if (!id) return -1;
+    if (full_gen) *full_gen = g;
     ev->trace = gen << JS_SAMPLER_GEN_SHIFT | id;
     ev->thread = serial;
     if (S.ring) js_evring_put(S.ring, tid, ev);
@@ -202,7 +189,7 @@ static void take_sample(void *uc, js_thread *t, int tid, uint64_t t0, uint64_t w
         js_stats_dropped(w);
         return;
     }
-    if (t) w += atomic_exchange_explicit(&t->carry, 0, RLX);
+    if (t && kind == JS_SK_EXEC) w += atomic_exchange_explicit(&t->carry, 0, RLX); /* carry: cpu periods only */
     js_raw_frame *buf = block_frames(b, k);
     int n = walk(uc, buf, b->depth, kstack, t ? atomic_load_explicit(&t->handle, RLX) : -1);
     js_ring_event ev = {.ticks = t0, .weight = w, .kind = (uint8_t)kind};
@@ -215,7 +202,8 @@ static void take_sample(void *uc, js_thread *t, int tid, uint64_t t0, uint64_t w
         return;
     }
     if (kind == JS_SK_WALL) ev.state = in_syscall(uc) ? JS_WS_SYSCALL : JS_WS_RUNNING;
-    int rc = store_event(buf, n, t, k, &ev);
+    uint32_t gen = 0;
+    int rc = store_event(buf, n, t, k, &ev, &gen);
     atomic_store_explicit(&b->busy[k], 0, memory_order_release);
     if (rc != 0) {
         js_stats_dropped(w);
@@ -225,6 +213,7 @@ static void take_sample(void *uc, js_thread *t, int tid, uint64_t t0, uint64_t w
         struct timespec cpu;
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
         atomic_store_explicit(&t->wall_state, ev.state, RLX);
+        atomic_store_explicit(&t->wall_gen, gen, RLX);
         atomic_store_explicit(&t->wall_cpu_ns, (uint64_t)cpu.tv_sec * 1000000000ULL + (uint64_t)cpu.tv_nsec, RLX);
         atomic_store_explicit(&t->wall_key, ev.trace, memory_order_release);
     }
@@ -242,7 +231,7 @@ int js_sampler_repeat_wall(js_thread *t, uint64_t weight, uint64_t ticks)
         int sk = enter_store();
         js_store *store = S.stores[sk];
         uint32_t serial = atomic_load_explicit(&t->serial, RLX);
-        if ((js_store_gen(store) & JS_SAMPLER_GEN_MASK) == key >> JS_SAMPLER_GEN_SHIFT)
+        if (js_store_gen(store) == atomic_load_explicit(&t->wall_gen, RLX)) /* the very store, not one 64 later */
             rc = js_store_add_again(store, key & ((1u << JS_SAMPLER_GEN_SHIFT) - 1),
                                     (uint32_t)JS_SK_WALL << JS_SAMPLER_KIND_SHIFT | (serial & JS_SAMPLER_SERIAL_MASK),
                                     weight);
@@ -265,7 +254,7 @@ int js_sampler_record(const js_raw_frame *frames, int n, int tid, const js_sampl
     if (atomic_load_explicit(&S.armed, SC) && n > 0) {
         js_ring_event ev = {.ticks = info->ticks, .weight = info->weight, .value = info->value, .cls = info->cls,
                             .state = info->absolute, .kind = (uint8_t)info->kind, .sub = info->sub};
-        rc = store_event(frames, n, js_threads_find(tid), tid, &ev);
+        rc = store_event(frames, n, js_threads_find(tid), tid, &ev, NULL);
         js_stats_event(info->kind, rc == 0, info->weight);
     }
     atomic_fetch_sub_explicit(&S.inside, 1, SC);
@@ -294,7 +283,7 @@ static void handler(int signo, siginfo_t *si, void *uc)
         chain_it = 1;
         goto out;
     }
-    if (throttled(t, t0, w)) goto out;
+    if (kind == JS_SK_EXEC && throttled(t, t0, w)) goto out; /* wall weight is time, never carried into cpu's */
     take_sample(uc, t, tid, t0, w, kind, kstack);
     uint64_t t1 = now_ns();
     js_stats_handler_ns(t1 - t0);
