@@ -40,6 +40,7 @@ static struct {
     long long next_poll, next_beat, next_upload;
     int beats;
     int down, failures, down_code;
+    int pending_code;      /* the reason of the last failure: a new reason while down is logged once it repeats */
     js_run run;
     unsigned seed;
     _Atomic int tasks_run, uploads;
@@ -69,17 +70,23 @@ static void note_ok(void)
 {
     if (B.down) js_info("backend %s: reachable again after %d failed attempts", target(), B.failures);
     B.down = B.failures = B.down_code = 0;
+    B.pending_code = -2;
 }
 
 /* A call failed: back off (doubling, capped at the poll period, jittered), move to the next backend,
  * one line when the state changes. code -1: err already names the status. */
 static void note_failure(const char *what, int code, const char *err)
 {
-    if (!B.down || B.down_code != code)
+    /* While down, another reason is a new state only once it repeats: a server starting up may answer one call
+     * half-ready (INTERNAL) between refusing connections and serving. */
+    int repeated = B.down && code == B.pending_code;
+    B.pending_code = code;
+    if (!B.down || (B.down_code != code && repeated)) {
         js_warn("backend %s: %s failed: %s%s%s; retrying with backoff (logged again when this changes)", target(), what,
                 code >= 0 ? js_grpc_code_name(code) : "", code >= 0 && err[0] ? ": " : "", err);
+        B.down_code = code;
+    }
     B.down = 1;
-    B.down_code = code;
     B.failures++;
     long long wait = BACKOFF_MIN_MS << (B.failures < 10 ? B.failures - 1 : 9);
     if (wait > B.conf.poll_ms) wait = B.conf.poll_ms;
