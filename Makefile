@@ -13,7 +13,7 @@ CFLAGS_COMMON := -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter
 CFLAGS   ?= -O2
 ALL_CFLAGS = $(CFLAGS_COMMON) $(CFLAGS)
 LDLIBS   := -lpthread -ldl -lrt -lm
-AGENT_LDLIBS := -lcurl -lprotobuf-c
+AGENT_LDLIBS := -lcurl -lprotobuf-c -lunwind-x86_64 -lunwind
 
 # Layers, one folder each (docs/ARCHITECTURE.md; `make check-layers` keeps them honest):
 #   util < sample < engine < core < agent;  util < output < jfr < core;  util < attach;  util < backend < agent;

@@ -321,8 +321,10 @@ static void test_event_kinds(void **state UNUSED)
     assert_string_equal(A.filter, "worker-*|main");
     parse_ok("cstack=fp");
     assert_int_equal(A.cstack, JS_CSTACK_FP);
-    expect_error("cstack=dwarf", "'cstack=dwarf'");
-    assert_non_null(strstr(ERR, "cstack=fp"));
+    parse_ok("cstack=dwarf");
+    assert_int_equal(A.cstack, JS_CSTACK_DWARF);
+    expect_error("cstack=lbr", "'cstack=lbr'");
+    assert_non_null(strstr(ERR, "frame pointers (fp), DWARF tables (dwarf)"));
     parse_ok("event=task-clock,interval=1ms");
     assert_int_equal(A.interval_ns, 1000000LL);
     assert_false(js_event_is_count(A.event));

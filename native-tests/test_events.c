@@ -87,7 +87,7 @@ __attribute__((noinline, optimize("no-omit-frame-pointer"))) static int walk_her
     uc.uc_mcontext.gregs[REG_RIP] = (greg_t)(uintptr_t)&walk_here + 8;
     uc.uc_mcontext.gregs[REG_RBP] = (greg_t)fp;
     uc.uc_mcontext.gregs[REG_RSP] = (greg_t)(fp - 256);
-    return js_native_walk(&uc, out, max, in_java);
+    return js_native_fp.walk(&uc, out, max, in_java);
 }
 
 /* The walk names the frame it starts in and its caller, reading the stack through guarded reads (this thread is
@@ -109,9 +109,9 @@ __attribute__((optimize("no-omit-frame-pointer"))) static void test_native_walk_
     uc.uc_mcontext.gregs[REG_RIP] = (greg_t)(uintptr_t)&walk_here;
     uc.uc_mcontext.gregs[REG_RSP] = (greg_t)(uintptr_t)__builtin_frame_address(0);
     uc.uc_mcontext.gregs[REG_RBP] = (greg_t)0x10; /* garbage */
-    assert_int_equal(js_native_walk(&uc, f, 16, &in_java), 1);
+    assert_int_equal(js_native_fp.walk(&uc, f, 16, &in_java), 1);
     uc.uc_mcontext.gregs[REG_RBP] = (greg_t)(uintptr_t)__builtin_frame_address(0) + (1u << 20); /* unmapped? guarded */
-    assert_true(js_native_walk(&uc, f, 16, &in_java) >= 1);
+    assert_true(js_native_fp.walk(&uc, f, 16, &in_java) >= 1);
 }
 
 /* A trace credited again adds to its (trace, thread) pair; an id the store does not hold is refused. */

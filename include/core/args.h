@@ -64,8 +64,8 @@ typedef enum {
  * %e = js_kind_name (or one JFR recording). */
 typedef enum { JS_KIND_EXEC = 0, JS_KIND_WALL, JS_KIND_ALLOC, JS_KIND_LOCK, JS_KINDS } js_kind;
 
-/* Native frames (cstack=): none (default), or by frame pointers. */
-typedef enum { JS_CSTACK_NO = 0, JS_CSTACK_FP } js_cstack;
+/* Native frames (cstack=): none (default), by frame pointers, or by DWARF unwind tables (libunwind). */
+typedef enum { JS_CSTACK_NO = 0, JS_CSTACK_FP, JS_CSTACK_DWARF } js_cstack;
 
 /* Stack walker (walker=): AsyncGetCallTrace with recovery (default), or AsyncGetCallTrace alone. */
 typedef enum { JS_WALKER_RECOVER = 0, JS_WALKER_AGCT } js_walker_kind;

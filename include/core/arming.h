@@ -37,6 +37,8 @@ int js_arming_start(const js_args *a, js_store *store, js_evring *ring, js_armin
 void js_arming_stop(void);
 /* Register and attach threads found in /proc/self/task, release those that are gone. */
 void js_arming_rescan(void);
+/* Let the running session's native walker (cstack=) see libraries loaded since it started. Not for handlers. */
+void js_arming_refresh_native(void);
 /* Threads the engine could not attach to since start, and the first error; 0 if none. */
 int js_arming_failures(char *first, size_t len);
 /* Walk stacks with w from the next start (NULL: AsyncGetCallTrace, the default). For tests. */

@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "sample/evring.h"
+#include "sample/native_walk.h"
 #include "sample/store.h"
 #include "sample/threads.h"
 #include "sample/walker.h"
@@ -88,8 +89,8 @@ int js_sampler_repeat_wall(js_thread *t, uint64_t weight, uint64_t ticks);
  * current store and ring, as the handler does with a sample; normal threads only (never a handler). 0, or
  * -1 if not armed or dropped (counted). Lock-free: takes part in the same handshakes as the handler. */
 int js_sampler_record(const js_raw_frame *frames, int n, int tid, const js_sample_info *info);
-/* Walk native frames too, by frame pointers (cstack=fp), from the next sample on; 0 turns it off. */
-void js_sampler_set_cstack(int fp);
+/* Walk native frames too with w (cstack=fp|dwarf, prepared), from the next sample on; NULL turns it off. */
+void js_sampler_set_cstack(const js_native_walker *w);
 /* Make next the store handlers write to and return the previous one once no handler is inside
  * it; NULL if a handler is still inside after 1 s (the old store must then be abandoned). */
 js_store *js_sampler_swap_store(js_store *next);

@@ -127,9 +127,9 @@ def check_task_errors(ctx):
     other = b.task("svc-err", 2, instances=["someone-else"])
     time.sleep(POLL * 3 + 0.5)
     check(not [e for e in b.progress(other)["logs"] if e["instance"] == "i1"], "a task for another instance reached i1")
-    bad = b.task("svc-err", 2, events=["CPU", "ALLOC", "LOCK"], execArgs="interval=5ms,cstack=dwarf,file=/etc/x")
+    bad = b.task("svc-err", 2, events=["CPU", "ALLOC", "LOCK"], execArgs="interval=5ms,ttsp,file=/etc/x")
     err = b.wait_log(bad, "EXECUTION_TASK_ERROR", 10, "i1")[0]["message"]
-    for token in ("cstack=dwarf", "file=/etc/x"):
+    for token in ("ttsp", "file=/etc/x"):
         check(token in err, f"the error names '{token}': {err}")
     check("profiling started" not in jvm.log(), "a task with bad ExecArgs started a recording")
     first = b.task("svc-err", 5)

@@ -124,7 +124,8 @@ static int take_kind(js_task_opts *o, const char *p, size_t n)
 /* Options passed through to the dispatcher as they are (our syntax is async-profiler's). */
 static int passes_through(const char *key, size_t k)
 {
-    static const char *const keys[] = {"jstackdepth", "chunksize", "threads", "include", "exclude", "nojitter", "walker"};
+    static const char *const keys[] = {"jstackdepth", "chunksize", "threads", "include", "exclude", "nojitter", "walker",
+                                       "cstack"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if (strlen(keys[i]) == k && strncmp(key, keys[i], k) == 0) return 1;
     return 0;
@@ -181,7 +182,7 @@ int js_task_parse_exec(const char *exec, js_task_opts *o, char *err, size_t errl
     if (bad[0]) {
         snprintf(err, errlen, "ExecArgs '%s': jsampler cannot honour %s (it records cpu, ctimer, itimer, wall, alloc "
                               "and lock; options interval, jstackdepth, chunksize, chunktime, threads, include, "
-                              "exclude)", exec, bad);
+                              "exclude, cstack)", exec, bad);
         return -1;
     }
     o->timed = 1;

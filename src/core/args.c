@@ -261,10 +261,12 @@ static int parse_keyval(js_args *a, const char *key, const char *v, char *err, s
         else why = "expected recover or agct";
     } else if (strcmp(key, "cstack") == 0) {
         if (strcmp(v, "fp") == 0) a->cstack = JS_CSTACK_FP;
+        else if (strcmp(v, "dwarf") == 0) a->cstack = JS_CSTACK_DWARF;
         else if (strcmp(v, "no") == 0) a->cstack = JS_CSTACK_NO;
-        else if (strcmp(v, "dwarf") == 0 || strcmp(v, "lbr") == 0 || strcmp(v, "vm") == 0)
-            why = "not supported: jsampler walks native frames by frame pointers (cstack=fp) or not at all (no)";
-        else why = "expected fp or no";
+        else if (strcmp(v, "lbr") == 0 || strcmp(v, "vm") == 0)
+            why = "not supported: jsampler walks native frames by frame pointers (fp), DWARF tables (dwarf) or not "
+                  "at all (no)";
+        else why = "expected fp, dwarf or no";
     } else if (strcmp(key, "file") == 0) {
         if (copy_value(a->file, sizeof a->file, v)) why = "expected a non-empty path under 1024 bytes";
     } else if (strcmp(key, "title") == 0) {

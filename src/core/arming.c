@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/native_prep.h"
 #include "core/thread_names.h"
 #include "output/profile.h"
 #include "engine/engine.h"
@@ -166,6 +167,7 @@ static const struct {
     {PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES}};
 
 static const js_engine *wall_engine; /* the wall engine when it runs beside (or instead of) the engine above */
+static const js_native_walker *_Atomic native; /* cstack= walker of the running session, or NULL */
 
 /* Try one execution engine: signal, handler, process-wide start. */
 static int try_engine(const js_engine *e, const js_args *a, js_arming_info *info, char *err, size_t errlen)
@@ -227,11 +229,14 @@ int js_arming_start(const js_args *a, js_store *store, js_evring *ring, js_armin
         return -1;
     }
     if (werr[0]) snprintf(info->walker_note, sizeof info->walker_note, "%s", werr);
+    const js_native_walker *nw = a->cstack == JS_CSTACK_FP ? &js_native_fp
+                                 : a->cstack == JS_CSTACK_DWARF ? &js_native_dwarf : NULL;
+    if (nw && js_native_prepare(nw, err, errlen) != 0) return -1;
     js_signal_source src[JS_SAMPLER_MAX_SOURCES];
     int nsrc = 0;
     const js_engine *e = NULL;
     if (js_kind_on(a, JS_KIND_EXEC)) {
-        js_engine_perf_kernel_stacks(a->cstack == JS_CSTACK_FP);
+        js_engine_perf_kernel_stacks(nw != NULL);
         if (!(e = start_exec(a, info, err, errlen))) return -1;
         src[nsrc++] = (js_signal_source){e->sample_weight, JS_SK_EXEC, e->kernel_stack};
     }
@@ -244,7 +249,8 @@ int js_arming_start(const js_args *a, js_store *store, js_evring *ring, js_armin
         src[nsrc++] = (js_signal_source){js_engine_wall.sample_weight, JS_SK_WALL, NULL};
         if (!e) info->engine = "wall", info->description = js_engine_wall.description, info->signo = wall_signo;
     }
-    js_sampler_set_cstack(a->cstack == JS_CSTACK_FP);
+    js_sampler_set_cstack(nw);
+    atomic_store(&native, nw);
     long long yardstick = e && !js_event_is_count(a->event) ? a->interval_ns : a->wall_ns;
     if (js_sampler_arm(src, nsrc, walker, store, ring, a->jstackdepth, yardstick, err, errlen) != 0) {
         if (e) e->stop();
@@ -279,9 +285,17 @@ void js_arming_stop(void)
     engine = NULL;
     atomic_store(&attach_wanted, 0);
     wall_engine = NULL;
+    atomic_store(&native, NULL);
     pthread_mutex_unlock(&lock);
     if (wall) wall->stop();
     if (e) e->stop();
+}
+
+void js_arming_refresh_native(void)
+{
+    const js_native_walker *nw = atomic_load(&native);
+    char err[256];
+    if (nw && js_native_prepare(nw, err, sizeof err) != 0) js_debug("%s", err);
 }
 
 void js_arming_init(void *vm)

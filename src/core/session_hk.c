@@ -91,6 +91,7 @@ static void *housekeeper(void *arg)
         since_full += nap;
         if (since_rescan >= RESCAN_MS) { /* listing thousands of threads costs: only when their number moved */
             since_rescan = 0;
+            js_arming_refresh_native(); /* cheap unless libraries were loaded or unloaded */
             long now = thread_count();
             if (now != threads || now < 0 || since_full >= RESCAN_FULL_MS) {
                 threads = now;

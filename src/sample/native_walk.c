@@ -1,4 +1,4 @@
-/* native_walk.c - see native_walk.h. */
+/* native_walk.c - cstack=fp: native frames by the rbp chain (see native_walk.h). */
 #include "sample/native_walk.h"
 
 #include <ucontext.h>
@@ -20,7 +20,7 @@ static int frame_words(const js_safe_range *st, uintptr_t fp, uintptr_t w[2])
     return js_safe_read(fp, w, 2 * sizeof(uintptr_t));
 }
 
-int js_native_walk(const void *uc, js_raw_frame *out, int max, int *in_java)
+static int fp_walk(const void *uc, js_raw_frame *out, int max, int *in_java)
 {
     const greg_t *g = ((const ucontext_t *)uc)->uc_mcontext.gregs;
     uintptr_t pc = (uintptr_t)g[REG_RIP], sp = (uintptr_t)g[REG_RSP], fp = (uintptr_t)g[REG_RBP];
@@ -50,3 +50,5 @@ int js_native_walk(const void *uc, js_raw_frame *out, int max, int *in_java)
     }
     return n;
 }
+
+const js_native_walker js_native_fp = {"fp", fp_walk};

@@ -49,7 +49,7 @@ static struct {
     js_signal_source src[JS_SAMPLER_MAX_SOURCES];
     int nsrc;
     const js_walker *walker;
-    _Atomic int cstack;              /* native frames by frame pointers (cstack=fp) */
+    const js_native_walker *_Atomic cstack; /* native frames (cstack=fp|dwarf), or NULL */
     js_store *stores[2];             /* the current store and the one before a swap */
     _Atomic int cur;                 /* index into stores of the store handlers write to */
     _Atomic int users[2];            /* handlers inside stores[i] */
@@ -94,7 +94,8 @@ static int claim_stripe(frame_block *b, int tid)
 static int walk(void *uc, js_raw_frame *buf, int depth, js_kstack_fn kstack, intptr_t handle)
 {
     int room = depth > 1 ? depth - 1 : 1, nat = 0, in_java = 1;
-    if (atomic_load_explicit(&S.cstack, RLX) && room > 1) {
+    const js_native_walker *nw = atomic_load_explicit(&S.cstack, memory_order_acquire);
+    if (nw && room > 1) {
         /* Kernel frames (from the engine), then native frames (leaf side), then the Java frames they were called
          * from. A thread with no Java frames at all (GC, JIT compilers, native threads) is its native stack alone. */
         if (kstack) {
@@ -103,7 +104,7 @@ static int walk(void *uc, js_raw_frame *buf, int depth, js_kstack_fn kstack, int
             for (int i = 0; i < kn; i++)
                 buf[nat++] = (js_raw_frame){.bci = i > 0, .kind = JS_RF_NATIVE_PC, .method = (const void *)ips[i]};
         }
-        nat += js_native_walk(uc, buf + nat, room / 2, &in_java);
+        nat += nw->walk(uc, buf + nat, room / 2, &in_java);
     }
     int n = S.walker->walk(uc, buf + nat, room - nat); /* also when the native chain broke before Java code */
     if (n > 0 && nat + n == room && depth > 1) {
@@ -374,9 +375,9 @@ int js_sampler_arm(const js_signal_source *src, int nsrc, const js_walker *w, js
     return 0;
 }
 
-void js_sampler_set_cstack(int fp)
+void js_sampler_set_cstack(const js_native_walker *w)
 {
-    atomic_store(&S.cstack, fp);
+    atomic_store(&S.cstack, w);
 }
 
 js_store *js_sampler_swap_store(js_store *next)
