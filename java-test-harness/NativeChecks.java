@@ -6,17 +6,20 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * Native and kernel frames ({@code cstack=fp}), JVM threads with native stacks, and the events that need a PMU.
+ * Native and kernel frames ({@code cstack=fp|dwarf}), JVM threads with native stacks, and the events that need a PMU.
  *
  * <ul>
  * <li>{@code native-frames}: NativeLoad zip, mostly in zlib. With {@code cstack=fp}, at least half of the samples
  *     through {@code Deflater.deflateBytesBytes} go on into a native frame of libz (a zlib symbol or
- *     {@code [libz.so.1]}); without it none does (the Java walk stops at the native method).</li>
+ *     {@code [libz.so.1]}); with {@code cstack=dwarf} at least 90% have the whole chain from the Java method through
+ *     its JNI function into zlib's {@code deflate}, frame pointers or not; without cstack none goes into libz (the
+ *     Java walk stops at the native method).</li>
  * <li>{@code kernel-frames}: NativeLoad syscalls, mostly in read/lseek. Where kernel events are allowed (root,
  *     or kernel.perf_event_paranoid at most 1), at least a fifth of the samples through {@code readZero} reach
  *     the kernel's system-call entry ({@code do_syscall_64}); elsewhere the check is skipped with that reason.</li>
- * <li>{@code jvm-threads}: NativeLoad gc in a 32 MiB heap with {@code cstack=fp,threads}: GC threads appear, with
- *     C++ frames of the VM, not only error frames.</li>
+ * <li>{@code jvm-threads}: NativeLoad gc in a 32 MiB heap with {@code cstack=fp,threads} and with
+ *     {@code cstack=dwarf,threads}: GC threads appear, with C++ frames of the VM, not only error frames; with dwarf
+ *     at least 90% of their samples reach the VM's thread start ({@code thread_native_entry}).</li>
  * <li>{@code hw-events}: {@code event=cycles} on a machine without a hardware PMU fails with one line naming the
  *     software events to use, and the JVM runs the workload to its end; {@code event=page-faults} on NativeLoad gc
  *     gives samples in {@code churn}, where new arrays touch fresh pages.</li>
@@ -75,14 +78,24 @@ final class NativeChecks {
         long t0 = System.nanoTime();
         List<String> problems = new ArrayList<>(), details = new ArrayList<>();
         run(name, "start,event=cpu,cstack=fp", problems, "zip", "5");
+        run(name + "-dwarf", "start,event=cpu,cstack=dwarf", problems, "zip", "5");
         run(name + "-off", "start,event=cpu", problems, "zip", "5");
         String via = "java.util.zip.Deflater.deflateBytesBytes";
-        long[] on = weigh(read(t.runDir(name).resolve("p.collapsed"), problems), via, "[libz.so", ";deflate");
+        String whole = via + ";Java_java_util_zip_Deflater_deflateBytesBytes;deflate"; /* Java, JNI, zlib: no gap */
+        List<String[]> fp = read(t.runDir(name).resolve("p.collapsed"), problems);
+        List<String[]> dwarf = read(t.runDir(name + "-dwarf").resolve("p.collapsed"), problems);
+        long[] on = weigh(fp, via, "[libz.so", ";deflate");
+        long[] dw = weigh(dwarf, via, "[libz.so", ";deflate");
         long[] off = weigh(read(t.runDir(name + "-off").resolve("p.collapsed"), problems), via, "[libz.so", ";deflate");
-        details.add(String.format(Locale.ROOT, "cstack=fp: %d of %d samples through deflateBytesBytes go into libz; "
-                + "without: %d of %d", on[1], on[0], off[1], off[0]));
+        long[] fpWhole = weigh(fp, via, whole), dwWhole = weigh(dwarf, via, whole);
+        details.add(String.format(Locale.ROOT, "cstack=fp: %d of %d samples through deflateBytesBytes go into libz, "
+                + "%d with the whole chain; cstack=dwarf: %d into libz, %d of %d whole; without: %d of %d", on[1], on[0],
+                fpWhole[1], dw[1], dwWhole[1], dw[0], off[1], off[0]));
         if (on[0] < 50) problems.add("too few samples through deflateBytesBytes with cstack=fp: " + on[0]);
         else if (on[1] * 2 < on[0]) problems.add("under half of the zlib samples show a libz frame with cstack=fp");
+        if (dw[0] < 50) problems.add("too few samples through deflateBytesBytes with cstack=dwarf: " + dw[0]);
+        else if (dwWhole[1] * 10 < dw[0] * 9) problems.add("under 90% of the zlib samples have the whole chain "
+                + "(deflateBytesBytes, its JNI function, deflate) with cstack=dwarf");
         if (off[0] < 50) problems.add("too few samples through deflateBytesBytes without cstack: " + off[0]);
         else if (off[1] != 0) problems.add("libz frames without cstack: " + off[1]);
         t.report(name, problems, details, t0);
@@ -119,26 +132,36 @@ final class NativeChecks {
         t.report(name, problems, details, t0);
     }
 
+    /** GC threads' samples in one run with cstack=MODE: [all, with VM C++ frames, reaching thread_native_entry]. */
+    long[] gcThreads(String name, String mode, List<String> problems) {
+        Path out = t.runDir(name).resolve("p.collapsed");
+        // A small heap, so the GC threads work: given through the environment (launch takes no JVM options).
+        IntegrationTest.Run r = t.launch(name, List.of("env", "JAVA_TOOL_OPTIONS=-Xmx32m"),
+                "start,event=cpu,interval=1ms,cstack=" + mode + ",threads,file=" + out, "NativeLoad", "gc", "5");
+        if (r.exitCode != 0) problems.add("exit " + r.exitCode + " in " + r.dir);
+        long[] w = new long[3];
+        for (String[] row : read(out, problems)) {
+            if (!row[0].startsWith("[GC Thread") && !row[0].startsWith("[G1 ")) continue;
+            long x = Long.parseLong(row[1]);
+            w[0] += x;
+            if (row[0].contains("::")) w[1] += x; /* a C++ frame of the VM */
+            if (row[0].contains(";thread_native_entry")) w[2] += x; /* the VM's thread start: the stack is whole */
+        }
+        return w;
+    }
+
     void jvmThreads() {
         String name = "jvm-threads";
         if (!t.selected(name)) return;
         long t0 = System.nanoTime();
         List<String> problems = new ArrayList<>(), details = new ArrayList<>();
-        Path out = t.runDir(name).resolve("p.collapsed");
-        // A small heap, so the GC threads work: given through the environment (launch takes no JVM options).
-        IntegrationTest.Run r = t.launch(name, List.of("env", "JAVA_TOOL_OPTIONS=-Xmx32m"),
-                "start,event=cpu,interval=1ms,cstack=fp,threads,file=" + out, "NativeLoad", "gc", "5");
-        if (r.exitCode != 0) problems.add("exit " + r.exitCode + " in " + r.dir);
-        long gc = 0, gcNamed = 0;
-        for (String[] row : read(out, problems)) {
-            if (!row[0].startsWith("[GC Thread") && !row[0].startsWith("[G1 ")) continue;
-            long x = Long.parseLong(row[1]);
-            gc += x;
-            if (row[0].contains("::")) gcNamed += x; /* a C++ frame of the VM */
-        }
-        details.add(String.format(Locale.ROOT, "GC threads: %d samples, %d with VM C++ frames", gc, gcNamed));
-        if (gc == 0) problems.add("no samples of GC threads");
-        else if (gcNamed * 2 < gc) problems.add("under half of the GC threads' samples have VM C++ frames");
+        long[] fp = gcThreads(name, "fp", problems), dw = gcThreads(name + "-dwarf", "dwarf", problems);
+        details.add(String.format(Locale.ROOT, "GC threads: cstack=fp %d samples, %d with VM C++ frames, %d down to "
+                + "thread_native_entry; cstack=dwarf %d, %d, %d", fp[0], fp[1], fp[2], dw[0], dw[1], dw[2]));
+        if (fp[0] == 0 || dw[0] == 0) problems.add("no samples of GC threads");
+        else if (fp[1] * 2 < fp[0] || dw[1] * 2 < dw[0]) problems.add("under half of the GC threads' samples have VM C++ frames");
+        else if (dw[2] * 10 < dw[0] * 9) problems.add("under 90% of the GC threads' samples reach thread_native_entry "
+                + "with cstack=dwarf");
         t.report(name, problems, details, t0);
     }
 

@@ -88,10 +88,10 @@ static void *housekeeper(void *arg)
         if (atomic_load(&js_sess.hk_stop)) break;
         since_round += nap;
         since_rescan += nap;
+        js_arming_refresh_native(); /* a library loaded since: about a microsecond unless one was (or unloaded) */
         since_full += nap;
         if (since_rescan >= RESCAN_MS) { /* listing thousands of threads costs: only when their number moved */
             since_rescan = 0;
-            js_arming_refresh_native(); /* cheap unless libraries were loaded or unloaded */
             long now = thread_count();
             if (now != threads || now < 0 || since_full >= RESCAN_FULL_MS) {
                 threads = now;
