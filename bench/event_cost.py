@@ -1,15 +1,18 @@
 #!/usr/bin/python3
-"""event_cost.py - what alloc and lock profiling cost at their defaults (make event-cost; not part of make test).
+"""event_cost.py - what alloc and lock profiling and native frames cost (make event-cost; not part of make test).
 
 BenchEvents (java-test-harness) in its alloc and lock modes, side by side in one run: no profiler, jsampler at the
 defaults (alloc: one sample per 512 KiB; lock: waits of 10 us and longer, to a JFR file), and the JDK's JFR with its
 equivalents (jdk.ObjectAllocationSample at its default throttle of 150 events/s; jdk.JavaMonitorEnter and
-jdk.ThreadPark with the same 10 us threshold). Variants are interleaved round by round; each figure is the median
+jdk.ThreadPark with the same 10 us threshold). In its zip mode (most time in zlib), cpu sampling at 1 ms without
+native frames, with cstack=fp and with cstack=dwarf, beside the JDK's JFR sampling Java and native-method stacks at
+1 ms (it records no native frames). Variants are interleaved round by round; each figure is the median
 of the rounds' throughput relative to the same round's run without a profiler.
 
     /usr/bin/python3 bench/event_cost.py [rounds=5] [window_s=5] [threads=2]
 
-JAVA_HOME picks the JDK (default 17); JSAMPLER_AGENT the library. Output: one line per mode and variant.
+JAVA_HOME picks the JDK (default 17); JSAMPLER_AGENT the library; EVENT_COST_MODES the modes (default
+"alloc lock zip"). Output: one line per mode and variant.
 """
 import os
 import statistics
@@ -38,6 +41,13 @@ def variants(mode, tmp):
         jfr = jfc(tmp, {"jdk.ObjectAllocationSample": {"enabled": "true", "throttle": "150/s", "stackTrace": "true"}})
         return [("none", []), ("jsampler alloc (512k)", [f"-agentpath:{AGENT}=start,event=alloc,file={out}"]),
                 ("JFR ObjectAllocationSample (150/s)", [f"-XX:StartFlightRecording=filename={out},settings={jfr}"])]
+    if mode == "zip":
+        jfr = jfc(tmp, {"jdk.ExecutionSample": {"enabled": "true", "period": "1 ms"},
+                        "jdk.NativeMethodSample": {"enabled": "true", "period": "1 ms"}})
+        cpu = f"-agentpath:{AGENT}=start,event=cpu,interval=1ms,file={out}"
+        return [("none", []), ("jsampler cpu 1ms", [cpu]), ("jsampler cpu 1ms cstack=fp", [cpu + ",cstack=fp"]),
+                ("jsampler cpu 1ms cstack=dwarf", [cpu + ",cstack=dwarf"]),
+                ("JFR Execution+NativeMethodSample 1ms", [f"-XX:StartFlightRecording=filename={out},settings={jfr}"])]
     jfr = jfc(tmp, {"jdk.JavaMonitorEnter": {"enabled": "true", "threshold": "10 us", "stackTrace": "true"},
                     "jdk.ThreadPark": {"enabled": "true", "threshold": "10 us", "stackTrace": "true"}})
     return [("none", []), ("jsampler lock (10us)", [f"-agentpath:{AGENT}=start,event=lock,file={out}"]),
@@ -63,7 +73,8 @@ def main():
         subprocess.run([str(JAVA_HOME / "bin/javac"), "-d", classes, str(ROOT / "java-test-harness/BenchEvents.java")],
                        check=True)
         print(f"event-cost: {JAVA_HOME.name}, {rounds} rounds, {window} s windows, {threads} threads")
-        for mode in ("alloc", "lock"):
+        modes = os.environ.get("EVENT_COST_MODES", "alloc lock zip").split()
+        for mode in modes:
             vs = variants(mode, tmp)
             ratios = {name: [] for name, _ in vs[1:]}
             base_ops = []

@@ -1,4 +1,5 @@
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.zip.Deflater;
 
 /**
  * Throughput workload for the alloc and lock overhead benchmark (make event-cost): {@code threads} workers repeat
@@ -7,7 +8,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>Modes: {@code alloc} - each operation allocates a byte[] of 16 to 1024 bytes (sizes cycle), an Object[8]
  * and a small object, and keeps the last few alive so the allocations stay real; {@code lock} - each operation
  * enters one of two shared locks (a {@code synchronized} monitor and a {@code ReentrantLock}, alternately) for a
- * short critical section, so the workers contend.
+ * short critical section, so the workers contend; {@code zip} - each operation deflates 16 KiB of semi-random
+ * bytes, so the workers spend most of their time in zlib (native frames, for the cstack= cost).
  *
  * <p>Usage: {@code java BenchEvents MODE [warmupSeconds=3] [windowSeconds=5] [threads=2]}. Output: {@code OPS n}.
  */
@@ -37,6 +39,16 @@ public final class BenchEvents {
         return b.length + s.b;
     }
 
+    static long zipOp(Deflater d, byte[] in, byte[] out, int i) {
+        in[i & (in.length - 1)] = (byte) i;
+        d.reset();
+        d.setInput(in);
+        d.finish();
+        long n = 0;
+        while (!d.finished()) n += d.deflate(out);
+        return n;
+    }
+
     static long lockOp(int i) {
         if ((i & 1) == 0) {
             synchronized (MONITOR) {
@@ -64,9 +76,13 @@ public final class BenchEvents {
             final int slot = t * 16;
             ts[t] = new Thread(() -> {
                 Object[] keep = new Object[16];
+                Deflater d = new Deflater(6);
+                byte[] in = new byte[16384], out = new byte[4096];
+                java.util.Random r = new java.util.Random(slot);
+                for (int k = 0; k < in.length; k++) in[k] = (byte) (r.nextInt(16) + 'a');
                 long sink = 0, n = 0;
                 for (int i = 0; !stop; i++) {
-                    sink += mode.equals("alloc") ? allocOp(keep, i) : lockOp(i);
+                    sink += mode.equals("alloc") ? allocOp(keep, i) : mode.equals("zip") ? zipOp(d, in, out, i) : lockOp(i);
                     if (counting) n++;
                 }
                 ops[slot] = n + (sink == 42 ? 1 : 0);

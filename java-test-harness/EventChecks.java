@@ -152,6 +152,12 @@ final class EventChecks {
                 problems.add("jsampler convert of the recording gives a total of " + backTotal + ", the text output "
                         + p.total() + (conv.exit != 0 ? " (" + conv.out.lines().findFirst().orElse("") + ")" : ""));
             }
+            JfrFiles.Tool asWall = JfrFiles.tool(List.of(t.agent.getParent().resolve("jsampler").toString(), "convert",
+                    "--event", "wall", jfr.toString(), t.runDir(name).resolve("as-wall.collapsed").toString()));
+            if (asWall.exit == 0 || !asWall.out.contains("use --event cpu")) {
+                problems.add("jsampler convert --event wall on a wall-only recording should fail pointing to --event "
+                        + "cpu: exit " + asWall.exit + ": " + asWall.out.lines().findFirst().orElse(""));
+            }
 
             // 2. CPU: the same workload, 4 s at 1 ms.
             String cpuName = name + "-cpu";

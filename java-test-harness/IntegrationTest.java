@@ -160,6 +160,7 @@ public final class IntegrationTest {
         safely("jvm-threads", natives::jvmThreads);
         safely("hw-events", natives::hwEvents);
         safely("wall-filter", natives::wallFilter);
+        safely("tracepoint", natives::tracepoint);
         safely("no-hs-err", this::noCrashes);
         return summary(start);
     }

@@ -23,6 +23,10 @@ import java.util.Locale;
  * <li>{@code hw-events}: {@code event=cycles} on a machine without a hardware PMU fails with one line naming the
  *     software events to use, and the JVM runs the workload to its end; {@code event=page-faults} on NativeLoad gc
  *     gives samples in {@code churn}, where new arrays touch fresh pages.</li>
+ * <li>{@code tracepoint}: as root (tracefs mounted for the check if it is not, and unmounted after),
+ *     {@code event=syscalls:sys_enter_read,interval=10,cstack=dwarf} on NativeLoad syscalls puts at least 90% of the
+ *     samples under {@code readZero}, through the JNI read into libc; an unknown tracepoint fails with one line
+ *     naming it and the JVM runs on. Elsewhere skipped with the reason.</li>
  * </ul>
  */
 final class NativeChecks {
@@ -210,6 +214,60 @@ final class NativeChecks {
         long[] w = weigh(read(out, problems), "", "NativeLoad.churn");
         details.add(String.format(Locale.ROOT, "event=page-faults: %d samples, %d in churn", w[0], w[1]));
         if (pf.exitCode != 0 || w[1] == 0) problems.add("event=page-faults gave no samples in churn (exit " + pf.exitCode + ")");
+        t.report(name, problems, details, t0);
+    }
+
+    /** Runs a command, true if it exits 0 within 10 s. */
+    static boolean sh(String... cmd) {
+        try {
+            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+            p.getInputStream().readAllBytes();
+            return p.waitFor(10, java.util.concurrent.TimeUnit.SECONDS) && p.exitValue() == 0;
+        } catch (IOException | InterruptedException e) {
+            return false;
+        }
+    }
+
+    void tracepoint() {
+        String name = "tracepoint";
+        if (!t.selected(name)) return;
+        long t0 = System.nanoTime();
+        List<String> problems = new ArrayList<>(), details = new ArrayList<>();
+        Path events = Path.of("/sys/kernel/tracing/events");
+        boolean mounted = false;
+        if (!"root".equals(System.getProperty("user.name"))) {
+            details.add("skipped: tracepoint ids are readable by root only");
+            t.report(name, problems, details, t0);
+            return;
+        }
+        if (!Files.isDirectory(events)) {
+            mounted = sh("mount", "-t", "tracefs", "nodev", "/sys/kernel/tracing");
+            if (!mounted || !Files.isDirectory(events.resolve("syscalls/sys_enter_read"))) {
+                if (mounted) sh("umount", "/sys/kernel/tracing");
+                details.add("skipped: no tracefs with syscalls:sys_enter_read here (mount " + (mounted ? "worked" : "failed") + ")");
+                t.report(name, problems, details, t0);
+                return;
+            }
+        }
+        try {
+            run(name, "start,event=syscalls:sys_enter_read,interval=10,cstack=dwarf", problems, "syscalls", "3");
+            List<String[]> rows = read(t.runDir(name).resolve("p.collapsed"), problems);
+            long[] all = weigh(rows, "", "NativeLoad.readZero");
+            long[] libc = weigh(rows, "NativeLoad.readZero", ";__read", ";read");
+            details.add(String.format(Locale.ROOT, "event=syscalls:sys_enter_read: %d samples, %d under readZero, %d of "
+                    + "them into libc's read", all[0], all[1], libc[1]));
+            if (all[0] < 100) problems.add("too few samples of syscalls:sys_enter_read: " + all[0]);
+            else if (all[1] * 10 < all[0] * 9) problems.add("under 90% of the read tracepoint's samples under readZero");
+            else if (libc[1] * 2 < libc[0]) problems.add("under half of them reach libc's read with cstack=dwarf");
+            IntegrationTest.Run bad = t.launch(name + "-bad", List.of(), "start,event=sched:no_such_tracepoint,file="
+                    + t.runDir(name + "-bad").resolve("p.collapsed"), "NativeLoad", "syscalls", "1");
+            String line = bad.stderr.lines().filter(l -> l.contains("sched:no_such_tracepoint")).findFirst().orElse("");
+            details.add("unknown tracepoint: " + line);
+            if (!line.contains("no such tracepoint")) problems.add("no line naming the unknown tracepoint: " + bad.stderr);
+            if (bad.exitCode != 0 || !bad.stdout.contains("DONE")) problems.add("the JVM did not run on after an unknown tracepoint");
+        } finally {
+            if (mounted) sh("umount", "/sys/kernel/tracing");
+        }
         t.report(name, problems, details, t0);
     }
 }

@@ -275,11 +275,11 @@ static void test_err_events(void **state UNUSED)
     expect_error("event=alloc,interval=x", "'interval=x'");
 }
 
-/* Every event name parses and round-trips; hardware counters are accepted by name (refused at start where
+/* Every event name parses and round-trips (tracepoints are CATEGORY:NAME, below); hardware counters are accepted by name (refused at start where
  * the machine has none); wall, alloc and lock are kinds beside the execution event. */
 static void test_event_kinds(void **state UNUSED)
 {
-    for (int e = 0; e < JS_EV_NONE; e++) {
+    for (int e = 0; e < JS_EV_TRACEPOINT; e++) {
         char cmd[64];
         snprintf(cmd, sizeof cmd, "event=%s", js_event_name((js_event)e));
         parse_ok(cmd);
@@ -323,6 +323,16 @@ static void test_event_kinds(void **state UNUSED)
     assert_int_equal(A.cstack, JS_CSTACK_FP);
     parse_ok("cstack=dwarf");
     assert_int_equal(A.cstack, JS_CSTACK_DWARF);
+    parse_ok("event=sched:sched_switch");
+    assert_int_equal(A.event, JS_EV_TRACEPOINT);
+    assert_string_equal(A.tracepoint, "sched:sched_switch");
+    assert_string_equal(js_kind_name(&A, JS_KIND_EXEC), "sched:sched_switch");
+    assert_int_equal(A.interval_ns, 1); /* every event unless interval= says otherwise */
+    parse_ok("event=syscalls:sys_enter_read,interval=10");
+    assert_int_equal(A.interval_ns, 10);
+    expect_error("event=sched:../../x", "'event=sched:../../x'");
+    expect_error("event=:x", "CATEGORY:NAME");
+    expect_error("event=tracepoint", "unknown event");
     expect_error("cstack=lbr", "'cstack=lbr'");
     assert_non_null(strstr(ERR, "frame pointers (fp), DWARF tables (dwarf)"));
     parse_ok("event=task-clock,interval=1ms");

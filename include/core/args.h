@@ -16,6 +16,7 @@
 #define JS_PATH_MAX 1024
 #define JS_PATTERN_MAX 1024
 #define JS_TITLE_MAX 256
+#define JS_TRACEPOINT_MAX 128
 
 #define JS_DEFAULT_INTERVAL_NS 10000000LL  /* 10 ms */
 #define JS_MIN_INTERVAL_NS 100000LL        /* 100 us floor: protects the JVM */
@@ -53,6 +54,7 @@ typedef enum {
     JS_EV_CACHE_MISSES,
     JS_EV_BRANCH_INSTRUCTIONS,
     JS_EV_BRANCH_MISSES,
+    JS_EV_TRACEPOINT, /* a kernel tracepoint, event=CATEGORY:NAME (js_args.tracepoint) */
     JS_EV_NONE
 } js_event;
 
@@ -85,6 +87,7 @@ typedef struct {
     int jstackdepth;
     js_walker_kind walker;
     js_cstack cstack;
+    char tracepoint[JS_TRACEPOINT_MAX]; /* CATEGORY:NAME of event=, for JS_EV_TRACEPOINT */
     char file[JS_PATH_MAX];      /* as given, %p/%t not yet expanded */
     js_out_format format;        /* JS_OUT_NONE: from file extension, else collapsed */
     int flat_top;                /* N of flat[=N] */

@@ -20,7 +20,8 @@
 typedef struct {
     const char *engine;      /* "cpu", "ctimer", "itimer", a perf event's name, "wall", "none" */
     const char *description; /* "perf_events cpu-clock" */
-    char desc_buf[64];       /* description when it names the chosen perf event */
+    char desc_buf[160];      /* description when it names the chosen perf event */
+    char engine_buf[JS_TRACEPOINT_MAX]; /* engine when it names a tracepoint */
     int signo;
     int shared_signal;       /* 1 if the signal is shared with a handler installed before ours */
     char why[512];           /* why the engine differs from the one asked for, or "" */

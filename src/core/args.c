@@ -25,7 +25,8 @@ void js_args_defaults(js_args *a)
 static const char *const event_names[] = {"cpu",         "ctimer",           "itimer",         "wall",
                                           "cpu-clock",   "task-clock",       "page-faults",    "context-switches",
                                           "cpu-migrations", "cycles",        "instructions",   "cache-references",
-                                          "cache-misses", "branch-instructions", "branch-misses", "none"};
+                                          "cache-misses", "branch-instructions", "branch-misses", "tracepoint",
+                                          "none"};
 
 const char *js_event_name(js_event e)
 {
@@ -43,6 +44,7 @@ long long js_event_default_count(js_event e)
     case JS_EV_PAGE_FAULTS: return 1000;
     case JS_EV_CONTEXT_SWITCHES: return 10;
     case JS_EV_CPU_MIGRATIONS: return 1;
+    case JS_EV_TRACEPOINT: return 1;
     default: return js_event_is_count(e) ? 1000000 : 0; /* hardware counters: a million events */
     }
 }
@@ -50,7 +52,7 @@ long long js_event_default_count(js_event e)
 const char *js_kind_name(const js_args *a, js_kind k)
 {
     static const char *const names[] = {"cpu", "wall", "alloc", "lock"};
-    if (k == JS_KIND_EXEC) return js_event_name(a->event);
+    if (k == JS_KIND_EXEC) return a->event == JS_EV_TRACEPOINT ? a->tracepoint : js_event_name(a->event);
     return (unsigned)k < JS_KINDS ? names[k] : "?";
 }
 
@@ -132,6 +134,8 @@ static int set_format(js_args *a, js_out_format f, const char *key, char *err, s
     return 0;
 }
 
+#define TRACEPOINT_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
+
 static int parse_event(js_args *a, const char *v, char *err, size_t errlen)
 {
     if (strcmp(v, "alloc") == 0 || strcmp(v, "lock") == 0) { /* event=alloc: that event alone, no sampling */
@@ -141,7 +145,21 @@ static int parse_event(js_args *a, const char *v, char *err, size_t errlen)
         if (v[0] == 'l' && a->lock_ns < 0) a->lock_ns = JS_DEFAULT_LOCK_NS;
         return 0;
     }
-    for (int e = 0; e < JS_EV_NONE; e++) {
+    const char *colon = strchr(v, ':');
+    if (colon) { /* a tracepoint, CATEGORY:NAME as tracefs lists them */
+        size_t n = strlen(v), c = (size_t)(colon - v);
+        if (c == 0 || c + 1 == n || n >= sizeof a->tracepoint || strspn(v, TRACEPOINT_CHARS) != c ||
+            strspn(colon + 1, TRACEPOINT_CHARS) != n - c - 1) {
+            snprintf(err, errlen, "option 'event=%s': a tracepoint is CATEGORY:NAME of letters, digits and '_' "
+                     "(e.g. sched:sched_switch, syscalls:sys_enter_read)", v);
+            return -1;
+        }
+        memcpy(a->tracepoint, v, n + 1);
+        a->event = JS_EV_TRACEPOINT;
+        a->event_set = 1;
+        return 0;
+    }
+    for (int e = 0; e < JS_EV_TRACEPOINT; e++) {
         if (strcmp(v, event_names[e]) == 0) {
             a->event = (js_event)e;
             a->event_set = 1;
@@ -150,7 +168,8 @@ static int parse_event(js_args *a, const char *v, char *err, size_t errlen)
     }
     snprintf(err, errlen, "option 'event=%s': unknown event (events: cpu, ctimer, itimer, wall, alloc, lock, "
              "cpu-clock, task-clock, page-faults, context-switches, cpu-migrations, and the hardware counters "
-             "cycles, instructions, cache-references, cache-misses, branch-instructions, branch-misses)", v);
+             "cycles, instructions, cache-references, cache-misses, branch-instructions, branch-misses; or a kernel "
+             "tracepoint CATEGORY:NAME)", v);
     return -1;
 }
 

@@ -2,6 +2,7 @@
 #include "core/arming.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -182,6 +183,47 @@ static int try_engine(const js_engine *e, const js_args *a, js_arming_info *info
     return 0;
 }
 
+/* The perf_events id of tracepoint "CATEGORY:NAME" from tracefs: the id, or -1 with err. */
+static long long tracepoint_id(const char *tp, char *err, size_t errlen)
+{
+    static const char *const roots[] = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"};
+    const char *colon = strchr(tp, ':');
+    int denied = 0;
+    for (size_t i = 0; colon && i < sizeof roots / sizeof roots[0]; i++) {
+        char path[JS_TRACEPOINT_MAX + 64];
+        snprintf(path, sizeof path, "%s/events/%.*s/%s/id", roots[i], (int)(colon - tp), tp, colon + 1);
+        FILE *f = fopen(path, "r");
+        if (!f) {
+            denied |= errno == EACCES || errno == EPERM;
+            continue;
+        }
+        long long id = -1;
+        if (fscanf(f, "%lld", &id) != 1) id = -1;
+        fclose(f);
+        if (id >= 0) return id;
+    }
+    if (denied)
+        snprintf(err, errlen, "event %s: reading tracepoint ids from tracefs needs root (or CAP_PERFMON and a "
+                 "readable tracefs)", tp);
+    else
+        snprintf(err, errlen, "event %s: no such tracepoint under /sys/kernel/tracing/events (is tracefs mounted? "
+                 "as root: mount -t tracefs nodev /sys/kernel/tracing; the names are in its available_events)", tp);
+    return -1;
+}
+
+/* Start the exact perf counter (type, config) named name: no fallback. NULL with err. */
+static const js_engine *start_counter(const js_args *a, uint32_t type, uint64_t config, const char *name,
+                                      js_arming_info *info, char *err, size_t errlen)
+{
+    js_engine_perf_select(type, config, name);
+    if (try_engine(&js_engine_perf, a, info, err, errlen) != 0) return NULL;
+    snprintf(info->engine_buf, sizeof info->engine_buf, "%s", name); /* name may not outlive the call */
+    info->engine = info->engine_buf;
+    snprintf(info->desc_buf, sizeof info->desc_buf, "perf_events %s", name);
+    info->description = info->desc_buf;
+    return &js_engine_perf;
+}
+
 /* Start the execution engine a asks for, falling back from cpu to ctimer to itimer. NULL with err. */
 static const js_engine *start_exec(const js_args *a, js_arming_info *info, char *err, size_t errlen)
 {
@@ -191,14 +233,14 @@ static const js_engine *start_exec(const js_args *a, js_arming_info *info, char 
         snprintf(info->why, sizeof info->why, "itimer chosen: process-wide, loses periods below the 4 ms tick");
         return &js_engine_itimer;
     }
-    if (a->event >= JS_EV_CPU_CLOCK && a->event < JS_EV_NONE) { /* exactly that counter: no fallback */
+    if (a->event == JS_EV_TRACEPOINT) {
+        long long id = tracepoint_id(a->tracepoint, err, errlen);
+        return id < 0 ? NULL : start_counter(a, PERF_TYPE_TRACEPOINT, (uint64_t)id, a->tracepoint, info, err, errlen);
+    }
+    if (a->event >= JS_EV_CPU_CLOCK && a->event < JS_EV_TRACEPOINT) { /* exactly that counter: no fallback */
         int i = a->event - JS_EV_CPU_CLOCK;
-        js_engine_perf_select(perf_events[i].type, perf_events[i].config, js_event_name(a->event));
-        if (try_engine(&js_engine_perf, a, info, err, errlen) != 0) return NULL;
-        info->engine = js_event_name(a->event);
-        snprintf(info->desc_buf, sizeof info->desc_buf, "perf_events %s", js_event_name(a->event));
-        info->description = info->desc_buf;
-        return &js_engine_perf;
+        return start_counter(a, perf_events[i].type, perf_events[i].config, js_event_name(a->event), info, err,
+                             errlen);
     }
     js_engine_perf_select(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, "cpu-clock");
     char perr[256], cerr[256], ierr[256];

@@ -97,7 +97,7 @@ void js_session_format_status(int running, char *out, size_t outlen)
     snprintf(out, outlen,
              "event=%s engine=%s interval=%s elapsed_s=%.1f samples_per_s=%.1f\n"
              "store: traces=%llu/%u frames=%llu/%llu pairs=%llu/%u rotations=%llu not_aggregated_weight=%llu%s%s\n%s",
-             running ? js_event_name(js_sess.args.event) : "-", running ? js_sess.eng.engine : "none", iv, elapsed, rate,
+             running ? js_kind_name(&js_sess.args, JS_KIND_EXEC) : "-", running ? js_sess.eng.engine : "none", iv, elapsed, rate,
              (unsigned long long)atomic_load(&js_sess.fill_traces), STORE_TRACES,
              (unsigned long long)atomic_load(&js_sess.fill_frames), (unsigned long long)STORE_FRAMES,
              (unsigned long long)atomic_load(&js_sess.fill_pairs), STORE_PAIRS,

@@ -23,7 +23,7 @@ static _Atomic long long period_ns; /* read by handlers: atomic */
 static uint32_t ev_type = PERF_TYPE_SOFTWARE; /* the counter: cpu-clock unless js_engine_perf_select chose another */
 static uint64_t ev_config = PERF_COUNT_SW_CPU_CLOCK;
 static const char *ev_name = "cpu-clock";
-static int ev_needs_kernel;                   /* counts only in kernel mode (context-switches) */
+static int ev_needs_kernel;                   /* counts only in kernel mode (context-switches, tracepoints) */
 static int kernel_stacks;                     /* record each overflow's kernel call chain (cstack, kernel allowed) */
 static _Atomic int jitter_on;
 static int sig;
@@ -60,7 +60,7 @@ void js_engine_perf_select(uint32_t type, uint64_t config, const char *name)
     ev_type = type;
     ev_config = config;
     ev_name = name;
-    ev_needs_kernel = type == PERF_TYPE_SOFTWARE && config == PERF_COUNT_SW_CONTEXT_SWITCHES;
+    ev_needs_kernel = type == PERF_TYPE_TRACEPOINT || (type == PERF_TYPE_SOFTWARE && config == PERF_COUNT_SW_CONTEXT_SWITCHES);
 }
 
 /* Probe with a counter on the calling thread: decides exclude_kernel and whether perf works. */
@@ -87,7 +87,7 @@ static int perf_start(long long interval_ns, int jitter, int signo, char *err, s
     }
     close(fd);
     if (exclude_kernel && ev_needs_kernel) {
-        snprintf(err, errlen, "event %s: context switches happen in the kernel, and this process may only count "
+        snprintf(err, errlen, "event %s: it happens in the kernel, and this process may only count "
                  "user-mode events (kernel.perf_event_paranoid > 1 without CAP_PERFMON)", ev_name);
         return -1;
     }

@@ -145,8 +145,11 @@ static int explain_nothing(FILE *f, const char *name, const convert_opts *o, con
 {
     const char *events = js_jfr_read_kind_events(o->jfr.kind), *kind = js_jfr_read_kind_name(o->jfr.kind);
     if (st->skipped == 0) {
-        snprintf(err, errlen, "%s: no %s events in the recording (--event %s%s)", name, events, kind,
-                 o->event_given ? "" : ", the default");
+        snprintf(err, errlen, "%s: no %s events in the recording (--event %s%s)%s", name, events, kind,
+                 o->event_given ? "" : ", the default",
+                 o->jfr.kind == JS_JFR_READ_WALL ? "; a recording whose only sampling event was wall keeps its samples "
+                                                   "as jdk.ExecutionSample (what SkyWalking's OAP reads): use --event cpu"
+                                                 : "");
         return READ_NOTHING;
     }
     char what[600], why[700] = "";
