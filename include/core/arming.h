@@ -26,6 +26,7 @@ typedef struct {
     int shared_signal;       /* 1 if the signal is shared with a handler installed before ours */
     char why[512];           /* why the engine differs from the one asked for, or "" */
     char walker_note[256];   /* why the stack walker runs degraded (e.g. no stack recovery), or "" */
+    char native_note[160];   /* what the native walker (cstack=dwarf) prepared, or "" */
 } js_arming_info;
 
 /* Remember the JavaVM (the stack walker gets each thread's JNIEnv from it). */

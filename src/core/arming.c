@@ -14,6 +14,7 @@
 #include "core/thread_names.h"
 #include "output/profile.h"
 #include "engine/engine.h"
+#include "sample/native_objects.h"
 #include "sample/sampler.h"
 #include "sample/threads.h"
 #include "sample/walker.h"
@@ -274,6 +275,13 @@ int js_arming_start(const js_args *a, js_store *store, js_evring *ring, js_armin
     const js_native_walker *nw = a->cstack == JS_CSTACK_FP ? &js_native_fp
                                  : a->cstack == JS_CSTACK_DWARF ? &js_native_dwarf : NULL;
     if (nw && js_native_prepare(nw, err, errlen) != 0) return -1;
+    if (nw == &js_native_dwarf) {
+        int unw, all;
+        size_t bytes;
+        js_nobj_counts(&unw, &all, &bytes);
+        snprintf(info->native_note, sizeof info->native_note, "cstack=dwarf: unwind tables of %d of %d code "
+                 "segments copied (%.1f MB)", unw, all, (double)bytes / (1 << 20));
+    }
     js_signal_source src[JS_SAMPLER_MAX_SOURCES];
     int nsrc = 0;
     const js_engine *e = NULL;
