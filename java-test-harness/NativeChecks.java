@@ -263,7 +263,7 @@ final class NativeChecks {
                     + t.runDir(name + "-bad").resolve("p.collapsed"), "NativeLoad", "syscalls", "1");
             String line = bad.stderr.lines().filter(l -> l.contains("sched:no_such_tracepoint")).findFirst().orElse("");
             details.add("unknown tracepoint: " + line);
-            if (!line.contains("no such tracepoint")) problems.add("no line naming the unknown tracepoint: " + bad.stderr);
+            if (!line.contains("no such tracepoint in")) problems.add("no line naming the unknown tracepoint: " + bad.stderr);
             if (bad.exitCode != 0 || !bad.stdout.contains("DONE")) problems.add("the JVM did not run on after an unknown tracepoint");
         } finally {
             if (mounted) sh("umount", "/sys/kernel/tracing");

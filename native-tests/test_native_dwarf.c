@@ -156,7 +156,7 @@ static int teardown(void **state UNUSED)
 }
 
 /* From a signal handler, dwarf finds every frame of a chain built without frame pointers, in order, down to the
- * thread's start; fp is shown beside it for comparison (not asserted: it depends on how rbp happens to be used). */
+ * thread's function; fp is shown beside it for comparison (not asserted: it depends on how rbp happens to be used). */
 static void test_chain_without_frame_pointers(void **state UNUSED)
 {
     char err[256] = "";
@@ -180,8 +180,8 @@ static void test_chain_without_frame_pointers(void **state UNUSED)
     assert_int_equal(chain[0], leaf[0]);
 }
 
-/* Bad registers end the walk, never fault: a stack pointer at an unmapped page, a stack of garbage, a pc outside any
- * object. */
+/* Bad registers end the walk, never fault (the process would die here if a read faulted): a stack pointer at an
+ * unmapped page, a stack of garbage, a pc outside any object (then the walk is that pc alone). */
 static void test_bad_registers(void **state UNUSED)
 {
     char err[256] = "";
@@ -207,7 +207,8 @@ static void test_bad_registers(void **state UNUSED)
 }
 
 /* A library loaded after the first build is seen by the next prepare; once unloaded, a walk starting at its old
- * addresses reads only the table's copies (or guarded reads) and ends; the next prepare forgets it. */
+ * entry point still finds the caller: the FDE comes from the table's copy (the library's own pages are gone, so a
+ * read of them would fail and the step with it); the next prepare forgets it. */
 static void test_library_loaded_and_unloaded(void **state UNUSED)
 {
     char err[256] = "";
@@ -236,11 +237,14 @@ static void test_library_loaded_and_unloaded(void **state UNUSED)
     memset(&uc, 0, sizeof uc);
     uint64_t stack[64];
     memset(stack, 0, sizeof stack);
+    uintptr_t ret = (uintptr_t)&spin_b + 16; /* a return address the step must find at [rsp] (CFA - 8 at entry) */
+    stack[8] = ret;
     uc.uc_mcontext.gregs[REG_RIP] = (greg_t)(uintptr_t)fn;
     uc.uc_mcontext.gregs[REG_RSP] = (greg_t)(uintptr_t)&stack[8];
     js_raw_frame f[DEPTH];
     int in_java;
-    assert_true(js_native_dwarf.walk(&uc, f, DEPTH, &in_java) >= 1);
+    assert_int_equal(js_native_dwarf.walk(&uc, f, 2, &in_java), 2);
+    assert_ptr_equal(f[1].method, (const void *)ret);
     assert_int_equal(js_native_prepare(&js_native_dwarf, err, sizeof err), 0);
     js_nobj_counts(&unw2, &all2, &bytes);
     assert_int_equal(all2, all0);
@@ -302,6 +306,44 @@ static void test_storm_with_library_churn(void **state UNUSED)
     assert_int_equal(chain, leaf);
 }
 
+/* Free a table native_prep.c built (the test displaces them by hand). */
+static void free_built(js_nobj_table *t)
+{
+    if (!t) return;
+    for (int i = 0; i < t->nsh; i++) free(t->sh[i].copy);
+    free(t->sh);
+    free(t->obj);
+    free(t);
+}
+
+/* The table's publication: a table a handler is inside is never displaced; once it is left, the next publication
+ * hands it back to be freed. (Run last: it leaves the current table empty.) */
+static void test_publish_waits_for_handlers(void **state UNUSED)
+{
+    js_nobj_table t[4];
+    memset(t, 0, sizeof t);
+    js_nobj_table *ev = (js_nobj_table *)1;
+    const js_nobj_table *cur = js_nobj_enter(); /* the table the tests above built, if any */
+    js_nobj_leave(cur);
+    assert_int_equal(js_nobj_publish(&t[0], &ev), 0);
+    free_built(ev); /* the table before the current one */
+    assert_int_equal(js_nobj_publish(&t[1], &ev), 0);
+    assert_ptr_equal(ev, cur ? cur : NULL); /* t[1] took the slot t[0] did not */
+    free_built(ev);
+    const js_nobj_table *in = js_nobj_enter();
+    assert_ptr_equal(in, &t[1]);
+    assert_int_equal(js_nobj_publish(&t[2], &ev), 0); /* into t[0]'s slot: nobody inside */
+    assert_ptr_equal(ev, &t[0]);
+    assert_int_equal(js_nobj_publish(&t[3], &ev), -1); /* t[1]'s slot: a handler is still inside */
+    assert_ptr_equal(js_nobj_enter(), &t[2]);
+    js_nobj_leave(&t[2]);
+    js_nobj_leave(in);
+    assert_int_equal(js_nobj_publish(&t[3], &ev), 0);
+    assert_ptr_equal(ev, &t[1]);
+    assert_ptr_equal(js_nobj_enter(), &t[3]);
+    js_nobj_leave(&t[3]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -309,6 +351,7 @@ int main(void)
         cmocka_unit_test(test_bad_registers),
         cmocka_unit_test(test_library_loaded_and_unloaded),
         cmocka_unit_test(test_storm_with_library_churn),
+        cmocka_unit_test(test_publish_waits_for_handlers),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -134,7 +134,7 @@ static int set_format(js_args *a, js_out_format f, const char *key, char *err, s
     return 0;
 }
 
-#define TRACEPOINT_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
+#define TRACEPOINT_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
 
 static int parse_event(js_args *a, const char *v, char *err, size_t errlen)
 {
@@ -150,7 +150,7 @@ static int parse_event(js_args *a, const char *v, char *err, size_t errlen)
         size_t n = strlen(v), c = (size_t)(colon - v);
         if (c == 0 || c + 1 == n || n >= sizeof a->tracepoint || strspn(v, TRACEPOINT_CHARS) != c ||
             strspn(colon + 1, TRACEPOINT_CHARS) != n - c - 1) {
-            snprintf(err, errlen, "option 'event=%s': a tracepoint is CATEGORY:NAME of letters, digits and '_' "
+            snprintf(err, errlen, "option 'event=%s': a tracepoint is CATEGORY:NAME of letters, digits, '_' and '-' "
                      "(e.g. sched:sched_switch, syscalls:sys_enter_read)", v);
             return -1;
         }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/native_prep.h"
 #include "core/thread_names.h"
@@ -184,31 +185,32 @@ static int try_engine(const js_engine *e, const js_args *a, js_arming_info *info
     return 0;
 }
 
-/* The perf_events id of tracepoint "CATEGORY:NAME" from tracefs: the id, or -1 with err. */
+/* The perf_events id of tracepoint "CATEGORY:NAME" from tracefs (the first of its places that is mounted): the id,
+ * or -1 with err. */
 static long long tracepoint_id(const char *tp, char *err, size_t errlen)
 {
     static const char *const roots[] = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"};
     const char *colon = strchr(tp, ':');
-    int denied = 0;
     for (size_t i = 0; colon && i < sizeof roots / sizeof roots[0]; i++) {
         char path[JS_TRACEPOINT_MAX + 64];
+        snprintf(path, sizeof path, "%s/events", roots[i]);
+        if (access(path, F_OK) != 0) continue; /* not mounted there */
         snprintf(path, sizeof path, "%s/events/%.*s/%s/id", roots[i], (int)(colon - tp), tp, colon + 1);
         FILE *f = fopen(path, "r");
-        if (!f) {
-            denied |= errno == EACCES || errno == EPERM;
-            continue;
-        }
+        int e = errno;
         long long id = -1;
-        if (fscanf(f, "%lld", &id) != 1) id = -1;
-        fclose(f);
+        if (f && fscanf(f, "%lld", &id) != 1) id = -1;
+        if (f) fclose(f);
         if (id >= 0) return id;
+        if (!f && (e == EACCES || e == EPERM))
+            snprintf(err, errlen, "event %s: reading tracepoint ids from %s needs root (or CAP_PERFMON and a "
+                     "readable tracefs)", tp, roots[i]);
+        else
+            snprintf(err, errlen, "event %s: no such tracepoint in %s/available_events", tp, roots[i]);
+        return -1;
     }
-    if (denied)
-        snprintf(err, errlen, "event %s: reading tracepoint ids from tracefs needs root (or CAP_PERFMON and a "
-                 "readable tracefs)", tp);
-    else
-        snprintf(err, errlen, "event %s: no such tracepoint under /sys/kernel/tracing/events (is tracefs mounted? "
-                 "as root: mount -t tracefs nodev /sys/kernel/tracing; the names are in its available_events)", tp);
+    snprintf(err, errlen, "event %s: tracefs is not mounted (as root: mount -t tracefs nodev /sys/kernel/tracing)",
+             tp);
     return -1;
 }
 

@@ -106,8 +106,28 @@ static uintptr_t segment_end(const struct dl_phdr_info *info, uintptr_t addr)
     return 0;
 }
 
-/* Copy one object's unwind data (.eh_frame_hdr; .eh_frame to the end of its segment): 0, or -1 if it has none
- * usable. */
+/* The end of .eh_frame starting at p, its records followed by their length fields up to the zero terminator; at
+ * most seg_end (mapped: the loader's lock is held). */
+static uintptr_t eh_frame_end(uintptr_t p, uintptr_t seg_end)
+{
+    while (p + 4 <= seg_end) {
+        uint32_t len;
+        memcpy(&len, (const void *)p, 4);
+        if (len == 0) return p + 4; /* the terminator */
+        uint64_t n = len;
+        uintptr_t body = p + 4;
+        if (len == 0xffffffffu) { /* 64-bit DWARF: the length follows */
+            if (p + 12 > seg_end) break;
+            memcpy(&n, (const void *)(p + 4), 8);
+            body = p + 12;
+        }
+        if (n > seg_end - body) break;
+        p = body + n;
+    }
+    return seg_end;
+}
+
+/* Copy one object's unwind data (.eh_frame_hdr, .eh_frame): 0, or -1 if it has none usable. */
 static int copy_unwind(builder *b, const struct dl_phdr_info *info, js_nobj *o)
 {
     uintptr_t hdr = 0, hdr_size = 0, eh_frame, table;
@@ -116,12 +136,19 @@ static int copy_unwind(builder *b, const struct dl_phdr_info *info, js_nobj *o)
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type == PT_GNU_EH_FRAME) hdr = info->dlpi_addr + ph->p_vaddr, hdr_size = ph->p_memsz;
     }
-    if (!hdr || hdr_size < 12 || parse_eh_hdr(hdr, &table, &count, &eh_frame) != 0) return -1;
-    if ((uint64_t)count * 8 > hdr_size - (table - hdr)) return -1;
-    uintptr_t hdr_end = segment_end(info, hdr), eh_end = segment_end(info, eh_frame);
-    if (!hdr_end || !eh_end) return -1;
-    int rc = hdr_end == eh_end && hdr < eh_frame ? add_copy(b, hdr, eh_end) /* the usual layout: one copy */
-             : add_copy(b, hdr, hdr + hdr_size) == 0 && add_copy(b, eh_frame, eh_end) == 0 ? 0 : -1;
+    if (!hdr || hdr_size < 20 || parse_eh_hdr(hdr, &table, &count, &eh_frame) != 0) return -1;
+    if (table - hdr > hdr_size || (uint64_t)count * 8 > hdr_size - (table - hdr)) return -1;
+    uintptr_t hdr_end = segment_end(info, hdr), seg_end = segment_end(info, eh_frame);
+    if (!hdr_end || !seg_end) return -1;
+    uintptr_t eh_end = eh_frame_end(eh_frame, seg_end);
+    /* libunwind reads whole aligned words: copies start and end on 8-byte bounds (still inside their pages) */
+    uintptr_t h_lo = hdr & ~(uintptr_t)7, h_hi = (hdr + hdr_size + 7) & ~(uintptr_t)7;
+    uintptr_t e_lo = eh_frame & ~(uintptr_t)7, e_hi = (eh_end + 7) & ~(uintptr_t)7;
+    int rc;
+    if (hdr_end == seg_end && h_lo <= e_hi && e_lo <= h_hi) /* the usual layout, side by side: one copy */
+        rc = add_copy(b, h_lo < e_lo ? h_lo : e_lo, h_hi > e_hi ? h_hi : e_hi);
+    else
+        rc = add_copy(b, h_lo, h_hi) == 0 && add_copy(b, e_lo, e_hi) == 0 ? 0 : -1;
     if (rc == 0) o->eh_hdr = hdr, o->eh_table = table, o->fde_count = count;
     return rc;
 }

@@ -6,8 +6,10 @@
  * live stack directly, unwind data from the copies native_objects.c made outside the handler, and anything else
  * through js_safe_read (a bad pointer costs a failed step, never a fault); find_proc_info searches those copied
  * .eh_frame_hdr tables. Caching is off (libunwind's caches take locks). What is left of libunwind's
- * own locking on this path is its pool of parsed CIEs: that lock is held with every signal blocked, so a
- * handler can only wait a few instructions for another running thread, never for the thread it interrupted.
+ * own locking on this path is its pool of parsed CIEs: that lock is held with every signal blocked (libunwind's
+ * default build, as Debian's), so a handler can only wait a few instructions for another running thread, never for
+ * the thread it interrupted. Between a library's unload and the next table (a housekeeper round, 5-20 ms), a
+ * library mapped at the same address would be unwound by the old one's copied tables: wrong frames, never a fault.
  */
 #include "sample/native_walk.h"
 
