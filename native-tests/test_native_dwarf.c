@@ -306,16 +306,6 @@ static void test_storm_with_library_churn(void **state UNUSED)
     assert_int_equal(chain, leaf);
 }
 
-/* Free a table native_prep.c built (the test displaces them by hand). */
-static void free_built(js_nobj_table *t)
-{
-    if (!t) return;
-    for (int i = 0; i < t->nsh; i++) free(t->sh[i].copy);
-    free(t->sh);
-    free(t->obj);
-    free(t);
-}
-
 /* The table's publication: a table a handler is inside is never displaced; once it is left, the next publication
  * hands it back to be freed. (Run last: it leaves the current table empty.) */
 static void test_publish_waits_for_handlers(void **state UNUSED)
@@ -326,10 +316,10 @@ static void test_publish_waits_for_handlers(void **state UNUSED)
     const js_nobj_table *cur = js_nobj_enter(); /* the table the tests above built, if any */
     js_nobj_leave(cur);
     assert_int_equal(js_nobj_publish(&t[0], &ev), 0);
-    free_built(ev); /* the table before the current one */
+    js_native_free_table(ev); /* the table before the current one */
     assert_int_equal(js_nobj_publish(&t[1], &ev), 0);
     assert_ptr_equal(ev, cur ? cur : NULL); /* t[1] took the slot t[0] did not */
-    free_built(ev);
+    js_native_free_table(ev);
     const js_nobj_table *in = js_nobj_enter();
     assert_ptr_equal(in, &t[1]);
     assert_int_equal(js_nobj_publish(&t[2], &ev), 0); /* into t[0]'s slot: nobody inside */

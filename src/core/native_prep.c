@@ -186,7 +186,7 @@ static int by_lo(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static void free_table(js_nobj_table *t)
+void js_native_free_table(js_nobj_table *t)
 {
     if (!t) return;
     for (int i = 0; i < t->nsh; i++) free(t->sh[i].copy);
@@ -215,7 +215,7 @@ static int refresh_objects(char *err, size_t errlen)
     builder b = {calloc(1, sizeof(js_nobj_table)), 0, 0, 0};
     if (b.t) dl_iterate_phdr(collect, &b);
     if (!b.t || b.failed) {
-        free_table(b.t);
+        js_native_free_table(b.t);
         snprintf(err, errlen, "cstack=dwarf: out of memory for the unwind tables of the loaded objects");
         return -1;
     }
@@ -223,10 +223,10 @@ static int refresh_objects(char *err, size_t errlen)
     qsort(b.t->sh, (size_t)b.t->nsh, sizeof *b.t->sh, by_lo);
     js_nobj_table *evicted = NULL;
     if (js_nobj_publish(b.t, &evicted) != 0) { /* a handler still walks the table before the current one */
-        free_table(b.t);
+        js_native_free_table(b.t);
         return 0; /* next time */
     }
-    free_table(evicted);
+    js_native_free_table(evicted);
     seen_adds = c[0], seen_subs = c[1];
     built = 1;
     return 0;
