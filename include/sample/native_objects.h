@@ -4,8 +4,8 @@
  * library may be unloaded (dlclose) while a handler reads its tables. So, outside any handler, when sampling
  * starts and whenever the loader's count of loads and unloads moves, a table is built of every loaded object's
  * executable range and a private copy of its .eh_frame_hdr and .eh_frame (made while the loader's lock holds the
- * object in place: core/native_prep.c), and published here by one index. A handler reads unwind data from the copies, by the addresses
- * the object had, so an object unloaded meanwhile costs nothing worse than a stale frame. A handler enters the
+ * object in place: core/native_prep.c), and published here by one index. A handler reads unwind data from the
+ * copies, by the addresses the object had, so an object unloaded meanwhile costs nothing worse than a stale frame. A handler enters the
  * current table, counted, and leaves it; a replaced table is freed only once no handler is inside it.
  */
 #ifndef JS_NATIVE_OBJECTS_H
@@ -17,7 +17,7 @@
 /* One loaded object's executable segment. */
 typedef struct {
     uintptr_t text_lo, text_hi; /* its executable code [lo, hi) */
-    uintptr_t eh_hdr;           /* address (in the object) of .eh_frame_hdr, the table's data-relative base; 0 if none */
+    uintptr_t eh_hdr;           /* .eh_frame_hdr's address in the object (the table's data-relative base); 0: none */
     uintptr_t eh_table;         /* the sorted (start pc, FDE) pairs in it, 8 bytes each; 0 if unusable */
     uint32_t fde_count;         /* pairs in eh_table */
 } js_nobj;

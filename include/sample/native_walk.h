@@ -9,9 +9,10 @@
  *     instead of a fault), each rbp strictly above the last and within 8 MiB of the interrupted sp. Code built
  *     without frame pointers (much of libc) costs the frame of its caller, never a wrong read.
  * dwarf: libunwind over the objects' .eh_frame tables, as a "remote" address space whose accessors read the
- *     interrupted registers, the live stack and pinned objects directly and anything else through js_safe_read;
- *     its unwind-info lookup is ours (native_objects.h), so the handler never enters the loader's lock. Every
- *     frame of compiled C and C++ is found, frame pointers or not.
+ *     interrupted registers, the live stack and private copies of the unwind data directly and anything else
+ *     through js_safe_read; its unwind-info lookup is ours (native_objects.h), so the handler never enters the
+ *     loader's lock nor reads an unloaded library. Every frame of compiled C and C++ with unwind tables is found,
+ *     frame pointers or not.
  */
 #ifndef JS_NATIVE_WALK_H
 #define JS_NATIVE_WALK_H

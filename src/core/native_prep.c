@@ -9,8 +9,6 @@
 #include <string.h>
 #include <ucontext.h>
 
-#include "sample/native_objects.h"
-
 #define MAX_SEGMENTS 8192    /* executable segments kept in one table */
 #define MAX_COPY (64u << 20) /* unwind data copied from one object at most */
 #define EH_TABLE_ENC 0x3b    /* DW_EH_PE_datarel | DW_EH_PE_sdata4: the only search-table encoding used */

@@ -128,7 +128,8 @@ static int get_proc_name(unw_addr_space_t as, unw_word_t addr, char *buf, size_t
     return -UNW_ENOINFO; /* names are found at dump time (symbols.c) */
 }
 
-static unw_accessors_t accessors = /* fixed: libunwind keeps a copy in the address space */ {find_proc_info, put_unwind_info, get_dyn_info_list_addr, access_mem,
+/* Fixed for the process's life: the address space made with them keeps a copy. */
+static unw_accessors_t accessors = {find_proc_info, put_unwind_info, get_dyn_info_list_addr, access_mem,
                                     access_reg,     access_fpreg,    resume,                 get_proc_name};
 
 static int dwarf_walk(const void *ucv, js_raw_frame *out, int max, int *in_java)
