@@ -5,8 +5,9 @@
  * starts and whenever the loader's count of loads and unloads moves, a table is built of every loaded object's
  * executable range and a private copy of its .eh_frame_hdr and .eh_frame (made while the loader's lock holds the
  * object in place: core/native_prep.c), and published here by one index. A handler reads unwind data from the
- * copies, by the addresses the object had, so an object unloaded meanwhile costs nothing worse than a stale frame. A handler enters the
- * current table, counted, and leaves it; a replaced table is freed only once no handler is inside it.
+ * copies, by the addresses the object had, so an object unloaded meanwhile costs nothing worse than a stale frame.
+ * A handler enters the current table, counted, and leaves it; a replaced table is freed only once no handler is
+ * inside it.
  */
 #ifndef JS_NATIVE_OBJECTS_H
 #define JS_NATIVE_OBJECTS_H
