@@ -102,14 +102,19 @@ typedef struct js_grpc_call js_grpc_call;
 int js_grpc_global_init(char *err, size_t errlen);
 
 /* Open a call to path ("/pkg.Service/Method") that must end within deadline_ms; NULL on
- * allocation failure. Nothing is sent until the first send. */
-js_grpc_call *js_grpc_open(const js_grpc_channel *ch, const char *path, long long deadline_ms);
+ * allocation failure. Nothing is sent until the first send. request_size: the bytes of every framed
+ * message the call will send (5 + length each) when known, else -1. Give it whenever it is known:
+ * libcurl 7.88 ends a request of unknown size with an empty DATA frame, and when the whole answer is
+ * already buffered by then it hands over the trailers but never the headers and messages ("Empty
+ * reply from server", seen on loaded machines); a known size ends the request with its last frame.
+ * Still lost with libcurl 7.88: a refusal (trailers-only answer and RST_STREAM in one read) of a call whose
+ * request is still open; such a call ends at its deadline. */
+js_grpc_call *js_grpc_open(const js_grpc_channel *ch, const char *path, long long deadline_ms, long long request_size);
 /* Queue one message and drive until it is handed to the connection. JS_GRPC_OK or the status that
  * ended the call. */
 int js_grpc_send(js_grpc_call *c, const void *msg, size_t len);
-/* The same for the last message: the request ends (half-close) right after it, in one go. A server may
- * answer as soon as it has the message; libcurl 7.88 loses an answer that arrives in one burst with
- * the trailers while the request is still open, so unary calls always send this way. */
+/* The same for the last message: the request ends (half-close) right after it. A server may answer as
+ * soon as it has the message; unary calls send this way, with their size given to js_grpc_open. */
 int js_grpc_send_last(js_grpc_call *c, const void *msg, size_t len);
 /* Wait up to the deadline for the next server message: JS_GRPC_OK with *msg (owned by the call,
  * valid until the next call on c) and *len, or a status: the call ended (-1 never). A call that

@@ -34,6 +34,7 @@ struct js_grpc_call {
     js_grpc_reader rd;
     msg_node *head, *tail;
     size_t queued;            /* bytes of queued messages (capped) */
+    size_t body_bytes;        /* response body bytes seen, for error messages */
     msg_node *given;          /* the message the last recv returned */
     js_grpc_headers hd;
     int proto_error;
@@ -108,6 +109,7 @@ static size_t on_write(char *p, size_t size, size_t nmemb, void *ud)
 {
     js_grpc_call *c = ud;
     size_t n = size * nmemb, used = 0;
+    c->body_bytes += n;
     if (js_grpc_reader_feed(&c->rd, (const uint8_t *)p, n, &used, queue_msg, c, c->err, sizeof c->err) != 0) {
         c->proto_error = 1;
         return 0; /* libcurl aborts the transfer */
@@ -139,8 +141,9 @@ static int build_headers(js_grpc_call *c, const js_grpc_channel *ch, long long d
     return 0;
 }
 
-/* Easy-handle options for one call; 0 or -1. */
-static int setup_easy(js_grpc_call *c, const js_grpc_channel *ch, const char *path, long long deadline_ms)
+/* Easy-handle options for one call; 0 or -1. body_size: the request's size when known (unary), else -1. */
+static int setup_easy(js_grpc_call *c, const js_grpc_channel *ch, const char *path, long long deadline_ms,
+                      long long body_size)
 {
     char url[1400];
     snprintf(url, sizeof url, "%s://%s:%d%s", ch->tls ? "https" : "http", ch->host, ch->port, path);
@@ -152,6 +155,8 @@ static int setup_easy(js_grpc_call *c, const js_grpc_channel *ch, const char *pa
     bad |= curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, 1L) != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_FORBID_REUSE, 1L) != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_POST, 1L) != CURLE_OK;
+    /* A known size ends the request with its last DATA frame (why: js_grpc_open in grpc.h). */
+    if (body_size >= 0) bad |= curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_size) != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L) != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_HTTPHEADER, c->hdrs) != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_USERAGENT, USER_AGENT) != CURLE_OK;
@@ -178,7 +183,7 @@ static int setup_easy(js_grpc_call *c, const js_grpc_channel *ch, const char *pa
     return bad ? -1 : 0;
 }
 
-js_grpc_call *js_grpc_open(const js_grpc_channel *ch, const char *path, long long deadline_ms)
+js_grpc_call *js_grpc_open(const js_grpc_channel *ch, const char *path, long long deadline_ms, long long request_size)
 {
     js_grpc_call *c = calloc(1, sizeof *c);
     if (!c) return NULL;
@@ -190,8 +195,8 @@ js_grpc_call *js_grpc_open(const js_grpc_channel *ch, const char *path, long lon
     js_grpc_headers_init(&c->hd);
     c->easy = curl_easy_init();
     c->multi = curl_multi_init();
-    if (!c->easy || !c->multi || build_headers(c, ch, deadline_ms) != 0 || setup_easy(c, ch, path, deadline_ms) != 0 ||
-        curl_multi_add_handle(c->multi, c->easy) != CURLM_OK) {
+    if (!c->easy || !c->multi || build_headers(c, ch, deadline_ms) != 0 ||
+        setup_easy(c, ch, path, deadline_ms, request_size) != 0 || curl_multi_add_handle(c->multi, c->easy) != CURLM_OK) {
         js_grpc_close(c);
         return NULL;
     }
@@ -384,7 +389,7 @@ int js_grpc_unary(const js_grpc_channel *ch, const char *path, const void *req, 
 {
     *resp = NULL;
     *resp_len = 0;
-    js_grpc_call *c = js_grpc_open(ch, path, deadline_ms);
+    js_grpc_call *c = js_grpc_open(ch, path, deadline_ms, (long long)req_len + 5);
     if (!c) {
         snprintf(err, errlen, "cannot set up the call (out of memory or a bad option)");
         return JS_GRPC_INTERNAL;
@@ -393,7 +398,8 @@ int js_grpc_unary(const js_grpc_channel *ch, const char *path, const void *req, 
     if (st == JS_GRPC_OK) st = js_grpc_finish(c);
     if (st == JS_GRPC_OK && !c->head) {
         st = JS_GRPC_INTERNAL;
-        snprintf(c->err, sizeof c->err, "the server sent no response message");
+        snprintf(c->err, sizeof c->err, "the server sent no response message (HTTP %ld, %zu body bytes)",
+                 c->hd.http_status, c->body_bytes);
     }
     if (st == JS_GRPC_OK) {
         *resp = malloc(c->head->len ? c->head->len : 1);

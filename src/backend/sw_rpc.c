@@ -167,23 +167,20 @@ static int send_data(js_grpc_call *c, const Skywalking__V10__AsyncProfilerData *
 }
 
 /* The first message: metadata, and the error text for an error report (then also the last). */
-static int send_meta(js_grpc_call *c, js_sw_client *s, const js_spool_entry *e, const char *error, int64_t size,
-                     uint8_t *buf, size_t cap)
+static void fill_meta(Skywalking__V10__AsyncProfilerData *d, Skywalking__V10__AsyncProfilerMetaData *md,
+                      const js_spool_entry *e, const char *error, int64_t size)
 {
-    Skywalking__V10__AsyncProfilerMetaData md = SKYWALKING__V10__ASYNC_PROFILER_META_DATA__INIT;
-    md.service = (char *)e->service;
-    md.serviceinstance = (char *)e->instance;
-    md.taskid = (char *)e->id;
-    md.type = error ? SKYWALKING__V10__ASYNC_PROFILING_STATUS__EXECUTION_TASK_ERROR
-                    : SKYWALKING__V10__ASYNC_PROFILING_STATUS__PROFILING_SUCCESS;
-    md.contentsize = error ? -1 : (int32_t)size;
-    Skywalking__V10__AsyncProfilerData d = SKYWALKING__V10__ASYNC_PROFILER_DATA__INIT;
-    d.metadata = &md;
+    md->service = (char *)e->service;
+    md->serviceinstance = (char *)e->instance;
+    md->taskid = (char *)e->id;
+    md->type = error ? SKYWALKING__V10__ASYNC_PROFILING_STATUS__EXECUTION_TASK_ERROR
+                     : SKYWALKING__V10__ASYNC_PROFILING_STATUS__PROFILING_SUCCESS;
+    md->contentsize = error ? -1 : (int32_t)size;
+    d->metadata = md;
     if (error) {
-        d.result_case = SKYWALKING__V10__ASYNC_PROFILER_DATA__RESULT_ERROR_MESSAGE;
-        d.errormessage = (char *)error;
+        d->result_case = SKYWALKING__V10__ASYNC_PROFILER_DATA__RESULT_ERROR_MESSAGE;
+        d->errormessage = (char *)error;
     }
-    return send_data(c, &d, buf, cap, error != NULL);
 }
 
 /* Open the recording and check it is a whole JFR file; its fd, or -1 with why. */
@@ -278,10 +275,16 @@ js_upload_result js_sw_upload(js_sw_client *s, const js_spool_entry *e, uint64_t
     if (!e->error) fd = open_recording(e->jfr, &size, why, sizeof why);
     const char *error = e->error ? e->message : fd < 0 ? why : NULL;
     long long deadline = s->deadline_ms + size / (1 << 20) * 2000; /* 2 s per MiB beyond the call deadline */
-    js_grpc_call *c = js_grpc_open(&s->ch, "/skywalking.v10.AsyncProfilerTask/collect", deadline);
+    Skywalking__V10__AsyncProfilerMetaData md = SKYWALKING__V10__ASYNC_PROFILER_META_DATA__INIT;
+    Skywalking__V10__AsyncProfilerData d = SKYWALKING__V10__ASYNC_PROFILER_DATA__INIT;
+    fill_meta(&d, &md, e, error, size);
+    /* An error report is one message of known size (see js_grpc_open). An upload's size is left open: the server
+     * may end it after the first message (oversize), and its headers and go-ahead are read before the content. */
+    long long req_size = error ? 5 + (long long)skywalking__v10__async_profiler_data__get_packed_size(&d) : -1;
+    js_grpc_call *c = js_grpc_open(&s->ch, "/skywalking.v10.AsyncProfilerTask/collect", deadline, req_size);
     uint8_t meta[JS_TASK_MSG_MAX * 2 + 1024];
     js_upload_result res = JS_UP_RETRY;
-    int st = c ? send_meta(c, s, e, error, size, meta, sizeof meta) : JS_GRPC_RESOURCE_EXHAUSTED;
+    int st = c ? send_data(c, &d, meta, sizeof meta, error != NULL) : JS_GRPC_RESOURCE_EXHAUSTED;
     if (st != JS_GRPC_OK) {
         snprintf(err, errlen, "%s: %s", js_grpc_code_name(st), c ? js_grpc_error(c) : "cannot set up the call");
     } else if (error) { /* an error report: no answer is sent, only the status */
