@@ -136,6 +136,17 @@ static void entry(js_spool_entry *e, const char *id, size_t size, const char *di
     fclose(f);
 }
 
+/* A pending error report for task id. */
+static void error_entry(js_spool_entry *e, const char *id, const char *message)
+{
+    memset(e, 0, sizeof *e);
+    snprintf(e->id, sizeof e->id, "%s", id);
+    snprintf(e->service, sizeof e->service, "live-svc");
+    snprintf(e->instance, sizeof e->instance, "live-1");
+    e->error = 1;
+    snprintf(e->message, sizeof e->message, "%s", message);
+}
+
 /* The task id from POST /tasks. */
 static void new_task(const server *s, char *id, size_t len)
 {
@@ -213,12 +224,7 @@ static void test_error_report(void **state)
     char id[128], err[512], path[200];
     new_task(&srv, id, sizeof id);
     js_spool_entry e;
-    memset(&e, 0, sizeof e);
-    snprintf(e.id, sizeof e.id, "%s", id);
-    snprintf(e.service, sizeof e.service, "live-svc");
-    snprintf(e.instance, sizeof e.instance, "live-1");
-    e.error = 1;
-    snprintf(e.message, sizeof e.message, "cannot honour alloc");
+    error_entry(&e, id, "cannot honour alloc");
     uint64_t sent;
     assert_int_equal(js_sw_upload(&cli, &e, &sent, err, sizeof err), JS_UP_DONE);
     snprintf(path, sizeof path, "/tasks/%s/progress", id);
@@ -269,12 +275,7 @@ static void test_calls_while_crowded(void **state)
     char id[128], err[512];
     new_task(&srv, id, sizeof id);
     js_spool_entry e;
-    memset(&e, 0, sizeof e);
-    snprintf(e.id, sizeof e.id, "%s", id);
-    snprintf(e.service, sizeof e.service, "live-svc");
-    snprintf(e.instance, sizeof e.instance, "live-1");
-    e.error = 1;
-    snprintf(e.message, sizeof e.message, "crowded");
+    error_entry(&e, id, "crowded");
     pthread_t t[3];
     spinning = 1;
     for (int i = 0; i < 3; i++) assert_int_equal(pthread_create(&t[i], NULL, spin, NULL), 0);
