@@ -1,4 +1,7 @@
 import java.io.IOException;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.ServerSocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -31,7 +34,8 @@ import java.util.stream.Stream;
  * <li>{@code attach-errors}: each failure's exit code and the words of its message (no such process, not a JVM,
  *     -XX:+DisableAttachMechanism, a stopped JVM, a relative or missing library, a bad agent option, usage errors,
  *     another user attaching to root's JVM).</li>
- * <li>{@code attach-other-uid}: as root, into a JVM running as another user; {@code attach-namespace}: into a JVM
+ * <li>{@code attach-other-uid}: as root, into a JVM running as another user, past a dead root-owned socket planted
+ *     at its attach path (what a killed JVM of the same pid leaves); {@code attach-namespace}: into a JVM
  *     in its own pid and mount namespaces ({@code unshare --pid --mount-proc}).</li>
  * </ul>
  */
@@ -476,7 +480,7 @@ final class AttachChecks {
     }
 
     /** Into a JVM behind a wrapper (another user, another namespace): start, 3 s, stop; burnA dominates. */
-    void wrapped(String name, List<String> prefix, String why) {
+    void wrapped(String name, List<String> prefix, String why, boolean plantStale) {
         if (!t.selected(name)) {
             return;
         }
@@ -499,6 +503,9 @@ final class AttachChecks {
                 problems.add("the target JVM did not start (" + why + "): " + err);
             } else {
                 details.add("target pid " + pid + ": " + statusLine(pid, "Uid") + "; " + statusLine(pid, "NStgid"));
+                if (plantStale) {
+                    details.add(plantStaleSocket(pid));
+                }
                 expect("start", jsampler("start", "--lib", lib, "-i", "1ms", "-f", out.toString(), Long.toString(pid)),
                         0, "profiling started", problems, details);
                 Thread.sleep(3000);
@@ -541,13 +548,26 @@ final class AttachChecks {
         return key + ": ?";
     }
 
+    /**
+     * Leaves what a root JVM killed with SIGKILL leaves when its pid comes round again: a dead root-owned socket at
+     * the attach path. The target (another user) cannot replace it in the sticky /tmp, so the attach must clear it.
+     */
+    static String plantStaleSocket(long pid) throws IOException {
+        Path p = Path.of("/tmp/.java_pid" + pid);
+        Files.deleteIfExists(p);
+        try (ServerSocketChannel ch = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+            ch.bind(UnixDomainSocketAddress.of(p));
+        }
+        return "planted a dead socket owned by uid " + Files.getAttribute(p, "unix:uid") + " at " + p;
+    }
+
     void otherUid() {
         wrapped("attach-other-uid", List.of("/usr/bin/setpriv", "--reuid=" + NOBODY, "--regid=" + NOBODY,
-                "--clear-groups"), "as uid " + NOBODY);
+                "--clear-groups"), "as uid " + NOBODY, true);
     }
 
     void namespace() {
         wrapped("attach-namespace", List.of("/usr/bin/unshare", "--fork", "--pid", "--mount-proc"),
-                "in new pid and mount namespaces");
+                "in new pid and mount namespaces", false);
     }
 }

@@ -55,6 +55,12 @@ typedef struct {
 /* Read /proc/<pid> into t. JS_AT_OK, or JS_AT_NO_PROCESS with err. */
 js_attach_code js_target_inspect(int pid, js_target *t, char *err, size_t errlen);
 
+/* Remove a dead socket file that another user owns at the target's attach path: an earlier process with
+ * this pid left it (a JVM killed by SIGKILL keeps its socket), the JVM cannot replace another user's file
+ * in the sticky /tmp, and we could not connect to it. Call before js_attach_become: only root may remove
+ * it. JS_AT_OK (nothing there, the JVM's own, or removed), or JS_AT_PERMISSION with err naming the file. */
+js_attach_code js_attach_clear_stale(const js_target *t, char *err, size_t errlen);
+
 /* Take the target's effective uid and gid if they differ from ours (root only). JS_AT_OK, or
  * JS_AT_PERMISSION with err naming the fix. */
 js_attach_code js_attach_become(const js_target *t, char *err, size_t errlen);

@@ -56,6 +56,49 @@ static int socket_exists(const js_target *t)
     return stat(p, &st) == 0 && S_ISSOCK(st.st_mode);
 }
 
+/* The listener's address in addr; 0, or -1 with err when the path does not fit. */
+static int socket_addr(const js_target *t, struct sockaddr_un *addr, char *err, size_t errlen)
+{
+    char path[JS_AT_PATH_MAX];
+    socket_path(t, path, sizeof path);
+    memset(addr, 0, sizeof *addr);
+    addr->sun_family = AF_UNIX;
+    if (strlen(path) >= sizeof addr->sun_path) {
+        snprintf(err, errlen, "attach socket path too long: %s", path);
+        return -1;
+    }
+    memcpy(addr->sun_path, path, strlen(path) + 1);
+    return 0;
+}
+
+/* 1 if nothing listens on the socket file at addr (connect refused). */
+static int socket_dead(const struct sockaddr_un *addr)
+{
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return 0;
+    int dead = connect(fd, (const struct sockaddr *)addr, sizeof *addr) != 0 && errno == ECONNREFUSED;
+    close(fd);
+    return dead;
+}
+
+js_attach_code js_attach_clear_stale(const js_target *t, char *err, size_t errlen)
+{
+    struct sockaddr_un addr;
+    struct stat a, b;
+    if (socket_addr(t, &addr, err, errlen) != 0) return JS_AT_SYSTEM;
+    if (lstat(addr.sun_path, &a) != 0 || !S_ISSOCK(a.st_mode) || a.st_uid == t->uid) return JS_AT_OK;
+    const char *why = "a listener answers on it";
+    if (socket_dead(&addr)) { /* unlink only the file probed: the JVM may have just put its own there */
+        if (lstat(addr.sun_path, &b) != 0 || b.st_ino != a.st_ino || b.st_dev != a.st_dev) return JS_AT_OK;
+        if (unlink(addr.sun_path) == 0) return JS_AT_OK;
+        why = strerror(errno);
+    }
+    snprintf(err, errlen, "%s belongs to uid %u, not to uid %u of process %d: a file left by an earlier process with "
+             "this pid, which keeps the JVM from starting its attach listener, and it cannot be removed (%s); remove "
+             "it as root", addr.sun_path, (unsigned)a.st_uid, (unsigned)t->uid, t->pid, why);
+    return JS_AT_PERMISSION;
+}
+
 /* Create the trigger file in the JVM's working directory, else in its /tmp; path written to buf. 0 or -1. */
 static int create_trigger(const js_target *t, char *buf, size_t len)
 {
@@ -139,15 +182,7 @@ static js_attach_code exchange(const js_target *t, const char *const args[4], in
                                size_t textlen, char *err, size_t errlen)
 {
     struct sockaddr_un addr;
-    memset(&addr, 0, sizeof addr);
-    addr.sun_family = AF_UNIX;
-    char path[JS_AT_PATH_MAX];
-    socket_path(t, path, sizeof path);
-    if (strlen(path) >= sizeof addr.sun_path) {
-        snprintf(err, errlen, "attach socket path too long: %s", path);
-        return JS_AT_SYSTEM;
-    }
-    memcpy(addr.sun_path, path, strlen(path) + 1);
+    if (socket_addr(t, &addr, err, errlen) != 0) return JS_AT_SYSTEM;
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         snprintf(err, errlen, "socket: %s", strerror(errno));
@@ -158,7 +193,7 @@ static js_attach_code exchange(const js_target *t, const char *const args[4], in
     if (connect(fd, (struct sockaddr *)&addr, sizeof addr) != 0) {
         int e = errno;
         close(fd);
-        snprintf(err, errlen, "cannot connect to %s: %s", path, strerror(e));
+        snprintf(err, errlen, "cannot connect to %s: %s", addr.sun_path, strerror(e));
         return e == EACCES || e == EPERM ? JS_AT_PERMISSION : JS_AT_SYSTEM;
     }
     char req[4 * (ARG_MAX_LEN + 1) + 4];

@@ -221,6 +221,7 @@ static int run_agent(const cli_opts *o, const char *command)
     if (t.java_major && t.java_major != 17 && t.java_major != 25)
         fprintf(stderr, "jsampler: warning: process %d runs Java %s; jsampler is tested on 17 and 25\n", o->pid,
                 t.java_version);
+    if ((ac = js_attach_clear_stale(&t, err, sizeof err)) != JS_AT_OK) return js_cli_die(CLI_EXIT_ATTACH, "%s", err);
     if ((ac = js_attach_become(&t, err, sizeof err)) != JS_AT_OK) return js_cli_die(CLI_EXIT_ATTACH, "%s", err);
     if (t.is_jvm < 0 && geteuid() != t.uid)
         return js_cli_die(CLI_EXIT_ATTACH, "cannot read the memory map of process %d", o->pid);
