@@ -141,9 +141,9 @@ static int build_headers(js_grpc_call *c, const js_grpc_channel *ch, long long d
     return 0;
 }
 
-/* Easy-handle options for one call; 0 or -1. body_size: the request's size when known (unary), else -1. */
+/* Easy-handle options for one call; 0 or -1. request_size: as js_grpc_open takes it. */
 static int setup_easy(js_grpc_call *c, const js_grpc_channel *ch, const char *path, long long deadline_ms,
-                      long long body_size)
+                      long long request_size)
 {
     char url[1400];
     snprintf(url, sizeof url, "%s://%s:%d%s", ch->tls ? "https" : "http", ch->host, ch->port, path);
@@ -156,7 +156,8 @@ static int setup_easy(js_grpc_call *c, const js_grpc_channel *ch, const char *pa
     bad |= curl_easy_setopt(e, CURLOPT_FORBID_REUSE, 1L) != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_POST, 1L) != CURLE_OK;
     /* A known size ends the request with its last DATA frame (why: js_grpc_open in grpc.h). */
-    if (body_size >= 0) bad |= curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_size) != CURLE_OK;
+    if (request_size >= 0)
+        bad |= curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)request_size) != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L) != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_HTTPHEADER, c->hdrs) != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_USERAGENT, USER_AGENT) != CURLE_OK;
