@@ -151,6 +151,9 @@ public final class IntegrationTest {
         safely("attach-namespace", attach::namespace);
         EventChecks events = new EventChecks(this);
         safely("wall-split", events::wallSplit);
+        LoadChecks load = new LoadChecks(this);
+        safely("wall-loaded", load::wallLoaded);
+        safely("cpu-no-throttle", load::cpuNoThrottle);
         safely("alloc-split", events::allocSplit);
         safely("lock-split", events::lockSplit);
         safely("multi-event-jfr", events::multiEventJfr);

@@ -20,7 +20,10 @@
 #include <time.h>
 
 #include "core/thread_names.h"
+#include "sample/schedcount.h"
 #include "sample/threads.h"
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #define UNUSED __attribute__((unused))
 
@@ -293,6 +296,22 @@ static void test_names_bounded_oldest_ended_first(void **state UNUSED)
     js_threads_reset();
 }
 
+/* The switch-in count: read for the calling thread and by tid, the same while the thread does not sleep; it grows
+ * by at least one across a sleep; an unknown tid reads 0. */
+static void test_switch_ins(void **state)
+{
+    int tid = (int)syscall(SYS_gettid);
+    uint64_t a = js_sched_switch_ins(0);
+    if (a == 0) skip(); /* a kernel without schedstat */
+    uint64_t b = js_sched_switch_ins(tid);
+    assert_true(b >= a && b <= a + 1); /* at most one preemption in between */
+    struct timespec ts = {0, 2000000};
+    nanosleep(&ts, NULL);
+    uint64_t c = js_sched_switch_ins(0);
+    assert_true(c >= b + 1);
+    assert_int_equal(js_sched_switch_ins(0x7ffffff0), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -300,6 +319,7 @@ int main(void)
         cmocka_unit_test(test_concurrent_claims_and_signal_finds),
         cmocka_unit_test(test_names_by_serial),
         cmocka_unit_test(test_names_bounded_oldest_ended_first),
+        cmocka_unit_test(test_switch_ins),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -51,9 +51,9 @@ static int round_locked(void)
     js_stats_get(&s);
     if (s.throttled && !js_sess.throttle_logged) {
         js_sess.throttle_logged = 1;
-        js_warn("samples of some threads were throttled: their signal handlers took over an eighth of their time "
-                "(deep stacks at a short interval); their weight goes to their next sample. Consider a longer interval "
-                "or a smaller jstackdepth");
+        js_warn("samples of some threads were throttled: their signal handlers used over an eighth of their CPU time "
+                "(deep stacks at a short interval); those samples are counted under [throttled]. Consider a longer "
+                "interval or a smaller jstackdepth");
     }
     uint64_t now = js_session_now();
     if (js_sess.next_loop_ns && now >= js_sess.next_loop_ns) {
