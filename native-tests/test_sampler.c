@@ -87,7 +87,7 @@ static int fake_walk(void *uc, js_raw_frame *f, int max)
 static const js_walker fake_walker = {"fake", fake_init, fake_walk};
 
 /* Ours: queued with the marker value; anything else is foreign. */
-static uint64_t fake_weight(const siginfo_t *si, intptr_t handle)
+static uint64_t fake_weight(const siginfo_t *si, js_thread *t)
 {
     return si->si_code == SI_QUEUE && si->si_value.sival_int == OURS ? 1 : 0;
 }

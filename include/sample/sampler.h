@@ -32,9 +32,9 @@
 #include "sample/threads.h"
 #include "sample/walker.h"
 
-/* Signal-safe: the weight of a signal for the thread whose engine handle is given (-1 if the
- * thread is unknown), 0 if the signal is not ours. Supplied by the sampling engine. */
-typedef uint64_t (*js_weight_fn)(const siginfo_t *si, intptr_t handle);
+/* Signal-safe: the weight of a signal for thread t (NULL if the thread is unknown), 0 if the signal is not ours.
+ * Supplied by the sampling engine (engine.h). */
+typedef uint64_t (*js_weight_fn)(const siginfo_t *si, js_thread *t);
 
 /* One source of profiling signals in a session (cpu and wall may run together): its weight function and
  * the kind (JS_SK_*) of its samples. The handler asks each in turn; the first non-zero weight wins. For JS_SK_WALL

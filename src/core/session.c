@@ -139,8 +139,7 @@ static js_status start_locked(const js_args *a, char *out, size_t outlen)
     if (js_vmevents_start(a, js_sess.vm_note, sizeof js_sess.vm_note, err, sizeof err) != 0) {
         snprintf(out, outlen, "%s", err);
         js_error("%s", err);
-        js_arming_stop();
-        if (js_sampler_disarm()) js_sess.stores[0] = js_sess.stores[1] = NULL; /* never reuse what a handler may write */
+        if (js_arming_stop()) js_sess.stores[0] = js_sess.stores[1] = NULL; /* never reuse what a handler may write */
         js_session_close_outputs();
         return JS_ERR_ENGINE;
     }

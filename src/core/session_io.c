@@ -157,8 +157,7 @@ js_status js_session_stop_locked(const js_args *req, int from_housekeeper, char 
     else if (js_sess.hk_started) pthread_detach(js_sess.hk);
     js_sess.hk_started = 0;
     js_vmevents_stop();
-    js_arming_stop();
-    int left = js_sampler_disarm();
+    int left = js_arming_stop();
     if (left) {
         js_warn("%d signal handler(s) still running 1 s after sampling stopped; their buffers are abandoned", left);
         js_sess.stores[0] = js_sess.stores[1] = NULL; /* never reset or reuse what a handler may still write */

@@ -77,6 +77,15 @@ static int ctimer_thread_start(int tid, _Atomic intptr_t *handle, char *err, siz
     return 0;
 }
 
+/* Disarm: no more expiries; the id stays valid for a handler still running. */
+static void ctimer_thread_pause(_Atomic intptr_t *handle)
+{
+    int timerid = (int)atomic_load(handle);
+    struct itimerspec off;
+    memset(&off, 0, sizeof off);
+    if (timerid >= 0) syscall(SYS_timer_settime, timerid, 0, &off, NULL);
+}
+
 /* Delete always (the timer outlives its thread and holds a sigpending charge). */
 static void ctimer_thread_stop(_Atomic intptr_t *handle)
 {
@@ -110,8 +119,9 @@ static uint64_t rearm(int id)
     return passed;
 }
 
-static uint64_t ctimer_weight(const siginfo_t *si, intptr_t handle)
+static uint64_t ctimer_weight(const siginfo_t *si, js_thread *t)
 {
+    intptr_t handle = t ? atomic_load_explicit(&t->handle, memory_order_relaxed) : -1;
     if (si->si_code != SI_TIMER || handle < 0) return 0;
     if (si->si_timerid != (int)handle) return 0;
     uint64_t w = 1 + (uint64_t)(si->si_overrun > 0 ? si->si_overrun : 0);
@@ -126,6 +136,7 @@ const js_engine js_engine_ctimer = {
     .start = ctimer_start,
     .stop = ctimer_stop,
     .thread_start = ctimer_thread_start,
+    .thread_pause = ctimer_thread_pause,
     .thread_stop = ctimer_thread_stop,
     .sample_weight = ctimer_weight,
 };

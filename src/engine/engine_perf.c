@@ -123,6 +123,13 @@ static int perf_thread_start(int tid, _Atomic intptr_t *handle, char *err, size_
     return 0;
 }
 
+/* No new overflow; the fd stays valid for a handler still running. */
+static void perf_thread_pause(_Atomic intptr_t *handle)
+{
+    int fd = (int)atomic_load(handle);
+    if (fd >= 0) ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+}
+
 /* Disable first so no new overflow is raised, then forget the fd, then close it. */
 static void perf_thread_stop(_Atomic intptr_t *handle)
 {
@@ -139,14 +146,21 @@ static int perf_kernel_stack(intptr_t handle, uintptr_t *ips, int max)
     return handle >= 0 ? js_perf_ring_kernel_ips((int)handle, ips, max) : 0;
 }
 
-/* Ours if the kernel raised it (si_code > 0) for this thread's current counter. */
-static uint64_t perf_weight(const siginfo_t *si, intptr_t handle)
+/* Ours if the kernel raised it (si_code > 0) for this thread's current counter. With jitter, every
+ * JS_JITTER_RUN-th sample of a thread draws its next period (see the top of the file). */
+static uint64_t perf_weight(const siginfo_t *si, js_thread *t)
 {
+    intptr_t handle = t ? atomic_load_explicit(&t->handle, memory_order_relaxed) : -1;
     if (si->si_code <= 0 || handle < 0) return 0;
     if (si->si_fd != (int)handle) return 0;
     if (jitter_on) {
-        uint64_t next = js_jitter_next((uint64_t)period_ns, 1);
-        ioctl((int)handle, PERF_EVENT_IOC_PERIOD, &next);
+        uint32_t left = atomic_load_explicit(&t->engine_countdown, memory_order_relaxed);
+        if (left == 0) {
+            uint64_t next = js_jitter_next((uint64_t)period_ns, 1);
+            ioctl((int)handle, PERF_EVENT_IOC_PERIOD, &next);
+            left = JS_JITTER_RUN;
+        }
+        atomic_store_explicit(&t->engine_countdown, left - 1, memory_order_relaxed);
     }
     return 1;
 }
@@ -158,6 +172,7 @@ const js_engine js_engine_perf = {
     .start = perf_start,
     .stop = perf_stop,
     .thread_start = perf_thread_start,
+    .thread_pause = perf_thread_pause,
     .thread_stop = perf_thread_stop,
     .sample_weight = perf_weight,
     .kernel_stack = perf_kernel_stack,

@@ -217,7 +217,7 @@ static void wall_stop(void)
 }
 
 /* 1 if queued by this process with the wall tag, else 0 (the weight waits in the thread's slot: sampler.h). */
-static uint64_t wall_weight(const siginfo_t *si, intptr_t handle)
+static uint64_t wall_weight(const siginfo_t *si, js_thread *t)
 {
     if (si->si_code != SI_QUEUE || si->si_pid != W.pid) return 0;
     return (uint64_t)(uintptr_t)si->si_value.sival_ptr >> WALL_TAG_SHIFT == WALL_TAG;

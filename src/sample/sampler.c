@@ -336,7 +336,7 @@ static void handler(int signo, siginfo_t *si, void *uc)
     int kind = 0;
     js_kstack_fn kstack = NULL;
     for (int i = 0; i < S.nsrc && !w; i++)
-        if ((w = S.src[i].weight(si, t ? atomic_load_explicit(&t->handle, RLX) : -1)) != 0)
+        if ((w = S.src[i].weight(si, t)) != 0)
             kind = S.src[i].kind, kstack = S.src[i].kstack;
     if (w == 0) {
         js_stats_foreign_signal();
@@ -352,7 +352,7 @@ static void handler(int signo, siginfo_t *si, void *uc)
     }
     take_sample(uc, t, tid, t0, w, kind, kstack);
     uint64_t c1 = thread_cpu_ns();
-    js_stats_handler_ns(c1 - c0);
+    js_stats_handler_ns(now_ns() - t0); /* on the clock: what the thread waited, hypervisor exits included */
     if (kind == JS_SK_EXEC && t) pay(t, c0, c1); /* wall signals are paced by the wall engine, not budgeted */
 out:
     atomic_fetch_sub_explicit(&S.inside, 1, SC);

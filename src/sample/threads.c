@@ -115,6 +115,7 @@ static js_thread *claim_locked(int tid, int *created)
         atomic_store_explicit(&s->serial, atomic_fetch_add(&next_serial, 1), memory_order_relaxed);
         atomic_store_explicit(&s->armed, 0, memory_order_relaxed);
         atomic_store_explicit(&s->handle, -1, memory_order_relaxed);
+        atomic_store_explicit(&s->engine_countdown, 0, memory_order_relaxed);
         atomic_store_explicit(&s->seen, 0, memory_order_relaxed);
         atomic_store_explicit(&s->handler_cpu_ns, 0, memory_order_relaxed);
         atomic_store_explicit(&s->handler_credit_ns, 0, memory_order_relaxed);
