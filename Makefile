@@ -13,11 +13,13 @@ CFLAGS_COMMON := -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter
 CFLAGS   ?= -O2
 ALL_CFLAGS = $(CFLAGS_COMMON) $(CFLAGS)
 LDLIBS   := -lpthread -ldl -lrt -lm
-AGENT_LDLIBS := -lcurl -lprotobuf-c -lunwind-x86_64 -lunwind
+AGENT_LDLIBS := -lcurl -lprotobuf-c -lz -lunwind-x86_64 -lunwind
+TOOL_LDLIBS  := -lprotobuf-c -lz
 
 # Layers, one folder each (docs/ARCHITECTURE.md; `make check-layers` keeps them honest):
 #   util < sample < engine < core < agent;  util < output < jfr < core;  util < attach;  util < backend < agent;
-#   tool = attach + output + jfr + util. The backend's wire messages are generated from proto/ by protoc-c.
+#   tool = attach + output + jfr + util. The backend's wire messages and the pprof profile (output/) are generated
+#   from proto/ by protoc-c.
 # The CLI links the pure-C layers; the agent links everything. New files need no edit here.
 COMMON_SRCS := $(wildcard src/util/*.c src/output/*.c src/jfr/*.c) src/core/args.c
 PROTOS      := $(wildcard proto/*/*.proto)
@@ -34,6 +36,7 @@ COMMON_OBJS := $(COMMON_SRCS:src/%.c=$(BUILD)/obj/%.o)
 AGENT_OBJS  := $(AGENT_SRCS:src/%.c=$(BUILD)/obj/%.o)
 TOOL_OBJS   := $(TOOL_SRCS:src/%.c=$(BUILD)/obj/%.o)
 PB_OBJS     := $(PB_SRCS:$(BUILD)/gen/proto/%.c=$(BUILD)/obj/proto/%.o)
+PPROF_PB_OBJ := $(BUILD)/obj/proto/pprof/profile.pb-c.o
 GEN_HDRS    := $(BUILD)/gen/flamegraph_html.h $(PB_HDRS)
 
 LIB  := $(BUILD)/libjsampler.so
@@ -76,12 +79,12 @@ $(JAR): $(JAVA_SRCS)
 	$(JAVA_HOME)/bin/javac --release 8 -Xlint:-options -d $(BUILD)/java-api $(JAVA_SRCS)
 	$(JAVA_HOME)/bin/jar --create --file $@ -C $(BUILD)/java-api .
 
-$(TOOL): $(TOOL_OBJS) $(COMMON_OBJS)
-	$(CC) -o $@ $^ $(LDLIBS)
+$(TOOL): $(TOOL_OBJS) $(COMMON_OBJS) $(PPROF_PB_OBJ)
+	$(CC) -o $@ $^ $(LDLIBS) $(TOOL_LDLIBS)
 
 # ---- dependencies: install missing Debian packages without asking ----
-DEB_PKGS := libunwind-dev libprotobuf-c-dev protobuf-c-compiler libcurl4-openssl-dev libcmocka-dev \
-            pkg-config chromium nodejs npm jattach python3-grpcio python3-grpc-tools python3-protobuf openssl
+DEB_PKGS := libunwind-dev libprotobuf-c-dev protobuf-c-compiler libcurl4-openssl-dev libcmocka-dev zlib1g-dev \
+            pkg-config chromium nodejs npm jattach python3-grpcio python3-grpc-tools python3-protobuf openssl golang-go
 deps:
 	@sh tools/deps.sh $(DEB_PKGS)
 
