@@ -78,7 +78,7 @@ static int read_collapsed(FILE *f, const char *name, convert_opts *o, js_profile
 /* pprof reader (gzip-compressed or not): --sample-type, --lines, --threads. */
 static int read_pprof(FILE *f, const char *name, convert_opts *o, js_profile *p, char *err, size_t errlen)
 {
-    js_pprof_read_opts ro = {o->st_opt, o->jfr.lines, o->jfr.threads};
+    js_pprof_read_opts ro = {.sample_type = o->st_opt, .lines = o->jfr.lines, .threads = o->jfr.threads};
     int rc = js_pprof_read_file(f, name, &ro, p, &o->pprof, err, errlen);
     if (rc == 0 && o->pprof.time_ns > 0) o->start_ns = o->pprof.time_ns, o->end_ns = o->pprof.time_ns + o->pprof.duration_ns;
     return rc;
