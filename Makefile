@@ -45,7 +45,7 @@ JAR  := $(BUILD)/jsampler.jar
 JAVA_SRCS := $(wildcard src/java/jsampler/*.java)
 
 .PHONY: all deps test demo demo-task clean check-layers check-tsan native-test check-asan java-test backend-test jfr-test \
-        browser-test bench bench-smoke
+        pprof-test browser-test bench bench-smoke
 all: $(LIB) $(TOOL) $(JAR)
 
 # Header dependencies are tracked by the compiler (-MMD); the generated page header is an order-only prerequisite.
@@ -149,6 +149,11 @@ jfr-test: all
 	@sh native-tests/jfr_jdk_check.sh
 	@sh java-test-harness/jfr_check.sh
 
+# pprof: the agent's and the converter's files read by `go tool pprof` and by protobuf as SkyWalking's OAP reads them,
+# with the collapsed output's shares; our reader on what go tool pprof and a Go program's runtime/pprof write.
+pprof-test: all
+	@sh java-test-harness/pprof_check.sh
+
 # The SkyWalking task client end to end: JVMs with the agent against a grpcio test backend (java-test-harness/backend).
 backend-test: all
 	@/usr/bin/python3 java-test-harness/backend/run.py
@@ -166,6 +171,7 @@ test: deps
 	@$(MAKE) --no-print-directory java-test
 	@$(MAKE) --no-print-directory backend-test
 	@$(MAKE) --no-print-directory jfr-test
+	@$(MAKE) --no-print-directory pprof-test
 	@$(MAKE) --no-print-directory browser-test
 
 demo: deps all
