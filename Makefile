@@ -212,6 +212,20 @@ fuzz-jfr:
 	cd $(FUZZ_DIR) && ./fuzz_jfr_read -max_total_time=$(FUZZ_TIME) -max_len=131072 -timeout=10 -rss_limit_mb=2048 \
 	    -print_final_stats=1 corpus $(CURDIR)/native-tests/fuzz-corpus/jfr
 
+# ---- fuzzing the pprof reader (not part of make test): make fuzz-pprof [FUZZ_TIME=seconds], seeds in
+# native-tests/fuzz-corpus/pprof, what it finds in build/fuzz/corpus-pprof; fixed crashes go to fuzz-corpus/pprof-crashes
+# (test_pprof replays both). ----
+PPROF_FUZZ_SRCS := $(wildcard src/output/pprof_*.c) src/output/profile.c src/output/collapsed_read.c src/output/out_util.c
+.PHONY: fuzz-pprof
+fuzz-pprof: $(BUILD)/gen/proto/pprof/profile.pb-c.c
+	@sh tools/deps.sh clang libclang-rt-14-dev
+	@mkdir -p $(FUZZ_DIR)/corpus-pprof
+	$(FUZZ_CC) -std=gnu11 -g -O1 -D_GNU_SOURCE -Iinclude -I$(BUILD)/gen -I$(BUILD)/gen/proto -fsanitize=fuzzer,address,undefined \
+	    -fno-sanitize-recover=all -o $(FUZZ_DIR)/fuzz_pprof_read native-tests/fuzz_pprof_read.c $(PPROF_FUZZ_SRCS) $< \
+	    -lprotobuf-c -lz
+	cd $(FUZZ_DIR) && ./fuzz_pprof_read -max_total_time=$(FUZZ_TIME) -max_len=131072 -timeout=10 -rss_limit_mb=2048 \
+	    -print_final_stats=1 corpus-pprof $(CURDIR)/native-tests/fuzz-corpus/pprof
+
 # ---- memory soak (not part of make test): 10 minutes at 1 kHz on 8 threads with JFR streaming; see bench/soak.sh ----
 # ---- the agent's own cost on deep stacks with thread churn: see bench/agent_cost.sh ----
 # ---- the stack walker: 10 minutes of WalkStress at 1 kHz (soak-walker); handler cost per walker (walker-cost) ----

@@ -251,7 +251,7 @@ static uint64_t agg_hash(const uint64_t *ids, size_t n, const js_pprofr_label *l
 static int agg_equal(const js_pprofr *r, const js_pprofr_agg *a, const uint64_t *ids, size_t n,
                      const js_pprofr_label *lab, size_t nl)
 {
-    return a->nids == n && a->nlabels == nl && memcmp(r->ids + a->ids, ids, n * sizeof *ids) == 0 &&
+    return a->nids == n && a->nlabels == nl && (n == 0 || memcmp(r->ids + a->ids, ids, n * sizeof *ids) == 0) &&
            (nl == 0 || memcmp(r->labs + a->labels, lab, nl * sizeof *lab) == 0);
 }
 
@@ -349,7 +349,7 @@ static int read_sample(js_pprofr *r, size_t n, uint64_t off)
     r->nprev = 0;
     if (rc == 0 && n && n <= PREV_MAX && (r->prev || (r->prev = malloc(PREV_MAX)))) { /* remember it */
         memcpy(r->prev, r->field, n);
-        memcpy(r->prev_vals, s->value, s->n_value * sizeof *s->value);
+        if (s->n_value) memcpy(r->prev_vals, s->value, s->n_value * sizeof *s->value);
         r->prev_nvals = s->n_value;
         r->nprev = n;
         r->prev_agg = agg;
