@@ -29,6 +29,8 @@ int js_pprofr_fail(js_pprofr *r, uint64_t off, const char *fmt, ...)
             vsnprintf(r->err + n, r->errlen - (size_t)n, fmt, ap);
             va_end(ap);
         }
+        for (char *c = r->err; *c; c++) /* names from the input stay on the one line */
+            if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
     }
     return -1;
 }

@@ -104,7 +104,7 @@ typedef struct {
     size_t alloc_used;          /* bytes protobuf-c holds for the message being unpacked */
 } js_pprofr;
 
-/* One line "NAME: offset N: what" in the reader's err; -1. */
+/* One line "NAME: offset N: what" in the reader's err (control characters as '?'); -1. */
 __attribute__((format(printf, 3, 4))) int js_pprofr_fail(js_pprofr *r, uint64_t off, const char *fmt, ...);
 /* Makes room for one more element in *arr (n used, *cap allocated, elements of size sz), at most max; 0, or -1
  * with the error (naming what) set. */
