@@ -255,6 +255,11 @@ attach-cost: all
 agent-cost: all
 	@sh bench/agent_cost.sh
 
+# ---- pprof: one Sample per sample against the aggregated form, sizes and convert times (docs/BENCHMARKS.md) ----
+.PHONY: pprof-size
+pprof-size: all
+	@sh bench/pprof_size.sh
+
 event-cost: all
 	@/usr/bin/python3 bench/event_cost.py
 
