@@ -126,6 +126,13 @@ check_kind() {
     else
         fail "$n $k: go tool pprof -proto's file read differently"; cat "$w/goproto-$k.err"
     fi
+    # collapsed -> pprof by the CLI: samples/count, one per sample
+    if [ "$k" = cpu ] && "$CLI" convert "$w/$k.collapsed" "$w/fromcol.pb.gz" &&
+        "$PY" "$TOOL" raw "$w/fromcol.pb.gz" samples >"$w/fromcol.collapsed" && same_sorted "$w/fromcol.collapsed" "$w/$k.collapsed"; then
+        pass "$n $k: jsampler convert collapsed -> pprof, read by go tool pprof: the same stacks and counts"
+    elif [ "$k" = cpu ]; then
+        fail "$n $k: collapsed -> pprof"
+    fi
     # JFR -> pprof by the CLI
     if "$CLI" convert --event "$k" "$w/run.jfr" "$w/conv-$k.pb.gz" &&
         "$PY" "$TOOL" raw "$w/conv-$k.pb.gz" "$wt" >"$w/conv-$k.collapsed" &&
@@ -154,6 +161,12 @@ check_jdk() {
     for k in cpu wall alloc lock; do
         grep -q "wrote pprof profile .* to $w/run-$k.pb.gz" "$w/run.err" || { fail "$n: no pprof line for $k"; cat "$w/run.err"; return 0; }
     done
+    if ! "$home/bin/java" "-agentpath:$AGENT=start,pprof" -version >"$w/nofile.out" 2>&1 &&
+        grep -q "pprof profile (gzip-compressed) needs file=PATH" "$w/nofile.out"; then
+        pass "$n: start,pprof without file= stops the JVM at start-up with one line"
+    else
+        fail "$n: start,pprof without file="; cat "$w/nofile.out"
+    fi
     check_kind "$home" "$w" cpu samples cpu 1000000
     check_kind "$home" "$w" wall samples wall 50000000
     check_kind "$home" "$w" alloc alloc_space alloc_objects 0
