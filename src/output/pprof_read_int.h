@@ -101,6 +101,7 @@ typedef struct {
     uint32_t *lframes;
     size_t nlframes, cap_lframes;
     uint32_t *stack;
+    char name_buf[JS_PPROFR_NAME_MAX + 32]; /* a frame name being made */
     size_t alloc_used;          /* bytes protobuf-c holds for the message being unpacked */
 } js_pprofr;
 

@@ -101,7 +101,8 @@ static int push_lframe(js_pprofr *r, uint32_t f)
 /* Names location l's frames, its last line (the caller) first, into the pool; 0, or -1. */
 static int resolve_location(js_pprofr *r, js_pprofr_location *l, js_profile *p)
 {
-    static char name[JS_PPROFR_NAME_MAX + 32];
+    char *name = r->name_buf;
+    const size_t namecap = sizeof r->name_buf;
     const js_pprofr_mapping *m = l->mapping ? find(r->maps, r->nmaps, sizeof *r->maps, l->mapping) : NULL;
     if (l->mapping && !m)
         return js_pprofr_fail(r, l->off, "location %llu names mapping %llu, which the profile does not define",
@@ -112,8 +113,8 @@ static int resolve_location(js_pprofr *r, js_pprofr_location *l, js_profile *p)
         string_copy(r, m ? m->filename : 0, file, sizeof file);
         const char *base = strrchr(file, '/');
         base = base ? base + 1 : file;
-        if (*base) snprintf(name, sizeof name, "[%s]", base);
-        else snprintf(name, sizeof name, "0x%llx", (unsigned long long)l->address);
+        if (*base) snprintf(name, namecap, "[%s]", base);
+        else snprintf(name, namecap, "0x%llx", (unsigned long long)l->address);
         js_frame_type t = m ? frame_kind(r, m, 0, name) : JS_FT_NATIVE;
         if (push_lframe(r, js_profile_frame(p, name, t)) != 0) return -1;
     }
@@ -128,7 +129,7 @@ static int resolve_location(js_pprofr *r, js_pprofr_location *l, js_profile *p)
             return js_pprofr_fail(r, f->off, "function %llu names string %lld of %zu", (unsigned long long)f->id,
                                   (long long)(js_pprofr_string(r, f->name, &n) ? f->filename : f->name), r->nstr);
         string_copy(r, f->name, name, JS_PPROFR_NAME_MAX);
-        if (!name[0]) snprintf(name, sizeof name, "[unknown]");
+        if (!name[0]) snprintf(name, namecap, "[unknown]");
         js_frame_type t = frame_kind(r, m, f->filename, name);
         if (r->o->lines && ln->line > 0) snprintf(name + strlen(name), 32, ":%lld", (long long)ln->line);
         if (push_lframe(r, js_profile_frame(p, name, t)) != 0) return -1;
@@ -198,8 +199,10 @@ static int pick_type(js_pprofr *r, js_pprof_read_info *info)
     for (uint32_t i = 0; want && i < r->ntypes; i++)
         if (string_is(r, r->types[i].type, want)) return (int)i;
     if (want) return js_pprofr_fail(r, 0, "no sample type '%s' (the profile has %s)", want, types);
-    for (uint32_t i = 0; r->default_type > 0 && i < r->ntypes; i++)
-        if (r->types[i].type == r->default_type) return (int)i;
+    char deft[64];
+    string_copy(r, r->default_type, deft, sizeof deft);
+    for (uint32_t i = 0; deft[0] && i < r->ntypes; i++)
+        if (string_is(r, r->types[i].type, deft)) return (int)i;
     return (int)r->ntypes - 1;
 }
 
