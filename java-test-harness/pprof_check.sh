@@ -1,15 +1,18 @@
 #!/bin/sh
 # pprof with real readers (make pprof-test, part of make test):
-# for JDK 17 and JDK 25, one EventMix run with the agent recording cpu, wall, alloc and lock at once, each kind as a
-# pprof file (file=run-%e.pb.gz) and all of them in one JFR recording (jfrfile=); the collapsed stacks of the run are
-# `jsampler convert --event KIND` of that recording. For each kind:
+# for JDK 17 and JDK 25, one EventMix run with the agent recording cpu, wall, alloc and lock at once with native frames
+# (cstack=fp), each kind as a pprof file (file=run-%e.pb.gz) and all of them in one JFR recording (jfrfile=); the
+# collapsed stacks of the run are `jsampler convert --event KIND` of that recording. For each kind:
 #   - `go tool pprof -raw` reads the agent's pprof file: its stacks' values give the hot methods' shares of the
 #     collapsed output within 0.5 point, with the same total (samples, bytes or ns), for every sample type;
 #   - SkyWalking's OAP tree, rebuilt from protobuf's parse as its parser builds it (+1 per Sample message, frames
-#     found by position), counts the samples: for cpu and wall it is the collapsed output itself; for alloc and lock
-#     it has one sample per event of the recording (`jfr summary`);
-#   - our reader reads what `go tool pprof -proto` writes back to the same stacks;
-#   - `jsampler convert --event KIND run.jfr x.pb.gz` is read by go tool pprof with the same shares.
+#     found by position), counts the samples: for cpu and wall every stack's samples as go tool pprof reads them, the
+#     collapsed output's total; for alloc and lock one sample per event of the recording (`jfr summary`);
+#   - our reader reads what `go tool pprof -proto -symbolize=none` writes back to the same stacks (go tool pprof
+#     demangles C++ names again unless told not to);
+#   - `jsampler convert --event KIND run.jfr x.pb.gz` is read by go tool pprof with the same shares;
+#   - cpu: native, C++ and kernel frames are marked as such (their mappings), as the recording has them; collapsed
+#     stacks converted to pprof are read by go tool pprof to the same stacks and counts.
 # Then a Go program's own CPU and heap profiles (runtime/pprof, built here with the Go toolchain): `jsampler convert`
 # reads them to the stacks `go tool pprof -raw` shows, into every text format, and into JFR with --sample-type samples
 # (the JDK's jfr tool reads it), while a JFR of cpu nanoseconds is refused.
@@ -102,11 +105,12 @@ check_kind() {
         case $k in
         cpu | wall)
             sed 's/:[0-9]*;/;/g; s/:[0-9]* \([0-9]*\)$/ \1/' "$w/oap-$k.collapsed" >"$w/oap-$k.names"
-            if same_sorted "$w/oap-$k.names" "$w/$k.collapsed"; then
-                pass "$n $k: the OAP's tree counts every sample ($msgs Sample messages, the collapsed output's stacks and counts)"
+            if same_sorted "$w/oap-$k.names" "$w/go-$k-samples.collapsed" &&
+                [ "$msgs" -eq "$(awk '{s += $NF} END {print s}' "$w/$k.collapsed")" ]; then
+                pass "$n $k: the OAP's tree counts every sample ($msgs Sample messages, the samples of every stack go tool pprof shows)"
             else
-                fail "$n $k: the OAP's tree differs from the collapsed output"
-                diff "$w/oap-$k.names.sorted" "$w/$k.collapsed.sorted" | head -n 6
+                fail "$n $k: the OAP's tree differs from go tool pprof's samples"
+                diff "$w/oap-$k.names.sorted" "$w/go-$k-samples.collapsed.sorted" | head -n 6
             fi ;;
         alloc | lock)
             if [ "$msgs" -eq "$events" ] && [ "$msgs" -gt 0 ]; then
@@ -119,12 +123,19 @@ check_kind() {
         fail "$n $k: protobuf could not parse the agent's pprof"; cat "$w/oap-$k.count"
     fi
     # our reader on what go tool pprof writes
-    if go tool pprof -proto "$f" >"$w/goproto-$k.pb.gz" 2>"$w/goproto-$k.err" &&
+    if go tool pprof -proto -symbolize=none "$f" >"$w/goproto-$k.pb.gz" 2>"$w/goproto-$k.err" &&
         "$CLI" convert "$w/goproto-$k.pb.gz" "$w/goproto-$k.collapsed" && "$CLI" convert "$f" "$w/ours-$k.collapsed" &&
         same_sorted "$w/goproto-$k.collapsed" "$w/ours-$k.collapsed"; then
         pass "$n $k: jsampler convert reads go tool pprof -proto's file to the same stacks ($(wc -l <"$w/ours-$k.collapsed") stacks)"
     else
         fail "$n $k: go tool pprof -proto's file read differently"; cat "$w/goproto-$k.err"
+    fi
+    # frame kinds: native, C++ and kernel frames marked by their mappings, as the recording has them
+    if [ "$k" = cpu ] && "$CLI" convert --event cpu "$w/run.jfr" "$w/kinds.html" &&
+        r=$("$PY" "$TOOL" kinds "$f" "$w/kinds.html"); then
+        pass "$n $k: frame kinds in the agent's pprof (mappings) as in the recording: $r"
+    elif [ "$k" = cpu ]; then
+        fail "$n $k: frame kinds: ${r:-}"
     fi
     # collapsed -> pprof by the CLI: samples/count, one per sample
     if [ "$k" = cpu ] && "$CLI" convert "$w/$k.collapsed" "$w/fromcol.pb.gz" &&
@@ -156,7 +167,7 @@ check_jdk() {
     "$home/bin/javac" --release 17 -d "$w/classes" "$ROOT/java-test-harness/EventMix.java" \
         "$ROOT/java-test-harness/AllocSplit.java" "$ROOT/java-test-harness/LockSplit.java"
     echo "== JDK $1 ($("$home/bin/java" -version 2>&1 | head -n 1))"
-    "$home/bin/java" "-agentpath:$AGENT=start,event=cpu,alloc,lock,wall,interval=1ms,file=$w/run-%e.pb.gz,jfrfile=$w/run.jfr" \
+    "$home/bin/java" "-agentpath:$AGENT=start,event=cpu,alloc,lock,wall,interval=1ms,cstack=fp,file=$w/run-%e.pb.gz,jfrfile=$w/run.jfr" \
         -cp "$w/classes" EventMix 4 >"$w/run.out" 2>"$w/run.err" || { fail "$n run exited non-zero"; cat "$w/run.err"; return 0; }
     for k in cpu wall alloc lock; do
         grep -q "wrote pprof profile .* to $w/run-$k.pb.gz" "$w/run.err" || { fail "$n: no pprof line for $k"; cat "$w/run.err"; return 0; }

@@ -1,23 +1,34 @@
 #!/usr/bin/python3
 """pprof_tool.py - the checks pprof_check.sh makes on pprof files, with real readers.
 
-  raw FILE TYPE        `go tool pprof -raw FILE`, the values of sample type TYPE, as collapsed stacks (root first,
+  raw FILE TYPE        `go tool pprof -raw -symbolize=none FILE` (names as written: not demangled again), the values of sample type TYPE, as collapsed stacks (root first,
                        a location's inlined lines caller first, names without lines), stacks summed, sorted
   oap FILE PYDIR       FILE parsed by protobuf (Python, from proto/pprof/profile.proto compiled into PYDIR) and
                        built into a tree as SkyWalking's OAP builds it: location and function found by position
                        (id - 1), 1 added per Sample message, Sample.value never read, frames "function:line";
                        prints the tree's leaf counts as collapsed stacks, and to stderr the Sample messages
+  kinds FILE PAGE      the frame kinds `go tool pprof -raw FILE` shows (each location's mapping) against the kinds of
+                       the same names in flame graph PAGE: each native, C++ (libjvm), kernel and error frame must have
+                       its kind among those the page gives its name (Java kinds may differ: see jfr_check.sh; the JFR reader makes a
+                       bracketed name without a class, "[libc.so.6]", an error frame; names the page lacks are
+                       counted), and there must be native ones
   shares A B [N]       the N hottest methods of collapsed file A (by total share, then self share) against B: exits
                        1 when a share differs by more than 0.5 point or a total differs; prints the largest gap
 """
 import collections
 import gzip
+import json
+import re
 import subprocess
 import sys
 
+# jsampler's mapping names and the frame kinds (js_frame_type) they mark
+KINDS = {"[interpreted]": 0, "[jit]": 1, "[inlined]": 2, "[native]": 3, "[jvm]": 4, "[kernel.kallsyms]": 5,
+         "[c1]": 6, "[error]": 8}
+
 
 def go_raw(path, want_type):
-    out = subprocess.run(["go", "tool", "pprof", "-raw", path], capture_output=True, text=True)
+    out = subprocess.run(["go", "tool", "pprof", "-raw", "-symbolize=none", path], capture_output=True, text=True)
     if out.returncode != 0 or out.stderr.strip():
         sys.exit("go tool pprof -raw %s: exit %d: %s" % (path, out.returncode, out.stderr.strip()))
     lines = out.stdout.splitlines()
@@ -78,6 +89,40 @@ def oap(path, pydir):
     return leaves
 
 
+def kinds(path, page):
+    out = subprocess.run(["go", "tool", "pprof", "-raw", "-symbolize=none", path], capture_output=True, text=True,
+                         check=True)
+    lines = out.stdout.splitlines()
+    maps = {}
+    for line in lines[lines.index("Mappings") + 1:]:
+        num, _, rest = line.partition(": ")
+        maps[int(num)] = rest.split()[1]
+    located = {}
+    for line in lines[lines.index("Locations") + 1:lines.index("Mappings")]:
+        m = re.match(r"\s*\d+: 0x[0-9a-f]+ M=(\d+) (.*) \S*:\d+ s=\d+$", line)
+        if m:
+            located[m.group(2)] = KINDS[maps[int(m.group(1))]]
+    text = open(page, encoding="utf-8").read()
+    d = json.loads(re.search(r'<script id="fg-data" type="application/json">(.*?)</script>', text, re.S).group(1))
+    in_page = collections.defaultdict(set)
+    for name, t in zip(d["names"], d["types"]):
+        in_page[name].add(ord(t) - 48)
+    counts, bad, absent = collections.Counter(), [], 0
+    for name, k in located.items():
+        if k in (3, 4, 5, 8):
+            counts[k] += 1
+            if name not in in_page:  # named otherwise in the recording
+                absent += 1
+                continue
+            # a name may have several kinds in the page (a Java native method compiled in one stack); the JFR reader
+            # types a bracketed frame without a class ("[libc.so.6]") as an error frame
+            if k not in in_page[name] and not (k == 3 and name.startswith("[") and 8 in in_page[name]):
+                bad.append("%s: %d in pprof, %s in the page" % (name, k, sorted(in_page.get(name, ()))))
+    print("%d native, %d C++, %d kernel, %d error frames, %d not in the page, %d of another kind there%s" % (
+        counts[3], counts[4], counts[5], counts[8], absent, len(bad), (": " + "; ".join(bad[:3])) if bad else ""))
+    return 0 if not bad and counts[3] + counts[4] > 0 else 1
+
+
 def read_collapsed(path):
     stacks = collections.Counter()
     for line in open(path, encoding="utf-8"):
@@ -122,6 +167,8 @@ def main():
     elif cmd == "oap":
         for frames, w in sorted(oap(sys.argv[2], sys.argv[3]).items()):
             print("%s %d" % (frames, w))
+    elif cmd == "kinds":
+        sys.exit(kinds(sys.argv[2], sys.argv[3]))
     elif cmd == "shares":
         sys.exit(shares(sys.argv[2], sys.argv[3], int(sys.argv[4]) if len(sys.argv) > 4 else 10))
     else:
