@@ -93,6 +93,44 @@ static void test_single_insert_lookup(void **state UNUSED)
     js_store_destroy(s);
 }
 
+typedef struct {
+    uint32_t thread;
+    uint64_t weight, count;
+    int n;
+} count_log;
+
+static int log_count(uint32_t trace, uint32_t thread, uint64_t weight, uint64_t count, void *ctx)
+{
+    count_log *l = ctx;
+    if (thread == l->thread) l->weight = weight, l->count = count;
+    l->n++;
+    return 0;
+}
+
+/* Each add and add_again is one sample of its pair, whatever its weight (the allocations behind a byte weight). */
+static void test_pair_sample_count(void **state UNUSED)
+{
+    js_store *s = make(1024, 65536, 4096);
+    js_raw_frame st[2] = {jf(1, 1), jf(2, 2)};
+    uint32_t id = js_store_add(s, st, 2, 7, 5000);
+    assert_int_equal(js_store_add(s, st, 2, 7, 300), id);
+    assert_int_equal(js_store_add_again(s, id, 7, 2), 0);
+    assert_int_equal(js_store_add(s, st, 2, 8, 9), id);
+    count_log l = {.thread = 7};
+    assert_int_equal(js_store_foreach_pair_counted(s, log_count, &l), 0);
+    assert_int_equal(l.n, 2);
+    assert_int_equal(l.weight, 5302);
+    assert_int_equal(l.count, 3);
+    l = (count_log){.thread = 8};
+    js_store_foreach_pair_counted(s, log_count, &l);
+    assert_int_equal(l.count, 1);
+    js_store_reset(s);
+    l = (count_log){.thread = 7};
+    js_store_foreach_pair_counted(s, log_count, &l);
+    assert_int_equal(l.n, 0);
+    js_store_destroy(s);
+}
+
 /* The same frames (from a different buffer) map to the same id and one trace. */
 static void test_identical_stacks_share_id(void **state UNUSED)
 {
@@ -595,6 +633,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_single_insert_lookup),
+        cmocka_unit_test(test_pair_sample_count),
         cmocka_unit_test(test_identical_stacks_share_id),
         cmocka_unit_test(test_distinct_stacks_distinct_ids),
         cmocka_unit_test(test_adjacent_method_ids_distinct),

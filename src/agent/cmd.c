@@ -22,6 +22,10 @@ static js_status check_request(const js_args *a, char *out, size_t outlen)
         snprintf(out, outlen, "option 'jfr': a JFR recording needs file=PATH");
         return JS_ERR_ARGS;
     }
+    if (f == JS_OUT_PPROF && !a->file[0] && a->action != JS_ACTION_STATUS && a->action != JS_ACTION_VERSION) {
+        snprintf(out, outlen, "option 'pprof': a pprof profile (gzip-compressed) needs file=PATH, not the JVM's stdout");
+        return JS_ERR_ARGS;
+    }
     if (f == JS_OUT_JFR && a->jfrfile[0]) {
         snprintf(out, outlen, "option 'jfrfile=%s': file= is already a JFR recording", a->jfrfile);
         return JS_ERR_ARGS;

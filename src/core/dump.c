@@ -12,16 +12,42 @@
 
 #include "core/fold.h"
 #include "output/output.h"
+#include "output/pprof.h"
 #include "util/log.h"
+#include "util/version.h"
+
+/* The pprof profile of kind m->kind: its sample types and period from the session's options. */
+static int write_pprof(FILE *f, const js_profile *p, const js_args *a, const js_dump_meta *m, char *err,
+                       size_t errlen)
+{
+    js_pprof_opts o = {.kind = JS_PPROF_CPU, .time_ns = m->start_ns, .duration_ns = m->duration_ns,
+                       .comment = "jsampler " JS_VERSION};
+    switch (m->kind) {
+    case JS_KIND_WALL: o.kind = JS_PPROF_WALL, o.period = a->wall_ns; break;
+    case JS_KIND_ALLOC: o.kind = JS_PPROF_ALLOC, o.period = (int64_t)a->alloc_bytes; break;
+    case JS_KIND_LOCK: o.kind = JS_PPROF_LOCK; break;
+    default: /* the execution event: CPU time, or a count of events (perf counters, tracepoints) */
+        o.period = a->interval_ns;
+        if (js_event_is_count(a->event)) o.kind = JS_PPROF_EVENTS, o.event = js_kind_name(a, JS_KIND_EXEC);
+    }
+    js_pprof_stats st;
+    int rc = js_write_pprof(f, p, &o, &st, err, errlen);
+    if (rc == 0 && st.aggregated == 2)
+        js_warn("pprof: one Sample per sample would pass %llu MiB before compression: wrote one Sample per stack "
+                "with its sums (the SkyWalking OAP counts those as one sample each)", JS_PPROF_SPLIT_MAX >> 20);
+    return rc;
+}
 
 /* Run the writer for fmt. */
-static int write_format(FILE *f, js_out_format fmt, const js_profile *p, const js_args *a, char *err, size_t errlen)
+static int write_format(FILE *f, js_out_format fmt, const js_profile *p, const js_args *a, const js_dump_meta *m,
+                        char *err, size_t errlen)
 {
     switch (fmt) {
     case JS_OUT_FLAT: return js_write_flat(f, p, a->flat_top, err, errlen);
     case JS_OUT_TREE: return js_write_tree(f, p, err, errlen);
     case JS_OUT_HTML: return js_write_html(f, p, a->reverse, err, errlen);
     case JS_OUT_COLLAPSED: return js_write_collapsed(f, p, err, errlen);
+    case JS_OUT_PPROF: return write_pprof(f, p, a, m, err, errlen);
     default: snprintf(err, errlen, "output format %s is not supported by the agent", js_out_format_name(fmt)); return -1;
     }
 }
@@ -49,8 +75,8 @@ static FILE *open_output(const char *path)
 }
 
 /* Open path (stdout if empty), write, flush, close: every failure names the path. */
-static int write_file(const char *path, js_out_format fmt, const js_profile *p, const js_args *a, char *err,
-                      size_t errlen)
+static int write_file(const char *path, js_out_format fmt, const js_profile *p, const js_args *a,
+                      const js_dump_meta *m, char *err, size_t errlen)
 {
     const char *shown = path[0] ? path : "stdout";
     FILE *f = path[0] ? open_output(path) : stdout;
@@ -59,7 +85,7 @@ static int write_file(const char *path, js_out_format fmt, const js_profile *p, 
         return -1;
     }
     char why[512] = "";
-    int rc = write_format(f, fmt, p, a, why, sizeof why);
+    int rc = write_format(f, fmt, p, a, m, why, sizeof why);
     if (rc == 0 && fflush(f) != 0) snprintf(why, sizeof why, "%s", strerror(errno)), rc = -1;
     if (f != stdout && fclose(f) != 0 && rc == 0) snprintf(why, sizeof why, "%s", strerror(errno)), rc = -1;
     if (rc != 0) snprintf(err, errlen, "cannot write output '%s': %s", shown, why);
@@ -104,8 +130,10 @@ int js_dump_check_output(const char *pattern, char *err, size_t errlen)
     return 0;
 }
 
-int js_dump_write_profile(const js_profile *src, const js_args *a, char *msg, size_t msglen)
+int js_dump_write_profile(const js_profile *src, const js_args *a, const js_dump_meta *m, char *msg, size_t msglen)
 {
+    static const js_dump_meta exec = {JS_KIND_EXEC, 0, 0};
+    if (!m) m = &exec;
     char path[JS_PATH_MAX] = "";
     if (a->file[0] && js_expand_path(a->file, (int)getpid(), (long long)time(NULL), path, sizeof path) != 0) {
         snprintf(msg, msglen, "output path '%s' is too long after expansion", a->file);
@@ -127,7 +155,7 @@ int js_dump_write_profile(const js_profile *src, const js_args *a, char *msg, si
                     (unsigned long long)before, a->include, a->exclude);
         if ((rc = js_profile_normalize(&p)) != 0) snprintf(err, sizeof err, "out of memory sorting the profile");
     }
-    if (rc == 0) rc = write_file(path, fmt, &p, a, err, sizeof err);
+    if (rc == 0) rc = write_file(path, fmt, &p, a, m, err, sizeof err);
     if (rc == 0)
         js_debug("output %s: %zu distinct frames, %zu stacks, %llu samples", path[0] ? path : "stdout", p.nframes,
                  p.nstacks, (unsigned long long)p.total);

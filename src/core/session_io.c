@@ -112,7 +112,12 @@ static int write_text(js_profile profiles[JS_KINDS], const js_args *o, unsigned 
 {
     int rc = 0;
     msg[0] = 0;
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    uint64_t mono = js_session_now(), since = mono > js_sess.file_started_ns ? mono - js_sess.file_started_ns : 0;
+    int64_t real = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
     for (int k = 0; k < JS_KINDS; k++) {
+        js_dump_meta meta = {(js_kind)k, real - (int64_t)since, (int64_t)since};
         if (!js_kind_on(&js_sess.args, (js_kind)k)) continue;
         js_args w = *o;
         char one[1024], pattern[JS_PATH_MAX];
@@ -120,7 +125,7 @@ static int write_text(js_profile profiles[JS_KINDS], const js_args *o, unsigned 
                           js_expand_path_seq(pattern, (int)getpid(), (long long)time(NULL), seq, w.file, sizeof w.file) != 0)) {
             snprintf(one, sizeof one, "output path '%s' is too long after expansion", o->file);
             rc = -1;
-        } else if (js_dump_write_profile(&profiles[k], &w, one, sizeof one) != 0) {
+        } else if (js_dump_write_profile(&profiles[k], &w, &meta, one, sizeof one) != 0) {
             rc = -1;
         }
         size_t n = strlen(msg);
@@ -228,6 +233,7 @@ void js_session_next_file(void)
         else js_info("%s", msg);
         js_fold_free_profiles(js_sess.profiles);
         js_fold_init_profiles(js_sess.profiles);
+        js_sess.file_started_ns = js_session_now();
     }
     if (js_sess.jfr) {
         if (js_jfr_stream_stop(0, msg, sizeof msg) != 0) js_error("%s", msg);

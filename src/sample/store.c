@@ -25,6 +25,7 @@ typedef struct {
 typedef struct {
     _Atomic uint64_t key; /* trace id << 32 | thread; 0 = empty */
     _Atomic uint64_t weight;
+    _Atomic uint64_t count; /* samples added (each js_store_add or js_store_add_again is one) */
 } pair_slot;
 
 struct js_store {
@@ -147,7 +148,7 @@ static uint32_t trace_id(js_store *s, const js_raw_frame *frames, int n)
     return 0;
 }
 
-/* Add weight to the (trace, thread) pair; 0 on success, -1 when full. Signal-safe. */
+/* Add weight and one sample to the (trace, thread) pair; 0 on success, -1 when full. Signal-safe. */
 static int pair_add(js_store *s, uint32_t trace, uint32_t thread, uint64_t weight)
 {
     uint64_t key = ((uint64_t)trace << 32) | thread;
@@ -168,6 +169,7 @@ static int pair_add(js_store *s, uint32_t trace, uint32_t thread, uint64_t weigh
         }
         if (cur == key) {
             atomic_fetch_add_explicit(&e->weight, weight, memory_order_relaxed);
+            atomic_fetch_add_explicit(&e->count, 1, memory_order_relaxed);
             return 0;
         }
     }
@@ -234,19 +236,38 @@ const js_raw_frame *js_store_trace(const js_store *s, uint32_t id, int *n)
     return &s->arena[t->off];
 }
 
-int js_store_foreach_pair(const js_store *s, js_pair_fn fn, void *ctx)
+int js_store_foreach_pair_counted(const js_store *s, js_pair_counted_fn fn, void *ctx)
 {
     for (uint64_t i = 0; i <= s->pair_mask; i++) {
         pair_slot *e = &s->pairs[i];
         uint64_t key = atomic_load_explicit(&e->key, memory_order_acquire);
         uint64_t w = atomic_load_explicit(&e->weight, memory_order_relaxed);
+        uint64_t c = atomic_load_explicit(&e->count, memory_order_relaxed);
         if (!key || !w) continue;
         int n;
         if (!js_store_trace(s, (uint32_t)(key >> 32), &n)) continue;
-        int rc = fn((uint32_t)(key >> 32), (uint32_t)key, w, ctx);
+        int rc = fn((uint32_t)(key >> 32), (uint32_t)key, w, c, ctx);
         if (rc) return rc;
     }
     return 0;
+}
+
+typedef struct {
+    js_pair_fn fn;
+    void *ctx;
+} uncounted;
+
+/* js_pair_counted_fn that hands a pair to a js_pair_fn without its count. */
+static int drop_count(uint32_t trace, uint32_t thread, uint64_t weight, uint64_t count, void *ctx)
+{
+    uncounted *u = ctx;
+    return u->fn(trace, thread, weight, u->ctx);
+}
+
+int js_store_foreach_pair(const js_store *s, js_pair_fn fn, void *ctx)
+{
+    uncounted u = {fn, ctx};
+    return js_store_foreach_pair_counted(s, drop_count, &u);
 }
 
 uint32_t js_store_trace_id_at(const js_store *s, uint32_t seq)

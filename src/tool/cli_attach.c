@@ -56,7 +56,7 @@ static void verb_help(FILE *f, const char *verb)
             "  -i INTERVAL    sampling interval: 10ms (default), 1ms, 500us, or ns\n"
             "  -d SECONDS     collect: how long to profile\n"
             "  -f FILE        output file (made absolute here); its extension picks the format\n"
-            "  -o FORMAT      collapsed, flat, tree, html or jfr (overrides the extension)\n"
+            "  -o FORMAT      collapsed, flat, tree, html, jfr or pprof (overrides the extension)\n"
             "  -t             one root frame per thread\n"
             "  -I PATTERN     keep only stacks with a matching frame (repeatable)\n"
             "  -X PATTERN     drop stacks with a matching frame (repeatable)\n"
