@@ -146,22 +146,25 @@ int js_dump_write_profile(const js_profile *src, const js_args *a, const js_dump
     int rc = js_fold_copy(&p, src);
     if (rc != 0) snprintf(err, sizeof err, "out of memory building the profile");
     if (rc == 0) {
-        snprintf(p.title, sizeof p.title, "%s", a->title[0] ? a->title : "jsampler CPU profile");
-        snprintf(p.unit, sizeof p.unit, "samples");
+        static const char *const titles[JS_KINDS] = {"jsampler CPU profile", "jsampler wall-clock profile",
+                                                     "jsampler allocation profile", "jsampler lock profile"};
+        int k = m->kind >= 0 && m->kind < JS_KINDS ? (int)m->kind : 0;
+        snprintf(p.title, sizeof p.title, "%s", a->title[0] ? a->title : titles[k]);
+        snprintf(p.unit, sizeof p.unit, "%s", src->unit[0] ? src->unit : "samples"); /* bytes, ns: as folded */
         uint64_t before = p.total;
         js_profile_filter(&p, a->include, a->exclude);
         if (before && !p.total)
-            js_warn("include/exclude left 0 of %llu samples (include='%s' exclude='%s'): the output is empty",
-                    (unsigned long long)before, a->include, a->exclude);
+            js_warn("include/exclude left 0 of %llu %s (include='%s' exclude='%s'): the output is empty",
+                    (unsigned long long)before, p.unit, a->include, a->exclude);
         if ((rc = js_profile_normalize(&p)) != 0) snprintf(err, sizeof err, "out of memory sorting the profile");
     }
     if (rc == 0) rc = write_file(path, fmt, &p, a, m, err, sizeof err);
     if (rc == 0)
-        js_debug("output %s: %zu distinct frames, %zu stacks, %llu samples", path[0] ? path : "stdout", p.nframes,
-                 p.nstacks, (unsigned long long)p.total);
+        js_debug("output %s: %zu distinct frames, %zu stacks, %llu %s", path[0] ? path : "stdout", p.nframes,
+                 p.nstacks, (unsigned long long)p.total, p.unit);
     if (rc == 0)
-        snprintf(msg, msglen, "wrote %s profile (%llu samples, %zu stacks) to %s", js_out_format_name(fmt),
-                 (unsigned long long)p.total, p.nstacks, path[0] ? path : "stdout");
+        snprintf(msg, msglen, "wrote %s profile (%llu %s, %zu stacks) to %s", js_out_format_name(fmt),
+                 (unsigned long long)p.total, p.unit, p.nstacks, path[0] ? path : "stdout");
     else
         snprintf(msg, msglen, "%s", err);
     js_profile_free(&p);

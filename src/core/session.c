@@ -32,10 +32,11 @@ int js_profiler_running(void)
     return atomic_load(&js_sess.state) == JS_STATE_RUNNING;
 }
 
-/* "SIGPROF" etc. for logs. */
+/* "SIGPROF" etc. for logs; "none" for a session that takes no signal (alloc, lock). */
 static void signal_name(int signo, char *buf, size_t len)
 {
-    if (signo == SIGPROF) snprintf(buf, len, "SIGPROF");
+    if (signo <= 0) snprintf(buf, len, "none");
+    else if (signo == SIGPROF) snprintf(buf, len, "SIGPROF");
     else if (signo == SIGVTALRM) snprintf(buf, len, "SIGVTALRM");
     else snprintf(buf, len, "SIGRTMIN+%d", signo - SIGRTMIN);
 }
