@@ -174,6 +174,31 @@ static void test_distinct_stacks_distinct_ids(void **state UNUSED)
     js_store_destroy(s);
 }
 
+/* Deep stacks (the hash takes frames in four lanes): a change of one frame anywhere, two neighbours swapped (they sit
+ * in different lanes), the stack rotated by one or cut by one frame, each is a stack of its own. */
+static void test_deep_variants_distinct(void **state UNUSED)
+{
+    enum { D = 2000, V = 10 };
+    js_store *s = make(1024, (uint64_t)D * V * 2, 4096);
+    static js_raw_frame v[V][D + 1];
+    for (int k = 0; k < V; k++)
+        for (int i = 0; i <= D; i++) v[k][i] = jf((uint64_t)(i % 500) + 1, i % 7);
+    int pos[] = {0, 1, 2, 3, 1000, D - 1};
+    for (int k = 0; k < 6; k++) v[k + 1][pos[k]].bci += 1; /* one frame changed */
+    v[7][4] = v[0][5], v[7][5] = v[0][4];                  /* neighbours swapped */
+    for (int i = 0; i < D; i++) v[8][i] = v[0][(i + 1) % D]; /* rotated */
+    int n[V] = {D, D, D, D, D, D, D, D, D, D - 1};         /* the last: one frame shorter */
+    uint32_t id[V];
+    for (int k = 0; k < V; k++) {
+        id[k] = js_store_add(s, v[k], n[k], 1, 1);
+        assert_true(id[k] > 0);
+        for (int j = 0; j < k; j++) assert_int_not_equal(id[j], id[k]);
+    }
+    for (int k = 0; k < V; k++) assert_int_equal(js_store_add(s, v[k], n[k], 1, 1), id[k]); /* found again */
+    assert_int_equal(js_store_trace_count(s), V);
+    js_store_destroy(s);
+}
+
 /* Adjacent jmethodIDs (8 bytes apart, as HotSpot allocates them) with different bcis stay distinct. */
 static void test_adjacent_method_ids_distinct(void **state UNUSED)
 {
@@ -637,6 +662,7 @@ int main(void)
         cmocka_unit_test(test_identical_stacks_share_id),
         cmocka_unit_test(test_distinct_stacks_distinct_ids),
         cmocka_unit_test(test_adjacent_method_ids_distinct),
+        cmocka_unit_test(test_deep_variants_distinct),
         cmocka_unit_test(test_per_thread_attribution),
         cmocka_unit_test(test_foreach_sum_equals_total),
         cmocka_unit_test(test_frames_read_back_leaf_first),
