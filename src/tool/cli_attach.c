@@ -1,10 +1,12 @@
-/* cli_attach.c - the verbs that drive a running JVM: list, start, status, dump, stop, collect.
+/* cli_attach.c - the actions that drive a running JVM (start, resume, stop, dump, status, list, version,
+ * collect, attach-backend) and the list of JVMs.
  *
- * Each verb turns its flags (asprof's where asprof has one) into one agent command string, loads
- * the agent into the target with it (attach.h) and prints the agent's reply. The attach protocol
- * carries only the agent's return code, so the command also names a reply file in the target's
- * /tmp ("reply=PATH", read by the agent's Agent_OnAttach only), which the agent creates and we
- * read and remove.
+ * Each action becomes one agent command string (cli_args.c reads asprof's command line), loaded into the
+ * target with it (attach.h); the agent's reply is printed. The attach protocol carries only the agent's
+ * return code, so the command also names a reply file in the target's /tmp ("reply=PATH", read by the
+ * agent's Agent_OnAttach only), which the agent creates and we read and remove. A profile written without -f
+ * goes, as with asprof, through a file in the target's /tmp that we copy to our stdout and remove: stdout
+ * carries the profile (and status, list, version), stderr the agent's messages.
  */
 #include "cli_int.h"
 
@@ -21,162 +23,22 @@
 
 #include "attach/attach.h"
 
-#define CMD_MAX 1024      /* the attach protocol's limit on one argument */
 #define DEFAULT_TIMEOUT_MS 6000
+#define OUT_CHUNK 65536
 
+/* The target, resolved once for every command of a run. */
 typedef struct {
-    const char *verb;
-    const char *event, *interval, *file, *format, *title, *lib, *raw;
-    char include[512], exclude[512];
-    int threads;
-    long duration_s;
-    int timeout_ms;
-    int pid;
-} cli_opts;
+    js_target t;
+    char lib[PATH_MAX]; /* the library's path as the target sees it */
+} cli_target;
 
-static void verb_help(FILE *f, const char *verb)
-{
-    fprintf(f,
-            "Usage: jsampler %s [OPTIONS] PID [-- AGENT_OPTIONS]\n"
-            "\n"
-            "  list                     running JVMs: pid, JDK, whether they can be attached, main class or jar\n"
-            "  start PID                start profiling (-e, -i, -f, -o, -t, -I, -X, --title)\n"
-            "  status PID               the session: state, event, interval, elapsed, samples, drops, failed walks,\n"
-            "                           samples per second\n"
-            "  dump PID                 write the profile so far without stopping (-f, -o)\n"
-            "  stop PID                 stop and write the profile (-f, -o)\n"
-            "  collect -d SECONDS PID   start, wait (Ctrl-C stops early and still writes), stop\n"
-            "  attach-backend PID OPTS  start the SkyWalking task client in the JVM; OPTS as with -agentpath:\n"
-            "                           backend=HOST:PORT,service=NAME[,instance=,token=,tls,cafile=,poll=,...]\n"
-            "\n"
-            "Options:\n"
-            "  -e EVENT       cpu (default), ctimer, itimer, wall, alloc, lock, page-faults,\n"
-            "                 context-switches, cpu-migrations, task-clock, cpu-clock or a hardware\n"
-            "                 counter; more events after --, e.g. -- alloc,lock,file=p-%%e.html\n"
-            "  -i INTERVAL    sampling interval: 10ms (default), 1ms, 500us, or ns\n"
-            "  -d SECONDS     collect: how long to profile\n"
-            "  -f FILE        output file (made absolute here); its extension picks the format\n"
-            "  -o FORMAT      collapsed, flat, tree, html, jfr or pprof (overrides the extension)\n"
-            "  -t             one root frame per thread\n"
-            "  -I PATTERN     keep only stacks with a matching frame (repeatable)\n"
-            "  -X PATTERN     drop stacks with a matching frame (repeatable)\n"
-            "  --title TITLE  title of the flame graph and of the flat and tree headers\n"
-            "  --lib PATH     agent library (default: libjsampler.so beside this program)\n"
-            "  --timeout MS   how long to wait for the JVM's attach listener (default %d)\n"
-            "  -- OPTIONS     any agent option string, as with -agentpath, appended to the command\n"
-            "\n"
-            "Exit status: 0 done; 2 usage error; 4 the JVM could not be attached (no such process, not a JVM,\n"
-            "permission, attach disabled, timed out, library unusable); 5 the agent refused the command (bad\n"
-            "option, or the session is not in the right state: e.g. stop while idle). Each failure prints one line.\n",
-            verb ? verb : "VERB", DEFAULT_TIMEOUT_MS);
-}
-
-/* Append ",text" to cmd (bounded); -1 if it does not fit. */
+/* Append ",key[=val]" to cmd (bounded); -1 if it does not fit. */
 static int add(char *cmd, size_t len, const char *key, const char *val)
 {
+    if (!key || !key[0]) return 0;
     size_t n = strlen(cmd);
     int w = snprintf(cmd + n, len - n, "%s%s%s%s", n ? "," : "", key, val ? "=" : "", val ? val : "");
     return w < 0 || (size_t)w >= len - n ? -1 : 0;
-}
-
-/* pattern appended to a '|'-joined list. */
-static int add_pattern(char *list, size_t len, const char *p)
-{
-    size_t n = strlen(list);
-    int w = snprintf(list + n, len - n, "%s%s", n ? "|" : "", p);
-    return w < 0 || (size_t)w >= len - n ? -1 : 0;
-}
-
-/* Parse flags and the pid; 0, or an exit code. */
-static int parse(int argc, char **argv, cli_opts *o)
-{
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
-        int takes = !strcmp(a, "-e") || !strcmp(a, "-i") || !strcmp(a, "-d") || !strcmp(a, "-f") ||
-                    !strcmp(a, "-o") || !strcmp(a, "-I") || !strcmp(a, "-X") || !strcmp(a, "--title") ||
-                    !strcmp(a, "--lib") || !strcmp(a, "--timeout");
-        if (takes && !next) return js_cli_die(CLI_EXIT_USAGE, "%s: %s needs a value (see jsampler %s --help)", o->verb, a, o->verb);
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            verb_help(stdout, o->verb);
-            return -1;
-        } else if (!strcmp(a, "--")) {
-            o->raw = i + 1 < argc ? argv[i + 1] : NULL;
-            if (i + 2 < argc) return js_cli_die(CLI_EXIT_USAGE, "%s: give the agent options after -- as one argument", o->verb);
-            break;
-        } else if (!strcmp(a, "-e")) o->event = next;
-        else if (!strcmp(a, "-i")) o->interval = next;
-        else if (!strcmp(a, "-f")) o->file = next;
-        else if (!strcmp(a, "-o")) o->format = next;
-        else if (!strcmp(a, "--title")) o->title = next;
-        else if (!strcmp(a, "--lib")) o->lib = next;
-        else if (!strcmp(a, "-t")) o->threads = 1;
-        else if (!strcmp(a, "-d")) {
-            char *end;
-            o->duration_s = strtol(next, &end, 10);
-            if (*end || o->duration_s <= 0) return js_cli_die(CLI_EXIT_USAGE, "%s: -d expects seconds > 0, not '%s'", o->verb, next);
-        } else if (!strcmp(a, "--timeout")) {
-            char *end;
-            o->timeout_ms = (int)strtol(next, &end, 10);
-            if (*end || o->timeout_ms <= 0) return js_cli_die(CLI_EXIT_USAGE, "%s: --timeout expects ms > 0", o->verb);
-        } else if (!strcmp(a, "-I") || !strcmp(a, "-X")) {
-            char *list = a[1] == 'I' ? o->include : o->exclude;
-            if (add_pattern(list, sizeof o->include, next) != 0) return js_cli_die(CLI_EXIT_USAGE, "%s: patterns too long", o->verb);
-        } else if (a[0] == '-') {
-            return js_cli_die(CLI_EXIT_USAGE, "%s: unknown option '%s' (see jsampler %s --help)", o->verb, a, o->verb);
-        } else if (!o->pid) {
-            char *end;
-            long pid = strtol(a, &end, 10);
-            if (*end || pid <= 0 || pid > INT_MAX) return js_cli_die(CLI_EXIT_USAGE, "%s: '%s' is not a process id", o->verb, a);
-            o->pid = (int)pid;
-        } else if (!strcmp(o->verb, "attach-backend") && !o->raw) {
-            o->raw = a; /* the task client's options */
-        } else {
-            return js_cli_die(CLI_EXIT_USAGE, "%s: unexpected argument '%s'", o->verb, a);
-        }
-        if (takes) i++;
-    }
-    if (!o->pid) return js_cli_die(CLI_EXIT_USAGE, "%s: which JVM? give its pid (see jsampler list)", o->verb);
-    if (!strcmp(o->verb, "attach-backend") && (!o->raw || !strstr(o->raw, "backend=")))
-        return js_cli_die(CLI_EXIT_USAGE, "attach-backend: give the task client's options after the pid, like "
-                                          "backend=oap.example:11800,service=checkout");
-    if (!strcmp(o->verb, "collect") && !o->duration_s) return js_cli_die(CLI_EXIT_USAGE, "collect: -d SECONDS is required");
-    return 0;
-}
-
-/* The output options of a command: file (absolute), format, threads, filters, title. 0 or -1. */
-static int add_outputs(const cli_opts *o, char *cmd, size_t len)
-{
-    char abs[PATH_MAX + 2];
-    if (o->file) {
-        if (o->file[0] == '/') snprintf(abs, sizeof abs, "%s", o->file);
-        else {
-            char cwd[PATH_MAX];
-            if (!getcwd(cwd, sizeof cwd)) return -1;
-            if (snprintf(abs, sizeof abs, "%s/%s", cwd, o->file) >= (int)sizeof abs) return -1;
-        }
-        if (add(cmd, len, "file", abs) != 0) return -1;
-    }
-    if (o->format && add(cmd, len, o->format, NULL) != 0) return -1;
-    if (o->threads && add(cmd, len, "threads", NULL) != 0) return -1;
-    if (o->include[0] && add(cmd, len, "include", o->include) != 0) return -1;
-    if (o->exclude[0] && add(cmd, len, "exclude", o->exclude) != 0) return -1;
-    if (o->title && add(cmd, len, "title", o->title) != 0) return -1;
-    return 0;
-}
-
-/* The agent command for verb ("start" for collect's first step). 0 or an exit code. */
-static int build(const cli_opts *o, const char *verb, char *cmd, size_t len)
-{
-    cmd[0] = 0;
-    int rc = strcmp(verb, "attach-backend") ? add(cmd, len, verb, NULL) : 0; /* its options are the whole command */
-    if (!strcmp(verb, "start")) {
-        if (!rc && o->event) rc = add(cmd, len, "event", o->event);
-        if (!rc && o->interval) rc = add(cmd, len, "interval", o->interval);
-    }
-    if (!rc && (!strcmp(verb, "start") || !strcmp(verb, "stop") || !strcmp(verb, "dump"))) rc = add_outputs(o, cmd, len);
-    if (!rc && o->raw && o->raw[0]) rc = add(cmd, len, o->raw, NULL);
-    if (rc) return js_cli_die(CLI_EXIT_USAGE, "%s: the agent command is longer than %d bytes", o->verb, CMD_MAX);
-    return 0;
 }
 
 /* Default agent library: libjsampler.so beside this executable. */
@@ -190,6 +52,31 @@ static int default_lib(char *buf, size_t len)
     if (!slash) return -1;
     *slash = 0;
     return snprintf(buf, len, "%s/libjsampler.so", exe) < (int)len ? 0 : -1;
+}
+
+/* Inspect the target, take its user, place the library. 0, or an exit code. */
+static int prepare(const cli_opts *o, cli_target *ct)
+{
+    js_target *t = &ct->t;
+    char err[1024];
+    js_attach_code ac = js_target_inspect(o->pid, t, err, sizeof err);
+    if (ac != JS_AT_OK) return js_cli_die(CLI_EXIT_ATTACH, "%s", err);
+    if (t->is_jvm == 0)
+        return js_cli_die(CLI_EXIT_ATTACH, "process %d is not a HotSpot JVM (no libjvm.so in its memory map; see jsampler list)",
+                          o->pid);
+    if (t->java_major && t->java_major != 17 && t->java_major != 25)
+        fprintf(stderr, "jsampler: warning: process %d runs Java %s; jsampler is tested on 17 and 25\n", o->pid,
+                t->java_version);
+    if ((ac = js_attach_clear_stale(t, err, sizeof err)) != JS_AT_OK) return js_cli_die(CLI_EXIT_ATTACH, "%s", err);
+    if ((ac = js_attach_become(t, err, sizeof err)) != JS_AT_OK) return js_cli_die(CLI_EXIT_ATTACH, "%s", err);
+    if (t->is_jvm < 0 && geteuid() != t->uid)
+        return js_cli_die(CLI_EXIT_ATTACH, "cannot read the memory map of process %d", o->pid);
+    char lib[PATH_MAX];
+    if (o->libpath) snprintf(lib, sizeof lib, "%s", o->libpath);
+    else if (default_lib(lib, sizeof lib) != 0) return js_cli_die(CLI_EXIT_ATTACH, "cannot find libjsampler.so beside jsampler");
+    if ((ac = js_attach_place_library(t, lib, ct->lib, sizeof ct->lib, err, sizeof err)) != JS_AT_OK)
+        return js_cli_die(CLI_EXIT_ATTACH, "%s", err);
+    return 0;
 }
 
 /* Read and remove the reply file; its text (after the status line) into out. */
@@ -208,45 +95,87 @@ static void take_reply(const char *path, char *out, size_t len)
     if (nl) memmove(out, nl + 1, strlen(nl + 1) + 1);
 }
 
-/* Attach to o->pid and run one agent command; prints the reply. 0, or an exit code. */
-static int run_agent(const cli_opts *o, const char *command)
+/* A name in the target's /tmp for a file the agent writes and we read: "/tmp/.jsampler-<what>-<nspid>-<pid>-<ns>". */
+static void tmp_name(const cli_target *ct, const char *what, char *out, size_t len)
 {
-    js_target t;
-    char err[1024];
-    js_attach_code ac = js_target_inspect(o->pid, &t, err, sizeof err);
-    if (ac != JS_AT_OK) return js_cli_die(CLI_EXIT_ATTACH, "%s", err);
-    if (t.is_jvm == 0)
-        return js_cli_die(CLI_EXIT_ATTACH, "process %d is not a HotSpot JVM (no libjvm.so in its memory map; see jsampler list)",
-                    o->pid);
-    if (t.java_major && t.java_major != 17 && t.java_major != 25)
-        fprintf(stderr, "jsampler: warning: process %d runs Java %s; jsampler is tested on 17 and 25\n", o->pid,
-                t.java_version);
-    if ((ac = js_attach_clear_stale(&t, err, sizeof err)) != JS_AT_OK) return js_cli_die(CLI_EXIT_ATTACH, "%s", err);
-    if ((ac = js_attach_become(&t, err, sizeof err)) != JS_AT_OK) return js_cli_die(CLI_EXIT_ATTACH, "%s", err);
-    if (t.is_jvm < 0 && geteuid() != t.uid)
-        return js_cli_die(CLI_EXIT_ATTACH, "cannot read the memory map of process %d", o->pid);
-    char lib[PATH_MAX], where[PATH_MAX];
-    if (o->lib) snprintf(lib, sizeof lib, "%s", o->lib);
-    else if (default_lib(lib, sizeof lib) != 0) return js_cli_die(CLI_EXIT_ATTACH, "cannot find libjsampler.so beside jsampler");
-    if ((ac = js_attach_place_library(&t, lib, where, sizeof where, err, sizeof err)) != JS_AT_OK)
-        return js_cli_die(CLI_EXIT_ATTACH, "%s", err);
-    char name[96], local[600], opts[CMD_MAX + 128], text[4096], reply[16384];
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
-    snprintf(name, sizeof name, "/tmp/.jsampler-reply-%d-%d-%ld", t.nspid, (int)getpid(), (long)now.tv_nsec);
-    snprintf(local, sizeof local, "%s%s", t.root, name);
-    snprintf(opts, sizeof opts, "%s,reply=%s", command, name);
+    snprintf(out, len, "/tmp/.jsampler-%s-%d-%d-%ld", what, ct->t.nspid, (int)getpid(), (long)now.tv_nsec);
+}
+
+/* Run one agent command in the target; the reply goes to stdout (to_stdout) or stderr. 0, or an exit code. */
+static int run_agent(const cli_opts *o, const cli_target *ct, const char *command, int to_stdout)
+{
+    char name[96], local[600], opts[CLI_CMD_MAX + 128], text[4096], reply[16384], err[1024];
+    tmp_name(ct, "reply", name, sizeof name);
+    snprintf(local, sizeof local, "%s%s", ct->t.root, name);
+    if (snprintf(opts, sizeof opts, "%s%sreply=%s", command, command[0] ? "," : "", name) >= (int)sizeof opts)
+        return js_cli_die(CLI_EXIT_USAGE, "the agent command is longer than %d bytes", CLI_CMD_MAX);
     int agent_rc;
-    ac = js_attach_load(&t, where, opts, o->timeout_ms ? o->timeout_ms : DEFAULT_TIMEOUT_MS, &agent_rc, text,
-                        sizeof text, err, sizeof err);
+    js_attach_code ac = js_attach_load(&ct->t, ct->lib, opts, o->attach_timeout_ms ? o->attach_timeout_ms : DEFAULT_TIMEOUT_MS,
+                                       &agent_rc, text, sizeof text, err, sizeof err);
     take_reply(local, reply, sizeof reply);
     if (ac != JS_AT_OK) return js_cli_die(CLI_EXIT_ATTACH, "%s", err);
     size_t n = strlen(reply);
     while (n && reply[n - 1] == '\n') reply[--n] = 0;
     if (agent_rc != 0)
         return js_cli_die(CLI_EXIT_AGENT, "%s", reply[0] ? reply : "the agent refused the command (see the JVM's log)");
-    if (reply[0]) printf("%s\n", reply);
+    if (reply[0]) fprintf(to_stdout ? stdout : stderr, "%s\n", reply);
     return fflush(stdout) == 0 ? 0 : CLI_EXIT_IO;
+}
+
+/* Copy the file the agent wrote (path as the target sees it) to our stdout and remove it. 0, or an exit code. */
+static int print_output(const cli_target *ct, const char *path)
+{
+    char local[600];
+    snprintf(local, sizeof local, "%s%s", ct->t.root, path);
+    int fd = open(local, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return 0; /* nothing was written there (e.g. the session's output is a JFR file of its own) */
+    static char buf[OUT_CHUNK];
+    ssize_t r;
+    int rc = 0;
+    while ((r = read(fd, buf, sizeof buf)) > 0)
+        if (fwrite(buf, 1, (size_t)r, stdout) != (size_t)r) rc = CLI_EXIT_IO;
+    if (r < 0) rc = js_cli_die(CLI_EXIT_IO, "cannot read the profile at %s: %s", local, strerror(errno));
+    close(fd);
+    unlink(local);
+    if (fflush(stdout) != 0) rc = CLI_EXIT_IO;
+    return rc;
+}
+
+/* -f made absolute (asprof does so with its own working directory), or the temporary output in the target's /tmp
+ * when tmp is given and there is no -f. 0 or an exit code. */
+static int output_path(const cli_opts *o, const cli_target *ct, int tmp, char *out, size_t len)
+{
+    out[0] = 0;
+    if (o->file && o->file[0] == '/') {
+        snprintf(out, len, "%s", o->file);
+    } else if (o->file) {
+        char cwd[PATH_MAX];
+        if (!getcwd(cwd, sizeof cwd) || snprintf(out, len, "%s/%s", cwd, o->file) >= (int)len)
+            return js_cli_die(CLI_EXIT_USAGE, "-f %s: the path is too long", o->file);
+    } else if (tmp) {
+        tmp_name(ct, "out", out, len);
+    }
+    return 0;
+}
+
+/* The agent command for action (collect's steps are "start" and "stop"): the action, the file, -o, the output
+ * options, what only a start takes, quiet for collect, the options after --. 0 or an exit code. */
+static int build(const cli_opts *o, const char *action, const char *file, int quiet, char *cmd, size_t len)
+{
+    cmd[0] = 0;
+    int starts = !strcmp(action, "start") || !strcmp(action, "resume");
+    int writes = starts || !strcmp(action, "stop") || !strcmp(action, "dump");
+    int rc = strcmp(action, "attach-backend") ? add(cmd, len, action, NULL) : 0; /* its options are the whole command */
+    if (!rc && writes && file[0]) rc = add(cmd, len, "file", file);
+    if (!rc && writes && o->output) rc = add(cmd, len, o->output, NULL);
+    if (!rc && writes) rc = add(cmd, len, o->outopts, NULL);
+    if (!rc && starts) rc = add(cmd, len, o->params, NULL);
+    if (!rc && quiet) rc = add(cmd, len, "quiet", NULL);
+    if (!rc && o->raw && o->raw[0]) rc = add(cmd, len, o->raw, NULL);
+    if (rc) return js_cli_die(CLI_EXIT_USAGE, "the agent command is longer than %d bytes", CLI_CMD_MAX);
+    return 0;
 }
 
 /* collect: SIGINT/SIGTERM end the wait early. */
@@ -257,41 +186,56 @@ static void on_interrupt(int sig)
     interrupted = sig;
 }
 
-static int collect(const cli_opts *o)
+/* Start, wait -d seconds (or until interrupted, or until the JVM exits), stop; the profile on stdout when there
+ * is no -f. */
+static int collect(const cli_opts *o, const cli_target *ct)
 {
-    char cmd[CMD_MAX + 1];
-    int rc = build(o, "start", cmd, sizeof cmd);
-    if (rc || (rc = run_agent(o, cmd)) != 0) return rc;
+    char cmd[CLI_CMD_MAX + 1], file[PATH_MAX];
+    int rc = output_path(o, ct, 1, file, sizeof file);
+    if (rc || (rc = build(o, "start", file, 1, cmd, sizeof cmd)) != 0 || (rc = run_agent(o, ct, cmd, 0)) != 0) return rc;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_interrupt;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    fprintf(stderr, "Profiling for %ld seconds\n", o->duration_s);
     struct timespec end, now;
     clock_gettime(CLOCK_MONOTONIC, &end);
     end.tv_sec += o->duration_s;
+    int gone = 0;
     do {
         struct timespec step = {0, 100000000L};
         nanosleep(&step, NULL);
         clock_gettime(CLOCK_MONOTONIC, &now);
-    } while (!interrupted && (now.tv_sec < end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec < end.tv_nsec)));
+        gone = kill(o->pid, 0) != 0 && errno == ESRCH;
+    } while (!interrupted && !gone && (now.tv_sec < end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec < end.tv_nsec)));
+    if (gone) { /* the agent wrote the profile at the JVM's exit, to the start's file */
+        fprintf(stderr, "jsampler: process %d exited: its profile was written at its exit\n", o->pid);
+        return o->file ? 0 : print_output(ct, file);
+    }
     if (interrupted) fprintf(stderr, "jsampler: interrupted: stopping and writing the profile\n");
-    if ((rc = build(o, "stop", cmd, sizeof cmd)) != 0) return rc;
-    return run_agent(o, cmd);
+    if ((rc = build(o, "stop", file, 1, cmd, sizeof cmd)) != 0) return rc;
+    rc = run_agent(o, ct, cmd, 0);
+    int prc = o->file ? 0 : print_output(ct, file);
+    return rc ? rc : prc;
 }
 
-int js_cli_attach_verb(const char *verb, int argc, char **argv)
+int js_cli_run(const cli_opts *o)
 {
-    cli_opts o;
-    memset(&o, 0, sizeof o);
-    o.verb = verb;
-    int rc = parse(argc, argv, &o);
-    if (rc) return rc < 0 ? 0 : rc;
+    cli_target ct;
+    memset(&ct, 0, sizeof ct);
+    int rc = prepare(o, &ct);
+    if (rc) return rc;
     signal(SIGPIPE, SIG_IGN);
-    if (!strcmp(verb, "collect")) return collect(&o);
-    char cmd[CMD_MAX + 1];
-    if ((rc = build(&o, verb, cmd, sizeof cmd)) != 0) return rc;
-    return run_agent(&o, cmd);
+    if (!strcmp(o->action, "collect")) return collect(o, &ct);
+    int writes = !strcmp(o->action, "stop") || !strcmp(o->action, "dump");
+    char cmd[CLI_CMD_MAX + 1], file[PATH_MAX];
+    if ((rc = output_path(o, &ct, writes, file, sizeof file)) != 0) return rc;
+    if ((rc = build(o, o->action, file, 0, cmd, sizeof cmd)) != 0) return rc;
+    int starts = !strcmp(o->action, "start") || !strcmp(o->action, "resume");
+    rc = run_agent(o, &ct, cmd, !(starts || writes));
+    int prc = writes && !o->file ? print_output(&ct, file) : 0;
+    return rc ? rc : prc;
 }
 
 /* One row of `list`. */
@@ -309,10 +253,6 @@ static int list_row(const js_target *t, void *ctx)
 
 int js_cli_list(int argc, char **argv)
 {
-    if (argc > 0 && (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help"))) {
-        verb_help(stdout, "list");
-        return 0;
-    }
     if (argc > 0) return js_cli_die(CLI_EXIT_USAGE, "list: unexpected argument '%s'", argv[0]);
     printf("%-8s %-10s %-32s %s\n", "PID", "JDK", "ATTACHABLE", "MAIN");
     if (js_attach_list(list_row, NULL) != 0) return js_cli_die(CLI_EXIT_IO, "list: cannot read /proc");

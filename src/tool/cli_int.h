@@ -1,17 +1,44 @@
-/* cli_int.h - what the CLI's files share: exit codes and the attach verbs (cli_attach.c). */
+/* cli_int.h - what the CLI's files share: exit codes, asprof's command line (cli_args.c) and the attach
+ * verbs (cli_attach.c). */
 #ifndef JS_CLI_INT_H
 #define JS_CLI_INT_H
+
+#include <stdio.h>
 
 #define CLI_EXIT_IO 1
 #define CLI_EXIT_USAGE 2
 #define CLI_EXIT_ATTACH 4 /* the JVM could not be attached */
 #define CLI_EXIT_AGENT 5  /* the agent refused the command */
 
+#define CLI_CMD_MAX 1024  /* the attach protocol's limit on one argument */
+
+/* One command line, as asprof reads it. */
+typedef struct {
+    char action[16];        /* start resume stop dump status metrics list collect version attach-backend */
+    int action_given;       /* named on the command line (else collect) */
+    int pid;
+    char params[CLI_CMD_MAX];  /* options a start takes: events, intervals, depth... */
+    char outopts[CLI_CMD_MAX]; /* options every command that writes takes: names, filters, counters, title */
+    const char *file;       /* -f, as given */
+    const char *output;     /* -o, or jfr for --jfrsync / --jfropts */
+    long duration_s;        /* -d, for collect (default 60) */
+    const char *libpath;    /* --libpath */
+    int attach_timeout_ms;  /* --attach-timeout, 0 = default */
+    const char *raw;        /* the agent options after --, or attach-backend's options */
+} cli_opts;
+
 /* Prints "jsampler: <msg>" as one line on stderr and returns code. */
 __attribute__((format(printf, 2, 3))) int js_cli_die(int code, const char *fmt, ...);
+/* The help text. */
+void js_cli_help(FILE *f);
+/* This program's version. */
+const char *js_cli_version(void);
 
-/* jsampler start|status|dump|stop|collect ARGS: attach to a JVM and run one command (collect: two). */
-int js_cli_attach_verb(const char *verb, int argc, char **argv);
+/* Read asprof's command line (without the program name) into o: 0, -1 when it printed help or the version
+ * (exit 0), or an exit code after one line on stderr. */
+int js_cli_parse(int argc, char **argv, cli_opts *o);
+/* Attach to o->pid and run what o asks (collect: start, wait, stop). An exit code. */
+int js_cli_run(const cli_opts *o);
 /* jsampler list: running JVMs. */
 int js_cli_list(int argc, char **argv);
 

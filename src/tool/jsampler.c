@@ -1,6 +1,6 @@
 /* jsampler.c - the jsampler command-line tool: one function per subcommand.
  *
- * The attach verbs (list, start, status, dump, stop, collect) are in cli_attach.c.
+ * Any other command line is asprof's (cli_args.c), run against a JVM by cli_attach.c.
  * Exit status: 0 success, 1 input/output error (unreadable or malformed input, failed write), 2 usage error
  * (unknown command or option, missing or bad argument, OUTPUT naming the INPUT file), 3 a JFR selection
  * (--event, --thread, --from, --to) that matched no event (nothing is written), each with one line on stderr.
@@ -223,24 +223,54 @@ static const input_reader readers[] = {
 /* Prints the help text to f. */
 static void usage(FILE *f)
 {
-    fputs("Usage: jsampler COMMAND [ARGS]\n"
+    fputs("Usage: jsampler [ACTION] [OPTIONS] PID|jps|MAINCLASS\n"
+          "       jsampler convert [OPTIONS] INPUT OUTPUT\n"
+          "       jsampler list | version | help\n"
           "\n"
-          "Commands:\n"
-          "  list                            running JVMs, and whether they can be attached\n"
-          "  start [OPTIONS] PID             attach to a running JVM and start profiling\n"
-          "  status PID                      the profiling session of a JVM\n"
-          "  dump [OPTIONS] PID              write the profile so far, keep profiling\n"
-          "  stop [OPTIONS] PID              stop profiling and write the profile\n"
-          "  collect -d SECONDS [OPTIONS] PID  start, wait, stop (Ctrl-C stops early)\n"
-          "  attach-backend PID OPTIONS      start the SkyWalking task client in a running JVM\n"
-          "                                  (OPTIONS: backend=HOST:PORT,service=NAME,...)\n"
-          "  convert [OPTIONS] INPUT OUTPUT  convert a profile from one format to another\n"
-          "  version                         print the version (also --version)\n"
-          "  help                            print this help (also --help, -h)\n"
+          "A running JVM, driven as asprof drives it (its command lines work unchanged):\n"
+          "  collect          start, wait -d seconds (default 60; Ctrl-C stops early), stop: the default\n"
+          "  start, resume    start profiling and return (resume keeps what the last session collected)\n"
+          "  dump             write the profile so far, keep profiling\n"
+          "  stop             stop and write the profile; after a session ended, write its profile again\n"
+          "  status           the session: state, event, interval, elapsed, samples, drops, failed walks\n"
+          "  list             the events the JVM's agent offers (without a PID: the running JVMs)\n"
+          "  version          the agent's version in the JVM (without a PID: this program's)\n"
+          "  attach-backend PID OPTS  start the SkyWalking task client in the JVM (backend=HOST:PORT,service=NAME,...)\n"
+          "The target is a pid, 'jps' (the newest JVM) or a main class or jar name as jps shows it.\n"
+          "Without -f the profile is written to this program's stdout; the agent's messages go to stderr.\n"
           "\n"
-          "The attach verbs take asprof's flags (-e, -i, -d, -f, -o, -t, -I, -X, --title) and '-- OPTIONS'\n"
-          "for any agent option string; 'jsampler VERB --help' lists them, with their exit status (0 done,\n"
-          "2 usage, 4 the JVM could not be attached, 5 the agent refused the command).\n"
+          "Options (asprof's; the agent option each becomes is in README.md):\n"
+          "  -e EVENT       cpu (default), ctimer, itimer, wall, alloc, lock, a perf event or CATEGORY:NAME\n"
+          "  -i INTERVAL    sampling interval: 10ms (default), 1ms, 500us, or ns\n"
+          "  -d SECONDS     collect: how long to profile (default 60)\n"
+          "  -f FILE        output file (made absolute here); its extension picks the format\n"
+          "  -o FORMAT      collapsed, flat[=N], traces[=N], tree, flamegraph (html), jfr or pprof\n"
+          "  -j N[/M]       Java stack depth; N/M: a stack deeper than N keeps its top M frames\n"
+          "  -t             one root frame per thread      -s  simple class names\n"
+          "  -g             method signatures              -a  frame kinds as _[j] _[i] _[0] _[1]\n"
+          "  -l             library names on native frames --dot  dotted class names in every format\n"
+          "  -n             accepted: hidden class and lambda names are always normalized\n"
+          "  -I, -X PATTERN keep only / drop stacks with a frame matching PATTERN (repeatable)\n"
+          "  -L LEVEL       the agent's log level          --title TITLE  flame graph title\n"
+          "  --alloc SIZE, --lock DURATION, --wall INTERVAL  also (or only) record that event\n"
+          "  --all          cpu, wall, alloc and lock together (JFR)\n"
+          "  --total        weights in the event's unit (ns, bytes) instead of samples; --samples the counts\n"
+          "  --inverted     the flame graph opens as an icicle\n"
+          "  --cstack MODE  native frames: fp (default), dwarf, vm (= dwarf), no\n"
+          "  --chunksize SIZE, --chunktime DURATION   JFR chunks\n"
+          "  --timeout T, --loop T    stop after T / a new file every T, in the agent (start returns at once)\n"
+          "  --filter PATTERN         thread names to sample\n"
+          "  --libpath PATH           agent library (default: libjsampler.so beside this program)\n"
+          "  --attach-timeout MS      how long to wait for the JVM's attach listener (default 6000)\n"
+          "  -- OPTIONS               any agent option string, as with -agentpath, appended to the command\n"
+          "asprof flags jsampler does not offer are refused with one line naming them: --reverse,\n"
+          "--fdtransfer, -F/--features, --nativemem, --nativelock, --nofree, --trace, --tlab, --nobatch,\n"
+          "--proc, --record-cpu, --target-cpu, --all-user, --sched, --signal, --clock tsc, --begin, --end,\n"
+          "--ttsp, --nostop, --memlimit, --jfrsync, --jfropts, --width, --height, --minwidth, --live, and the\n"
+          "jattach actions (load, jcmd, threaddump, dumpheap, inspectheap).\n"
+          "Exit status: 0 done; 2 usage error; 4 the JVM could not be attached (no such process, not a JVM,\n"
+          "permission, attach disabled, timed out, library unusable); 5 the agent refused the command (a bad or\n"
+          "unsupported option, or the session is not in the right state). Each failure prints one line.\n"
           "\n"
           "convert reads INPUT and writes OUTPUT ('-' = stdout). INPUT is a JFR recording (recognised by its\n"
           "magic bytes, or a .jfr name; must be a regular file), a pprof profile (gzip magic bytes, or a .pprof\n"
@@ -606,7 +636,17 @@ static int cmd_convert(int argc, char **argv)
     return rc;
 }
 
-/* jsampler version */
+const char *js_cli_version(void)
+{
+    return JS_VERSION;
+}
+
+void js_cli_help(FILE *f)
+{
+    usage(f);
+}
+
+/* jsampler version (no target) */
 static int cmd_version(int argc, char **argv)
 {
     printf("jsampler %s\n", JS_VERSION);
@@ -620,23 +660,11 @@ static int cmd_help(int argc, char **argv)
     return fflush(stdout) == 0 ? 0 : EXIT_IO;
 }
 
-/* jsampler start|status|dump|stop|collect: one function per verb for the table. */
-static int cmd_start(int argc, char **argv) { return js_cli_attach_verb("start", argc, argv); }
-static int cmd_status(int argc, char **argv) { return js_cli_attach_verb("status", argc, argv); }
-static int cmd_dump(int argc, char **argv) { return js_cli_attach_verb("dump", argc, argv); }
-static int cmd_stop(int argc, char **argv) { return js_cli_attach_verb("stop", argc, argv); }
-static int cmd_collect(int argc, char **argv) { return js_cli_attach_verb("collect", argc, argv); }
-static int cmd_backend(int argc, char **argv) { return js_cli_attach_verb("attach-backend", argc, argv); }
-
 static const struct {
     const char *name;
     int (*run)(int argc, char **argv); /* arguments after the command word */
 } commands[] = {
-    {"convert", cmd_convert}, {"version", cmd_version}, {"--version", cmd_version},
-    {"help", cmd_help},       {"--help", cmd_help},     {"-h", cmd_help},
-    {"list", js_cli_list},    {"start", cmd_start},     {"status", cmd_status},
-    {"dump", cmd_dump},       {"stop", cmd_stop},       {"collect", cmd_collect},
-    {"attach-backend", cmd_backend},
+    {"convert", cmd_convert}, {"help", cmd_help}, {"--help", cmd_help}, {"-h", cmd_help},
 };
 
 /* Dispatches argv[1] to its command. */
@@ -648,5 +676,10 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 2, argv + 2);
-    return js_cli_die(EXIT_USAGE, "unknown command '%s' (see jsampler --help)", argv[1]);
+    if (argc == 2 && !strcmp(argv[1], "list")) return js_cli_list(0, NULL);
+    if (argc == 2 && !strcmp(argv[1], "version")) return cmd_version(0, NULL);
+    cli_opts o;
+    int rc = js_cli_parse(argc - 1, argv + 1, &o);
+    if (rc) return rc < 0 ? 0 : rc;
+    return js_cli_run(&o);
 }
