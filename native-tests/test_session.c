@@ -81,7 +81,7 @@ static void *worker(void *arg)
     volatile uint64_t x = 0;
     while (atomic_load(&g_run_workers))
         for (int i = 0; i < 100000; i++) x += (uint64_t)i * 2654435761u;
-    js_profiler_thread_end((int)syscall(SYS_gettid));
+    js_profiler_thread_end((int)syscall(SYS_gettid), NULL);
     return NULL;
 }
 
@@ -115,7 +115,8 @@ static js_status run(const char *cmd, char *out, size_t outlen)
     char err[256];
     if (js_args_parse(cmd, &a, err, sizeof err) != 0) fail_msg("bad test command '%s': %s", cmd, err);
     switch (a.action) {
-    case JS_ACTION_START: return js_profiler_start(&a, out, outlen);
+    case JS_ACTION_START:
+    case JS_ACTION_RESUME: return js_profiler_start(&a, out, outlen);
     case JS_ACTION_STOP: return js_profiler_stop(&a, out, outlen);
     case JS_ACTION_DUMP: return js_profiler_dump(&a, out, outlen);
     case JS_ACTION_STATUS: return js_profiler_status(out, outlen);
@@ -183,11 +184,46 @@ static void test_commands_in_every_state(void **state UNUSED)
     snprintf(cmd, sizeof cmd, "dump,file=%s/d.jfr", g_dir);
     expect(cmd, JS_ERR_ARGS, "dump writes text formats");
     expect("stop", JS_OK, "wrote collapsed profile");
-    expect("stop", JS_ERR_STATE, "not running");
-    expect("dump", JS_ERR_STATE, "not running");
+    expect("stop", JS_ERR_STATE, "not running"); /* names no output: nothing to write again */
     expect("status", JS_OK, "state=idle");
     snprintf(cmd, sizeof cmd, "%s/a.collapsed", g_dir);
-    assert_true(collapsed_total(cmd) > 0);
+    long long total = collapsed_total(cmd);
+    assert_true(total > 0);
+    /* After the end, a stop or dump that says where writes the last session's profile again. */
+    snprintf(cmd, sizeof cmd, "stop,file=%s/again.collapsed", g_dir);
+    expect(cmd, JS_OK, "wrote collapsed profile");
+    assert_int_equal(collapsed_total(cmd + strlen("stop,file=")), total);
+    snprintf(cmd, sizeof cmd, "dump,total,file=%s/again-ns.collapsed", g_dir);
+    expect(cmd, JS_OK, "ns");
+    assert_int_equal(collapsed_total(cmd + strlen("dump,total,file=")), total * 1000000LL);
+    snprintf(cmd, sizeof cmd, "dump,file=%s/again.jfr", g_dir);
+    expect(cmd, JS_ERR_ARGS, "kept as text only");
+}
+
+/* resume adds to what the last session collected; start begins afresh. */
+static void test_resume(void **state UNUSED)
+{
+    char cmd[256], path[200];
+    snprintf(cmd, sizeof cmd, "start,interval=1ms,file=%s/r1.collapsed", g_dir);
+    expect(cmd, JS_OK, "profiling started");
+    sleep_ms(200);
+    expect("stop", JS_OK, "wrote collapsed profile");
+    snprintf(path, sizeof path, "%s/r1.collapsed", g_dir);
+    long long first = collapsed_total(path);
+    assert_true(first > 0);
+    snprintf(cmd, sizeof cmd, "resume,interval=1ms,file=%s/r2.collapsed", g_dir);
+    expect(cmd, JS_OK, "profiling started");
+    sleep_ms(200);
+    expect("stop", JS_OK, "wrote collapsed profile");
+    snprintf(path, sizeof path, "%s/r2.collapsed", g_dir);
+    long long both = collapsed_total(path);
+    if (both <= first) fail_msg("resume: %lld samples after resuming, %lld before", both, first);
+    snprintf(cmd, sizeof cmd, "start,interval=1ms,file=%s/r3.collapsed", g_dir);
+    expect(cmd, JS_OK, "profiling started");
+    sleep_ms(50);
+    expect("stop", JS_OK, "wrote collapsed profile");
+    snprintf(path, sizeof path, "%s/r3.collapsed", g_dir);
+    if (collapsed_total(path) >= both) fail_msg("start after resume kept the old samples");
 }
 
 typedef struct {
@@ -199,7 +235,8 @@ static void *stop_thread(void *arg)
 {
     stopper *s = arg;
     char cmd[128], out[2048];
-    snprintf(cmd, sizeof cmd, "stop,file=%s/race.collapsed", g_dir);
+    snprintf(cmd, sizeof cmd, "stop"); /* writes the start's file; names none (a stop naming one after the end
+                                          * would write the last profile again) */
     pthread_barrier_wait(s->go);
     s->st = run(cmd, out, sizeof out);
     return NULL;
@@ -374,7 +411,8 @@ static void test_dead_state(void **state UNUSED)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_commands_in_every_state), cmocka_unit_test(test_concurrent_stops),
+        cmocka_unit_test(test_commands_in_every_state),
+        cmocka_unit_test(test_resume), cmocka_unit_test(test_concurrent_stops),
         cmocka_unit_test(test_restart_cycles),          cmocka_unit_test(test_rotation_keeps_every_sample),
         cmocka_unit_test(test_timeout),                 cmocka_unit_test(test_loop),
         cmocka_unit_test(test_handles_outlive_handlers),

@@ -13,6 +13,9 @@
 
 /* Parse and execute cmd; reply text (one or more lines) into out. */
 js_status js_execute(const char *cmd, char *out, size_t outlen);
+/* js_execute for an in-process caller (the Java and C APIs): a text profile the command writes without file= goes
+ * to capture (a FILE*, or NULL for the JVM's stdout). A bare output format ("collapsed") means dump. */
+js_status js_execute_capture(const char *cmd, void *capture, char *out, size_t outlen);
 /* Check used at -agentpath load to fail fast, before the VM runs: the syntax (JS_ERR_ARGS) and that
  * the outputs can be created (JS_ERR_IO), with one line in out. */
 js_status js_validate(const char *cmd, char *out, size_t outlen);

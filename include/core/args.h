@@ -31,7 +31,9 @@ typedef enum {
     JS_ACTION_STOP,
     JS_ACTION_DUMP,
     JS_ACTION_STATUS,
-    JS_ACTION_VERSION
+    JS_ACTION_VERSION,
+    JS_ACTION_RESUME, /* start, keeping what the last session collected (its text profiles) */
+    JS_ACTION_LIST    /* the events this agent offers */
 } js_action;
 
 /* The execution-sampling event (event=): what makes a thread's stack be sampled. cpu prefers perf_events and
@@ -66,8 +68,17 @@ typedef enum {
  * %e = js_kind_name (or one JFR recording). */
 typedef enum { JS_KIND_EXEC = 0, JS_KIND_WALL, JS_KIND_ALLOC, JS_KIND_LOCK, JS_KINDS } js_kind;
 
-/* Native frames (cstack=): none (default), by frame pointers, or by DWARF unwind tables (libunwind). */
+/* Native frames (cstack=): none, by frame pointers (the default for the signal events), or by DWARF unwind tables
+ * (libunwind; also what cstack=vm asks for). */
 typedef enum { JS_CSTACK_NO = 0, JS_CSTACK_FP, JS_CSTACK_DWARF } js_cstack;
+
+/* What a text profile counts (samples / total): the default is samples for cpu and wall, bytes for alloc, ns for
+ * lock; samples counts events everywhere, total the event's unit everywhere (ns of CPU or wall time, bytes, ns). */
+typedef enum { JS_COUNTER_DEFAULT = 0, JS_COUNTER_SAMPLES, JS_COUNTER_TOTAL } js_counter;
+
+/* How Java frames are named in text outputs: as async-profiler writes them (slashes in collapsed, tree and html,
+ * dots in flat and traces), or dotted everywhere (dot). */
+typedef enum { JS_NAMES_ASPROF = 0, JS_NAMES_DOTS } js_names_style;
 
 /* Stack walker (walker=): AsyncGetCallTrace with recovery (default), or AsyncGetCallTrace alone. */
 typedef enum { JS_WALKER_RECOVER = 0, JS_WALKER_AGCT } js_walker_kind;
@@ -84,13 +95,23 @@ typedef struct {
     int interval_clamped;        /* 1 if the requested interval was raised to the floor */
     int jitter;                  /* randomise each period around interval (default; nojitter turns it off) */
     int nojitter_flag;           /* nojitter was given */
+    int norm_flag, all_flag, dot_flag, total_flag, samples_flag; /* those words were given */
+    int alloc_set, lock_set, wall_set; /* alloc=, lock=, wall= were given */
     int jstackdepth;
+    int jstackkeep;              /* jstackdepth=N/M: a stack deeper than N keeps its top M frames; 0 = N */
     js_walker_kind walker;
     js_cstack cstack;
     char tracepoint[JS_TRACEPOINT_MAX]; /* CATEGORY:NAME of event=, for JS_EV_TRACEPOINT */
     char file[JS_PATH_MAX];      /* as given, %p/%t not yet expanded */
     js_out_format format;        /* JS_OUT_NONE: from file extension, else collapsed */
-    int flat_top;                /* N of flat[=N] */
+    int flat_top;                /* N of flat[=N] or traces[=N] */
+    js_counter counter;          /* samples / total */
+    js_names_style names;        /* dot */
+    int simple;                  /* simple class names (no package) */
+    int ann;                     /* frame kinds as name suffixes: _[j] _[i] _[0] _[1] */
+    int libnames;                /* lib: native frames as library`symbol */
+    int quiet;                   /* no "profiling started/stopped" log lines */
+    int thread_filter;           /* filter (no value): only threads added through the Java API are sampled */
     int threads;
     int lines;
     int sig;
@@ -108,6 +129,8 @@ typedef struct {
     char log[JS_PATH_MAX];
     js_loglevel loglevel;
     int loglevel_set;
+    void *capture;               /* not parsed: a FILE* an in-process caller (Java or C API) gives, where a text output
+                                  * without file= is written instead of the JVM's stdout */
 } js_args;
 
 /* Fill a with defaults (no action, cpu, 10 ms, depth 2048, loglevel info). */
@@ -137,5 +160,7 @@ int js_kind_on(const js_args *a, js_kind k);
 /* The kinds a's session records, as a bit set (1 << kind), and their number. */
 unsigned js_kinds(const js_args *a, int *count);
 const char *js_loglevel_name(js_loglevel l);
+/* Why an option async-profiler has is not offered, or NULL if key is not one of those. */
+const char *js_args_unsupported(const char *key);
 
 #endif

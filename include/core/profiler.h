@@ -25,19 +25,27 @@
 
 /* Hand the core the VM (needed to attach its housekeeping thread and resolve names). */
 void js_profiler_init(JavaVM *vm, jvmtiEnv *jvmti);
-/* Start a session with args; out gets one line. */
+/* Start a session with args; out gets one line. A resume (action JS_ACTION_RESUME) adds to the last session's text
+ * profiles instead of starting from empty ones. */
 js_status js_profiler_start(const js_args *a, char *out, size_t outlen);
-/* Stop the session and write its output (a's output options override the session's). */
+/* Stop the session and write its output (a's output options override the session's). The text profiles stay until
+ * the next start: a stop after the session ended (timeout=, an earlier stop) that names a file or a format writes
+ * them again. */
 js_status js_profiler_stop(const js_args *a, char *out, size_t outlen);
-/* Write the output of the running session without stopping. */
+/* Write the output of the running session without stopping (or, after it ended, its kept text profiles). */
 js_status js_profiler_dump(const js_args *a, char *out, size_t outlen);
+/* The Java API's thread filter: see js_arming_filter_thread. */
+int js_profiler_filter_thread(int tid, int64_t java_tid, int add);
+/* Samples taken by the running session and the ones a resume carried on from (after a stop: those of the last). */
+uint64_t js_profiler_samples(void);
 /* Multi-line status: state, engine, interval, elapsed, counters, store fill, handler timings. */
 js_status js_profiler_status(char *out, size_t outlen);
 /* 1 while a session runs. */
 int js_profiler_running(void);
-/* VM layer hooks: a Java thread started (env = its JNIEnv, java_tid its Thread id) / ended. */
+/* VM layer hooks: a Java thread started (env = its JNIEnv, java_tid its Thread id) / ended (name: its name at the
+ * end, which names its samples if it renamed itself; NULL or "" keeps the name it had). */
 void js_profiler_thread_start(int tid, void *env, const char *name, int64_t java_tid);
-void js_profiler_thread_end(int tid);
+void js_profiler_thread_end(int tid, const char *name);
 /* VM death: stop a running session, writing its output; later commands are refused. */
 void js_profiler_shutdown(void);
 

@@ -14,7 +14,8 @@ typedef enum {
     JS_OUT_HTML,
     JS_OUT_JFR,
     JS_OUT_JSON_TREE,
-    JS_OUT_PPROF
+    JS_OUT_PPROF,
+    JS_OUT_TRACES /* the heaviest stacks, each with its weight and frames, leaf first */
 } js_out_format;
 
 /* Name of a format ("collapsed", "flat", ...). */

@@ -16,6 +16,8 @@
 int js_write_collapsed(FILE *f, const js_profile *p, char *err, size_t errlen);
 /* Top-N methods by self and by total weight, with percentages (top_n 0 = 20). */
 int js_write_flat(FILE *f, const js_profile *p, int top_n, char *err, size_t errlen);
+/* The heaviest stacks (top_n, 0 = 100), each with its weight, share and event count, frames leaf first. */
+int js_write_traces(FILE *f, const js_profile *p, int top_n, char *err, size_t errlen);
 /* Indented call tree with total and self weight per node. */
 int js_write_tree(FILE *f, const js_profile *p, char *err, size_t errlen);
 /* Self-contained interactive HTML flame graph; reverse=1 starts as an icicle. */

@@ -32,6 +32,7 @@ const char *js_frame_type_name(js_frame_type t);
 typedef struct {
     char *name;
     uint8_t type;
+    uint8_t java; /* a Java method, named "pkg.Class.method[(sig)][:line]" (see js_profile_java_names) */
 } js_pframe;
 
 typedef struct {
@@ -59,6 +60,19 @@ void js_profile_init(js_profile *p);
 void js_profile_free(js_profile *p);
 /* Intern (name, type); returns its index, or UINT32_MAX on allocation failure. */
 uint32_t js_profile_frame(js_profile *p, const char *name, js_frame_type type);
+/* js_profile_frame for a Java method named "pkg.Class.method[(sig)][:line]": the frame is marked java, so that
+ * js_profile_java_names can write it as async-profiler does and filters match it in either spelling. */
+uint32_t js_profile_frame_java(js_profile *p, const char *name, js_frame_type type);
+/* How js_profile_java_names writes Java method frames (flags). */
+#define JS_JN_SLASHES 1u /* "java/lang/String.length", the class in its internal form */
+#define JS_JN_SIMPLE 2u  /* "String.length", the class without its package */
+#define JS_JN_ANN 4u     /* the frame's kind as a suffix: _[j] JIT, _[i] inlined, _[0] interpreted, _[1] C1 */
+/* Rename the Java method frames of p by style (flags above); the names of other frames stay. Call it last, just
+ * before writing: names may become equal (simple), and the interning table is rebuilt. 0, or -1 out of memory
+ * (the profile keeps its names). */
+int js_profile_java_names(js_profile *p, unsigned style);
+/* Java method name in the form style asks for into out (cut to fit); returns out. */
+char *js_java_name(const char *name, uint8_t type, unsigned style, char *out, size_t outlen);
 /* Append a stack (root first) with its weight, its event count not known; 0 on success, -1 on allocation failure. */
 int js_profile_add(js_profile *p, const uint32_t *frames, uint32_t depth, uint64_t weight);
 /* js_profile_add with the number of events behind the weight (0 = not known). */
@@ -69,7 +83,8 @@ int js_profile_normalize(js_profile *p);
 int js_glob_match(const char *pattern, const char *s);
 /* Keep only stacks that have a frame matching any include pattern (if any are given) and no frame
  * matching an exclude pattern. Patterns are separated by '|'. A frame matches by its whole name or by
- * its name without the ":LINE" and "(signature)" that lines/sig add. Recomputes total. */
+ * its name without the ":LINE" and "(signature)" that lines/sig add; a Java method frame also by its name with
+ * the class in its internal form ("java/lang/String.length"). Recomputes total. */
 void js_profile_filter(js_profile *p, const char *include, const char *exclude);
 
 #endif

@@ -45,11 +45,27 @@ js_status js_validate(const char *cmd, char *out, size_t outlen)
     return check_request(&a, out, outlen);
 }
 
+/* The events this agent offers, as async-profiler's list action names them. */
+static void list_events(char *out, size_t outlen)
+{
+    snprintf(out, outlen, "Basic events:\n  cpu\n  alloc\n  lock\n  wall\n  ctimer\n  itimer\n"
+             "Perf events:\n  cpu-clock\n  task-clock\n  page-faults\n  context-switches\n  cpu-migrations\n"
+             "  cycles\n  instructions\n  cache-references\n  cache-misses\n  branch-instructions\n"
+             "  branch-misses\n  CATEGORY:NAME (a kernel tracepoint)");
+}
+
 js_status js_execute(const char *cmd, char *out, size_t outlen)
+{
+    return js_execute_capture(cmd, NULL, out, outlen);
+}
+
+js_status js_execute_capture(const char *cmd, void *capture, char *out, size_t outlen)
 {
     js_args a;
     js_args_defaults(&a);
     if (js_args_parse(cmd, &a, out, outlen) != 0) return JS_ERR_ARGS;
+    a.capture = capture;
+    if (a.action == JS_ACTION_NONE && a.format != JS_OUT_NONE) a.action = JS_ACTION_DUMP; /* "collapsed": a dump */
     js_status st = check_request(&a, out, outlen);
     if (st != JS_OK) return st;
     if (a.loglevel_set || a.log[0]) {
@@ -58,13 +74,15 @@ js_status js_execute(const char *cmd, char *out, size_t outlen)
     }
     js_debug("command '%s'", cmd);
     switch (a.action) {
-    case JS_ACTION_START: return js_profiler_start(&a, out, outlen);
+    case JS_ACTION_START:
+    case JS_ACTION_RESUME: return js_profiler_start(&a, out, outlen);
+    case JS_ACTION_LIST: list_events(out, outlen); return JS_OK;
     case JS_ACTION_STOP: return js_profiler_stop(&a, out, outlen);
     case JS_ACTION_DUMP: return js_profiler_dump(&a, out, outlen);
     case JS_ACTION_STATUS: return js_profiler_status(out, outlen);
     case JS_ACTION_VERSION: snprintf(out, outlen, "jsampler %s", JS_VERSION); return JS_OK;
     case JS_ACTION_NONE: break;
     }
-    snprintf(out, outlen, "no command given (expected start, stop, dump, status or version)");
+    snprintf(out, outlen, "no command given (expected start, resume, stop, dump, status, list or version)");
     return JS_ERR_ARGS;
 }

@@ -19,6 +19,7 @@ void js_args_defaults(js_args *a)
     a->jstackdepth = JS_DEFAULT_JSTACKDEPTH;
     a->loglevel = JS_LOG_INFO;
     a->lock_ns = -1;
+    a->cstack = JS_CSTACK_FP; /* native frames: about 0.4 us a sample (docs/BENCHMARKS.md) */
 }
 
 /* Every event= name, in js_event order. */
@@ -81,6 +82,51 @@ const char *js_loglevel_name(js_loglevel l)
 {
     static const char *const names[] = {"debug", "info", "warn", "error", "none"};
     return (unsigned)l <= JS_LOG_NONE ? names[l] : "?";
+}
+
+/* async-profiler's options that jsampler does not offer, each with the reason given when it is asked for. */
+static const struct {
+    const char *key, *why;
+} unsupported_opts[] = {
+    {"live", "allocations are recorded as sampled; whether their objects are still alive at the end is not tracked"},
+    {"tlab", "allocations are sampled through JVMTI (SampledObjectAlloc), not by TLAB events"},
+    {"nativemem", "native memory (malloc) profiling is not offered"},
+    {"nofree", "native memory (malloc) profiling is not offered"},
+    {"nativelock", "native (pthread) lock profiling is not offered"},
+    {"trace", "Java method tracing is not offered"},
+    {"nobatch", "wall samples are one event each already (jdk.ExecutionSample alone, profiler.WallClockSample beside "
+                "another event)"},
+    {"proc", "sampling other processes (profiler.ProcessSample) is not offered"},
+    {"record-cpu", "the CPU a sample ran on is not recorded"},
+    {"target-cpu", "perf_events counters follow threads, not CPUs"},
+    {"alluser", "kernel-mode samples are kept (kernel frames appear only with native frames and kernel events "
+                "allowed; cstack=no leaves them out)"},
+    {"sched", "scheduling-policy root frames are not offered"},
+    {"signal", "the signals are chosen at start (SIGPROF for cpu, a free real-time signal for wall) and logged"},
+    {"begin", "profiling windows opened and closed by native functions are not offered"},
+    {"end", "profiling windows opened and closed by native functions are not offered"},
+    {"ttsp", "time-to-safepoint windows are not offered"},
+    {"nostop", "profiling windows opened and closed by native functions are not offered"},
+    {"memlimit", "the call-trace stores have a fixed size and are rotated when half full (see README, Memory)"},
+    {"jfrsync", "JDK Flight Recorder recordings are not merged; run -XX:StartFlightRecording beside jsampler"},
+    {"jfropts", "a JFR recording is always streamed to its file, chunk by chunk"},
+    {"features", "stack-walk features (vtable, comptask, pcaddr, mixed, stats) are not offered; the default walker "
+                 "recovers the walks AsyncGetCallTrace gives up on (walker=)"},
+    {"fdtransfer", "perf_events are opened in the target itself"},
+    {"mcache", "method names are cached for the life of the process"},
+    {"server", "there is no HTTP control server: use jsampler's CLI, jcmd or the Java API"},
+    {"width", "the flame graph fits its window"},
+    {"height", "the flame graph fits its window"},
+    {"minwidth", "the flame graph hides no frame"},
+    {"otlp", "OTLP output is not offered; pprof is (file=profile.pb.gz)"},
+    {"metrics", "Prometheus metrics are not offered; status gives the counters"},
+};
+
+const char *js_args_unsupported(const char *key)
+{
+    for (size_t i = 0; i < sizeof unsupported_opts / sizeof unsupported_opts[0]; i++)
+        if (strcmp(key, unsupported_opts[i].key) == 0) return unsupported_opts[i].why;
+    return NULL;
 }
 
 /* Parse a positive decimal int within [lo, hi]; -1 if malformed. */
@@ -177,6 +223,15 @@ static int parse_event(js_args *a, const char *v, char *err, size_t errlen)
 static int finish(js_args *a, char *err, size_t errlen)
 {
     const char *v = a->interval_raw;
+    if (a->all_flag) { /* all: cpu, wall, alloc and lock, each at its default unless given */
+        if (!a->wall_set) a->wall_ns = JS_DEFAULT_WALL_NS;
+        if (!a->alloc_set) a->alloc_bytes = JS_DEFAULT_ALLOC_BYTES;
+        if (!a->lock_set && a->lock_ns < 0) a->lock_ns = JS_DEFAULT_LOCK_NS;
+    }
+    /* As async-profiler: without event=, cpu is sampled only when no other event is asked for (alloc=, lock= or
+     * wall= alone record that alone), or with all. */
+    if (!a->event_set && !a->all_flag && (a->alloc_bytes || a->lock_ns >= 0 || a->wall_ns)) a->event = JS_EV_NONE;
+    if (!strcmp(v, "0")) v = ""; /* interval=0: the event's default */
     if (a->event == JS_EV_WALL && !a->wall_ns) a->wall_ns = JS_DEFAULT_WALL_NS;
     if (js_event_is_count(a->event)) a->interval_ns = js_event_default_count(a->event);
     if (!v[0]) return 0;
@@ -221,8 +276,9 @@ static int parse_loglevel(js_args *a, const char *v)
 static int parse_flag(js_args *a, const char *key, const char *val, char *err, size_t errlen)
 {
     static const struct { const char *name; js_action act; } actions[] = {
-        {"start", JS_ACTION_START}, {"stop", JS_ACTION_STOP},       {"dump", JS_ACTION_DUMP},
-        {"status", JS_ACTION_STATUS}, {"version", JS_ACTION_VERSION}};
+        {"start", JS_ACTION_START},   {"stop", JS_ACTION_STOP},         {"dump", JS_ACTION_DUMP},
+        {"status", JS_ACTION_STATUS}, {"version", JS_ACTION_VERSION},   {"resume", JS_ACTION_RESUME},
+        {"list", JS_ACTION_LIST}};
     static const struct { const char *name; js_out_format f; } formats[] = {
         {"collapsed", JS_OUT_COLLAPSED}, {"html", JS_OUT_HTML}, {"flamegraph", JS_OUT_HTML}, {"tree", JS_OUT_TREE},
         {"jfr", JS_OUT_JFR}, {"pprof", JS_OUT_PPROF}};
@@ -230,8 +286,18 @@ static int parse_flag(js_args *a, const char *key, const char *val, char *err, s
     if (strcmp(key, "threads") == 0) flag = &a->threads;
     else if (strcmp(key, "lines") == 0) flag = &a->lines;
     else if (strcmp(key, "sig") == 0) flag = &a->sig;
-    else if (strcmp(key, "reverse") == 0) flag = &a->reverse;
+    else if (strcmp(key, "reverse") == 0 || strcmp(key, "inverted") == 0) flag = &a->reverse;
     else if (strcmp(key, "nojitter") == 0) flag = &a->nojitter_flag;
+    else if (strcmp(key, "simple") == 0) flag = &a->simple;
+    else if (strcmp(key, "ann") == 0) flag = &a->ann;
+    else if (strcmp(key, "lib") == 0) flag = &a->libnames;
+    else if (strcmp(key, "quiet") == 0) flag = &a->quiet;
+    else if (strcmp(key, "norm") == 0) flag = &a->norm_flag;
+    else if (strcmp(key, "all") == 0) flag = &a->all_flag;
+    else if (strcmp(key, "dot") == 0) flag = &a->dot_flag;
+    else if (strcmp(key, "total") == 0) flag = &a->total_flag;
+    else if (strcmp(key, "samples") == 0) flag = &a->samples_flag;
+    else if (strcmp(key, "filter") == 0 && !val) flag = &a->thread_filter;
     int is_action = -1, is_format = -1;
     for (size_t i = 0; i < sizeof actions / sizeof actions[0]; i++)
         if (strcmp(key, actions[i].name) == 0) is_action = (int)i;
@@ -244,27 +310,53 @@ static int parse_flag(js_args *a, const char *key, const char *val, char *err, s
     }
     if (flag) *flag = 1;
     if (flag == &a->nojitter_flag) a->jitter = 0;
+    if (flag == &a->dot_flag) a->names = JS_NAMES_DOTS;
+    if ((flag == &a->total_flag || flag == &a->samples_flag) && a->total_flag && a->samples_flag) {
+        snprintf(err, errlen, "options 'total' and 'samples' ask for different counters: give one");
+        return -1;
+    }
+    if (flag == &a->total_flag) a->counter = JS_COUNTER_TOTAL;
+    if (flag == &a->samples_flag) a->counter = JS_COUNTER_SAMPLES;
     if (is_action >= 0 && set_action(a, actions[is_action].act, key, err, errlen)) return -1;
     if (is_format >= 0 && set_format(a, formats[is_format].f, key, err, errlen)) return -1;
     return 1;
+}
+
+/* A duration as timeout=, loop= and chunktime= take it: a bare number is seconds (as async-profiler reads them),
+ * else js_parse_duration_ns; -1 if malformed. */
+static long long parse_seconds(const char *v)
+{
+    if (v[0] && strspn(v, "0123456789") == strlen(v)) {
+        if (strlen(v) > 7) return -1;
+        return atoll(v) * 1000000000LL;
+    }
+    return js_parse_duration_ns(v);
 }
 
 /* Options of the form key=value (flat's value is optional). */
 static int parse_keyval(js_args *a, const char *key, const char *v, char *err, size_t errlen)
 {
     const char *why = NULL;
-    if (strcmp(key, "alloc") == 0) {
-        a->alloc_bytes = v ? js_parse_size(v) : JS_DEFAULT_ALLOC_BYTES;
+    const char *unsupported = js_args_unsupported(key);
+    if (unsupported) {
+        snprintf(err, errlen, "option '%s': not supported: %s", key, unsupported);
+        return -1;
+    }
+    if (strcmp(key, "alloc") == 0) { /* 0 or no value: the default interval */
+        a->alloc_bytes = v && strcmp(v, "0") ? js_parse_size(v) : JS_DEFAULT_ALLOC_BYTES;
         if (!a->alloc_bytes || a->alloc_bytes > (1ull << 40)) why = "expected a size in bytes, like 512k or 1m";
+        a->alloc_set = 1;
     } else if (strcmp(key, "lock") == 0) {
         a->lock_ns = v ? js_parse_duration_ns(v) : JS_DEFAULT_LOCK_NS;
         if (a->lock_ns < 0 || a->lock_ns > JS_HOUR_NS) why = "expected a duration, like 10us or 1ms";
-    } else if (strcmp(key, "wall") == 0) {
-        a->wall_ns = v ? js_parse_duration_ns(v) : JS_DEFAULT_WALL_NS;
+        a->lock_set = 1;
+    } else if (strcmp(key, "wall") == 0) { /* 0 or no value: the default interval */
+        a->wall_ns = v && strcmp(v, "0") ? js_parse_duration_ns(v) : JS_DEFAULT_WALL_NS;
         if (a->wall_ns < 1000000LL || a->wall_ns > JS_HOUR_NS) why = "expected a duration of at least 1ms, like 50ms";
-    } else if (strcmp(key, "flat") == 0) {
-        if (set_format(a, JS_OUT_FLAT, key, err, errlen)) return -1;
-        if (v && parse_int(v, 1, 100000, &a->flat_top)) why = "expected a number of rows 1..100000";
+        a->wall_set = 1;
+    } else if (strcmp(key, "flat") == 0 || strcmp(key, "traces") == 0) {
+        if (set_format(a, key[0] == 'f' ? JS_OUT_FLAT : JS_OUT_TRACES, key, err, errlen)) return -1;
+        if (v && strcmp(v, "0") && parse_int(v, 1, 100000, &a->flat_top)) why = "expected a number of rows 1..100000";
     } else if (!v) {
         snprintf(err, errlen, "unknown option '%s'", key);
         return -1;
@@ -272,26 +364,40 @@ static int parse_keyval(js_args *a, const char *key, const char *v, char *err, s
         return parse_event(a, v, err, errlen);
     } else if (strcmp(key, "interval") == 0) {
         if (copy_value(a->interval_raw, sizeof a->interval_raw, v)) why = "expected a duration, size or count";
-    } else if (strcmp(key, "jstackdepth") == 0) {
-        if (parse_int(v, 1, JS_MAX_JSTACKDEPTH, &a->jstackdepth)) why = "expected a depth 1..8192";
+    } else if (strcmp(key, "jstackdepth") == 0) { /* N, or N/M: a stack deeper than N keeps its top M frames */
+        char n[16];
+        const char *slash = strchr(v, '/');
+        size_t k = slash ? (size_t)(slash - v) : strlen(v);
+        snprintf(n, sizeof n, "%.*s", (int)(k < sizeof n ? k : sizeof n - 1), v);
+        a->jstackkeep = 0;
+        if (k >= sizeof n || parse_int(n, 1, JS_MAX_JSTACKDEPTH, &a->jstackdepth) ||
+            (slash && parse_int(slash + 1, 1, a->jstackdepth, &a->jstackkeep)))
+            why = "expected a depth 1..8192, or N/M with M <= N";
     } else if (strcmp(key, "walker") == 0) {
         if (strcmp(v, "recover") == 0) a->walker = JS_WALKER_RECOVER;
         else if (strcmp(v, "agct") == 0) a->walker = JS_WALKER_AGCT;
         else why = "expected recover or agct";
     } else if (strcmp(key, "cstack") == 0) {
         if (strcmp(v, "fp") == 0) a->cstack = JS_CSTACK_FP;
-        else if (strcmp(v, "dwarf") == 0) a->cstack = JS_CSTACK_DWARF;
+        else if (strcmp(v, "dwarf") == 0 || strcmp(v, "vm") == 0) a->cstack = JS_CSTACK_DWARF; /* vm: the same frames */
         else if (strcmp(v, "no") == 0) a->cstack = JS_CSTACK_NO;
-        else if (strcmp(v, "lbr") == 0 || strcmp(v, "vm") == 0)
-            why = "not supported: jsampler walks native frames by frame pointers (fp), DWARF tables (dwarf) or not "
-                  "at all (no)";
-        else why = "expected fp, dwarf or no";
+        else if (strcmp(v, "vmx") == 0)
+            why = "not supported: the VM's own frames between and below Java frames are not walked; native frames "
+                  "above the Java ones come with fp, dwarf or vm";
+        else if (strcmp(v, "lbr") == 0)
+            why = "not supported: jsampler walks native frames by frame pointers (fp), DWARF tables (dwarf, vm) or "
+                  "not at all (no)";
+        else why = "expected fp, dwarf, vm or no";
     } else if (strcmp(key, "file") == 0) {
         if (copy_value(a->file, sizeof a->file, v)) why = "expected a non-empty path under 1024 bytes";
-    } else if (strcmp(key, "title") == 0) {
+    } else if (strcmp(key, "title") == 0) { /* "&#44;" stands for a comma, which cannot pass in an option */
         if (copy_value(a->title, sizeof a->title, v)) why = "expected a non-empty title under 256 bytes";
+        for (char *c; (c = strstr(a->title, "&#44;")) != NULL;) memmove(c + 1, c + 5, strlen(c + 5) + 1), *c = ',';
     } else if (strcmp(key, "filter") == 0) {
-        if (append_pattern(a->filter, sizeof a->filter, v)) why = "expected a thread name pattern; all under 1024 bytes";
+        if (strspn(v, "0123456789-;,") == strlen(v))
+            why = "thread id filters are not offered: filter= takes thread name patterns ('*' and '?' globs), and "
+                  "filter alone samples the threads the Java API adds";
+        else if (append_pattern(a->filter, sizeof a->filter, v)) why = "expected a thread name pattern; all under 1024 bytes";
     } else if (strcmp(key, "include") == 0) {
         if (append_pattern(a->include, sizeof a->include, v)) why = "expected a pattern; all under 1024 bytes";
     } else if (strcmp(key, "exclude") == 0) {
@@ -302,21 +408,24 @@ static int parse_keyval(js_args *a, const char *key, const char *v, char *err, s
         a->chunk_size = js_parse_size(v);
         if (a->chunk_size < 65536) why = "expected a size of at least 64k, like 10m or 1048576";
     } else if (strcmp(key, "chunktime") == 0) {
-        a->chunk_time_ns = js_parse_duration_ns(v);
+        a->chunk_time_ns = parse_seconds(v);
         if (a->chunk_time_ns < 1000000000LL || a->chunk_time_ns > JS_HOUR_NS) why = "expected a duration of at least 1s and at most 1h, like 60s";
     } else if (strcmp(key, "jfrmaxsize") == 0) {
         a->jfr_max_size = js_parse_size(v);
         if (a->jfr_max_size < 65536) why = "expected a size of at least 64k, like 30m";
     } else if (strcmp(key, "timeout") == 0) {
-        a->timeout_ns = js_parse_duration_ns(v);
+        a->timeout_ns = parse_seconds(v);
         if (a->timeout_ns < 1000000LL) why = "expected a duration of at least 1ms and at most 30 days, like 30s or 2h";
     } else if (strcmp(key, "loop") == 0) {
-        a->loop_ns = js_parse_duration_ns(v);
+        a->loop_ns = parse_seconds(v);
         if (a->loop_ns < 1000000000LL) why = "expected a duration of at least 1s and at most 30 days, like 10m";
     } else if (strcmp(key, "log") == 0) {
         if (copy_value(a->log, sizeof a->log, v)) why = "expected a non-empty path under 1024 bytes";
     } else if (strcmp(key, "loglevel") == 0) {
         if (parse_loglevel(a, v)) why = "expected debug, info, warn, error or none";
+    } else if (strcmp(key, "clock") == 0) { /* JFR times are CLOCK_MONOTONIC */
+        if (strcmp(v, "monotonic") != 0)
+            why = "not supported: JFR event times are CLOCK_MONOTONIC (clock=monotonic); the TSC is not read";
     } else {
         snprintf(err, errlen, "unknown option '%s'", key);
         return -1;

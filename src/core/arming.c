@@ -48,12 +48,27 @@ static int filtered_out(const char *name)
     return 1;
 }
 
-/* Mark t left out (or not) by filter= for the name it has. Caller holds lock. */
+/* The threads the Java API added (filter without a value): only those are sampled. Under lock. */
+#define API_TIDS_MAX 4096
+static int api_filter;
+static int api_tids[API_TIDS_MAX];
+static int api_ntids;
+
+/* Index of tid in api_tids, or -1. Caller holds lock. */
+static int api_find(int tid)
+{
+    for (int i = 0; i < api_ntids; i++)
+        if (api_tids[i] == tid) return i;
+    return -1;
+}
+
+/* Mark t left out (or not) by filter= for the name it has, or by the Java API's set. Caller holds lock. */
 static void apply_filter(js_thread *t, const char *name)
 {
     int cur = atomic_load(&t->unsampled);
     if (cur != 0 && cur != FILTERED) return; /* the profiler's own threads, non-Java threads under wall: kept so */
-    atomic_store(&t->unsampled, filtered_out(name) ? FILTERED : 0);
+    int out = api_filter ? api_find(atomic_load(&t->tid)) < 0 : filtered_out(name);
+    atomic_store(&t->unsampled, out ? FILTERED : 0);
 }
 
 /* Attach the running engine to one slot if not yet done. Caller holds lock. */
@@ -334,6 +349,8 @@ int js_arming_start(const js_args *a, js_store *store, js_evring *ring, js_armin
     info->shared_signal = nsrc ? js_sampler_shared() : 0;
     pthread_mutex_lock(&lock);
     snprintf(filter, sizeof filter, "%s", a->filter);
+    if (a->action != JS_ACTION_RESUME) api_ntids = 0; /* a new session starts with no thread added */
+    api_filter = a->thread_filter;
     js_threads_foreach(filter_cb, NULL);
     engine = e;
     atomic_store(&attach_wanted, e && e->per_thread);
@@ -407,13 +424,52 @@ void js_arming_thread_start(int tid, void *env, const char *name, int64_t java_t
     pthread_mutex_unlock(&lock);
 }
 
-void js_arming_thread_end(int tid)
+void js_arming_thread_end(int tid, const char *name)
 {
     pthread_mutex_lock(&lock);
     js_thread *t = js_threads_find(tid);
+    if (t && name && name[0]) js_threads_set_name(atomic_load(&t->serial), tid, name);
     if (t) {
         disarm_thread(t);
         js_threads_release(t);
     }
     pthread_mutex_unlock(&lock);
+}
+
+/* js_arming_filter_java_thread: the slot whose Java thread id is ctx's. */
+typedef struct {
+    int64_t java_tid;
+    int tid;
+} java_find;
+
+static void java_find_cb(js_thread *t, void *ctx)
+{
+    java_find *k = ctx;
+    char name[8];
+    int tid;
+    int64_t jtid = 0;
+    if (!k->tid && js_threads_info(atomic_load(&t->serial), name, sizeof name, &tid, &jtid) == 0 && jtid == k->java_tid)
+        k->tid = tid;
+}
+
+int js_arming_filter_thread(int tid, int64_t java_tid, int add)
+{
+    if (!tid) {
+        java_find k = {java_tid, 0};
+        js_threads_foreach(java_find_cb, &k);
+        if (!(tid = k.tid)) return -1;
+    }
+    pthread_mutex_lock(&lock);
+    int i = api_find(tid), rc = 0;
+    if (add && i < 0 && api_ntids < API_TIDS_MAX) api_tids[api_ntids++] = tid;
+    else if (add && i < 0) rc = -1;
+    else if (!add && i >= 0) api_tids[i] = api_tids[--api_ntids];
+    js_thread *t = api_filter ? js_threads_find(tid) : NULL;
+    if (t) {
+        apply_filter(t, "");
+        if (atomic_load(&t->unsampled) == FILTERED) disarm_thread(t);
+        else arm_thread(t);
+    }
+    pthread_mutex_unlock(&lock);
+    return rc;
 }

@@ -44,6 +44,7 @@ static int write_format(FILE *f, js_out_format fmt, const js_profile *p, const j
 {
     switch (fmt) {
     case JS_OUT_FLAT: return js_write_flat(f, p, a->flat_top, err, errlen);
+    case JS_OUT_TRACES: return js_write_traces(f, p, a->flat_top, err, errlen);
     case JS_OUT_TREE: return js_write_tree(f, p, err, errlen);
     case JS_OUT_HTML: return js_write_html(f, p, a->reverse, err, errlen);
     case JS_OUT_COLLAPSED: return js_write_collapsed(f, p, err, errlen);
@@ -74,12 +75,14 @@ static FILE *open_output(const char *path)
     return f;
 }
 
-/* Open path (stdout if empty), write, flush, close: every failure names the path. */
+/* Open path (the caller's capture stream, else stdout, if empty), write, flush, close: every failure names the
+ * path. */
 static int write_file(const char *path, js_out_format fmt, const js_profile *p, const js_args *a,
                       const js_dump_meta *m, char *err, size_t errlen)
 {
-    const char *shown = path[0] ? path : "stdout";
-    FILE *f = path[0] ? open_output(path) : stdout;
+    FILE *out = a->capture ? (FILE *)a->capture : stdout;
+    const char *shown = path[0] ? path : a->capture ? "the caller" : "stdout";
+    FILE *f = path[0] ? open_output(path) : out;
     if (!f) {
         snprintf(err, errlen, "cannot write output '%s': %s", shown, open_error(errno));
         return -1;
@@ -87,7 +90,7 @@ static int write_file(const char *path, js_out_format fmt, const js_profile *p, 
     char why[512] = "";
     int rc = write_format(f, fmt, p, a, m, why, sizeof why);
     if (rc == 0 && fflush(f) != 0) snprintf(why, sizeof why, "%s", strerror(errno)), rc = -1;
-    if (f != stdout && fclose(f) != 0 && rc == 0) snprintf(why, sizeof why, "%s", strerror(errno)), rc = -1;
+    if (f != out && fclose(f) != 0 && rc == 0) snprintf(why, sizeof why, "%s", strerror(errno)), rc = -1;
     if (rc != 0) snprintf(err, errlen, "cannot write output '%s': %s", shown, why);
     return rc;
 }
@@ -130,6 +133,45 @@ int js_dump_check_output(const char *pattern, char *err, size_t errlen)
     return 0;
 }
 
+/* What the stacks of p (of kind k) count, as a's counter asks (see js_counter): the weights are replaced, the total
+ * and the unit follow. */
+static void count_as(js_profile *p, const js_args *a, js_kind k)
+{
+    const char *unit = "samples";
+    uint64_t scale = 1; /* weight -> total */
+    int counts = 0;     /* the events instead of the weight */
+    if (k == JS_KIND_ALLOC || k == JS_KIND_LOCK) {
+        counts = a->counter == JS_COUNTER_SAMPLES;
+        if (!counts) unit = k == JS_KIND_ALLOC ? "bytes" : "ns";
+    } else if (a->counter == JS_COUNTER_TOTAL) {
+        scale = (uint64_t)(k == JS_KIND_WALL ? a->wall_ns : a->interval_ns);
+        unit = k == JS_KIND_EXEC && js_event_is_count(a->event) ? "events" : "ns";
+    }
+    snprintf(p->unit, sizeof p->unit, "%s", unit);
+    if (!counts && scale == 1) return;
+    uint64_t total = 0;
+    for (size_t i = 0; i < p->nstacks; i++) {
+        js_pstack *s = &p->stacks[i];
+        s->weight = counts ? (s->count ? s->count : s->weight) : s->weight * scale;
+        total += s->weight;
+    }
+    p->total = total;
+}
+
+/* How Java frames are written in fmt: as async-profiler writes them (the class with slashes in collapsed stacks,
+ * trees and flame graphs; dots in flat and traces), or dotted everywhere (dot); simple names; kinds (ann) in the
+ * text formats that have no colours. pprof keeps its own naming. */
+static unsigned java_style(const js_args *a, js_out_format fmt)
+{
+    if (fmt == JS_OUT_PPROF) return 0;
+    unsigned style = 0;
+    if (a->names == JS_NAMES_ASPROF && (fmt == JS_OUT_COLLAPSED || fmt == JS_OUT_TREE || fmt == JS_OUT_HTML))
+        style |= JS_JN_SLASHES;
+    if (a->simple) style |= JS_JN_SIMPLE;
+    if (a->ann && (fmt == JS_OUT_COLLAPSED || fmt == JS_OUT_FLAT || fmt == JS_OUT_TRACES)) style |= JS_JN_ANN;
+    return style;
+}
+
 int js_dump_write_profile(const js_profile *src, const js_args *a, const js_dump_meta *m, char *msg, size_t msglen)
 {
     static const js_dump_meta exec = {JS_KIND_EXEC, 0, 0};
@@ -150,13 +192,15 @@ int js_dump_write_profile(const js_profile *src, const js_args *a, const js_dump
                                                      "jsampler allocation profile", "jsampler lock profile"};
         int k = m->kind >= 0 && m->kind < JS_KINDS ? (int)m->kind : 0;
         snprintf(p.title, sizeof p.title, "%s", a->title[0] ? a->title : titles[k]);
-        snprintf(p.unit, sizeof p.unit, "%s", src->unit[0] ? src->unit : "samples"); /* bytes, ns: as folded */
+        count_as(&p, a, m->kind); /* the unit follows: samples, ns, bytes, events */
         uint64_t before = p.total;
         js_profile_filter(&p, a->include, a->exclude);
         if (before && !p.total)
             js_warn("include/exclude left 0 of %llu %s (include='%s' exclude='%s'): the output is empty",
                     (unsigned long long)before, p.unit, a->include, a->exclude);
-        if ((rc = js_profile_normalize(&p)) != 0) snprintf(err, sizeof err, "out of memory sorting the profile");
+        if (js_profile_java_names(&p, java_style(a, fmt)) != 0) rc = -1;
+        if (rc == 0) rc = js_profile_normalize(&p);
+        if (rc != 0) snprintf(err, sizeof err, "out of memory sorting the profile");
     }
     if (rc == 0) rc = write_file(path, fmt, &p, a, m, err, sizeof err);
     if (rc == 0)
@@ -164,7 +208,7 @@ int js_dump_write_profile(const js_profile *src, const js_args *a, const js_dump
                  p.nstacks, (unsigned long long)p.total, p.unit);
     if (rc == 0)
         snprintf(msg, msglen, "wrote %s profile (%llu %s, %zu stacks) to %s", js_out_format_name(fmt),
-                 (unsigned long long)p.total, p.unit, p.nstacks, path[0] ? path : "stdout");
+                 (unsigned long long)p.total, p.unit, p.nstacks, path[0] ? path : a->capture ? "the caller" : "stdout");
     else
         snprintf(msg, msglen, "%s", err);
     js_profile_free(&p);

@@ -6,6 +6,7 @@
 
 #include "core/names.h"
 #include "core/thread_names.h"
+#include "sample/walker.h"
 
 #define NAME_MAX_LEN 1024
 
@@ -35,9 +36,15 @@ static int add_pair(uint32_t trace, uint32_t thread, uint64_t weight, uint64_t c
         js_threads_label(thread, name, sizeof name);
         c->ids[depth++] = js_profile_frame(p, name, JS_FT_THREAD);
     }
-    for (int i = n - 1; i >= 0; i--) {
+    int from = n - 1, truncated = n > 0 && f[n - 1].kind == JS_RF_ERROR && f[n - 1].bci == JS_WALK_TRUNCATED;
+    if (truncated && c->a->jstackkeep && c->a->jstackkeep < n - 1) { /* jstackdepth=N/M: the top M frames */
+        c->ids[depth++] = js_profile_frame(p, JS_TRUNCATED_FRAME, JS_FT_ERROR);
+        from = c->a->jstackkeep - 1;
+    }
+    for (int i = from; i >= 0; i--) {
         js_frame_type t = js_names_frame(f, i, n, c->a->lines, c->a->sig, name, sizeof name);
-        c->ids[depth++] = js_profile_frame(p, name, t);
+        int java = (f[i].kind == JS_RF_JAVA || f[i].kind == JS_RF_NATIVE) && t != JS_FT_ERROR;
+        c->ids[depth++] = java ? js_profile_frame_java(p, name, t) : js_profile_frame(p, name, t);
     }
     for (uint32_t i = 0; i < depth; i++)
         if (c->ids[i] == UINT32_MAX) c->failed = 1;
@@ -93,7 +100,8 @@ int js_fold_copy(js_profile *dst, const js_profile *src)
     if (!map) return -1;
     int rc = 0;
     for (size_t i = 0; i < src->nframes && rc == 0; i++) {
-        map[i] = js_profile_frame(dst, src->frames[i].name, (js_frame_type)src->frames[i].type);
+        map[i] = src->frames[i].java ? js_profile_frame_java(dst, src->frames[i].name, (js_frame_type)src->frames[i].type)
+                                     : js_profile_frame(dst, src->frames[i].name, (js_frame_type)src->frames[i].type);
         if (map[i] == UINT32_MAX) rc = -1;
     }
     uint32_t *ids = NULL;

@@ -71,7 +71,7 @@ static void report_start(const js_args *a, char *out, size_t outlen)
              js_sess.eng.shared_signal ? " (shared with the handler installed before)" : "", a->timeout_ns ? " timeout=" : "",
              extra, a->loop_ns ? " loop=" : "", loop, js_sess.eng.why[0] ? "; " : "", js_sess.eng.why);
     if (js_sess.eng.why[0]) js_warn("%s", out);
-    else js_info("%s", out);
+    else if (!a->quiet) js_info("%s", out);
     if (js_sess.eng.walker_note[0]) js_warn("%s", js_sess.eng.walker_note);
     if (js_sess.eng.native_note[0]) js_info("%s", js_sess.eng.native_note);
     if (js_sess.vm_note[0]) js_warn("%s", js_sess.vm_note);
@@ -129,6 +129,7 @@ static js_status start_locked(const js_args *a, char *out, size_t outlen)
     js_stats_reset();
     js_session_reset_counters();
     js_sess.args = *a;
+    js_sess.args.capture = NULL; /* the caller's stream lives for this call only */
     js_status st = js_session_open_outputs(a, out, outlen);
     if (st != JS_OK) return st;
     if (js_arming_start(a, js_sess.stores[js_sess.active], js_jfr_stream_ring(), &js_sess.eng, err, sizeof err) != 0) {
@@ -181,11 +182,20 @@ static js_status need_running(const char *what, char *out, size_t outlen)
     return JS_ERR_STATE;
 }
 
+/* 1 if a stop or dump that finds the session ended writes the last session's profile again: there is one, and the
+ * request says where or how (a dump always does). */
+static int rewrite_retained(const js_args *a)
+{
+    return atomic_load(&js_sess.state) == JS_STATE_IDLE && js_sess.retained &&
+           (a->action == JS_ACTION_DUMP || a->file[0] || a->format != JS_OUT_NONE);
+}
+
 js_status js_profiler_stop(const js_args *a, char *out, size_t outlen)
 {
     pthread_mutex_lock(&js_cmd_lock);
-    js_status st = need_running("stop", out, outlen);
-    if (st == JS_OK) st = js_session_stop_locked(a, 0, out, outlen);
+    js_status st;
+    if (rewrite_retained(a)) st = js_session_write_retained(a, out, outlen);
+    else if ((st = need_running("stop", out, outlen)) == JS_OK) st = js_session_stop_locked(a, 0, out, outlen);
     pthread_mutex_unlock(&js_cmd_lock);
     return st;
 }
@@ -193,10 +203,23 @@ js_status js_profiler_stop(const js_args *a, char *out, size_t outlen)
 js_status js_profiler_dump(const js_args *a, char *out, size_t outlen)
 {
     pthread_mutex_lock(&js_cmd_lock);
-    js_status st = need_running("dump", out, outlen);
-    if (st == JS_OK) st = js_session_dump_locked(a, out, outlen);
+    js_status st;
+    if (rewrite_retained(a)) st = js_session_write_retained(a, out, outlen);
+    else if ((st = need_running("dump", out, outlen)) == JS_OK) st = js_session_dump_locked(a, out, outlen);
     pthread_mutex_unlock(&js_cmd_lock);
     return st;
+}
+
+int js_profiler_filter_thread(int tid, int64_t java_tid, int add)
+{
+    return js_arming_filter_thread(tid, java_tid, add);
+}
+
+uint64_t js_profiler_samples(void)
+{
+    js_stats_snapshot s;
+    js_stats_get(&s);
+    return js_sess.samples_kept + (atomic_load(&js_sess.state) == JS_STATE_RUNNING ? s.samples : 0);
 }
 
 js_status js_profiler_status(char *out, size_t outlen)
@@ -216,10 +239,10 @@ void js_profiler_thread_start(int tid, void *env, const char *name, int64_t java
     js_arming_thread_start(tid, env, name, java_tid);
 }
 
-void js_profiler_thread_end(int tid)
+void js_profiler_thread_end(int tid, const char *name)
 {
     if (atomic_load(&js_sess.state) == JS_STATE_DEAD) return;
-    js_arming_thread_end(tid);
+    js_arming_thread_end(tid, name);
 }
 
 void js_profiler_shutdown(void)

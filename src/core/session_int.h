@@ -32,7 +32,11 @@ typedef struct {
     js_store *stores[2];       /* [active] is written by handlers; the other is empty, ready for a swap */
     int active;
     uint32_t gen;              /* generation tag of the active store */
-    js_profile profiles[JS_KINDS]; /* text outputs: every rotated store, folded, one profile per kind */
+    js_profile profiles[JS_KINDS]; /* text outputs: every rotated store, folded, one profile per kind; after a stop,
+                                    * the last session's (retained) until the next start */
+    int retained;              /* idle, and profiles/args hold the last session's text profiles (stop, dump and
+                                * resume use them) */
+    uint64_t samples_kept;     /* samples of the sessions a resume carried on (the Java API's getSamples) */
     int text_output;           /* the session writes a non-JFR file at the end */
     int jfr;                   /* a JFR recording streams */
     unsigned seq;              /* loop= file number (%n) */
@@ -71,6 +75,8 @@ js_status js_session_open_outputs(const js_args *a, char *out, size_t outlen);
 void js_session_close_outputs(void);
 js_status js_session_stop_locked(const js_args *req, int from_housekeeper, char *out, size_t outlen);
 js_status js_session_dump_locked(const js_args *req, char *out, size_t outlen);
+/* Write the retained profiles of the last session as req asks (stop or dump after the session ended). */
+js_status js_session_write_retained(const js_args *req, char *out, size_t outlen);
 /* loop=: finish the current file(s) and start the next. */
 void js_session_next_file(void);
 

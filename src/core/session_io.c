@@ -46,8 +46,12 @@ js_status js_session_open_outputs(const js_args *a, char *out, size_t outlen)
 {
     js_sess.jfr = 0;
     js_sess.text_output = js_args_output_format(a, a->file) != JS_OUT_JFR;
-    js_fold_free_profiles(js_sess.profiles);
-    js_fold_init_profiles(js_sess.profiles);
+    if (a->action != JS_ACTION_RESUME || !js_sess.retained) { /* resume adds to the last session's profiles */
+        js_fold_free_profiles(js_sess.profiles);
+        js_fold_init_profiles(js_sess.profiles);
+        js_sess.samples_kept = 0;
+    }
+    js_sess.retained = 0;
     js_sess.file_started_ns = js_session_now();
     js_status st = start_jfr(0, out, outlen);
     if (st != JS_OK) js_error("%s", out);
@@ -64,12 +68,21 @@ void js_session_close_outputs(void)
 }
 
 /* Output options of the request override the session's; names (threads, lines, sig) were fixed
- * when the samples were folded, so only where and how the profile is written can change. */
+ * when the samples were folded, so only where and how the profile is written can change. An in-process
+ * caller's request (capture) writes where it says (its file=, else to the caller), never to the session's file. */
 static js_args output_args(const js_args *req)
 {
     js_args o = js_sess.args;
+    o.capture = req->capture;
+    if (req->capture) o.file[0] = 0;
     if (req->file[0]) snprintf(o.file, sizeof o.file, "%s", req->file);
+    if (req->file[0] && req->format == JS_OUT_NONE && js_out_format_from_path(req->file) == JS_OUT_NONE)
+        o.format = js_args_output_format(&js_sess.args, js_sess.args.file); /* no extension: the session's format */
     if (req->format != JS_OUT_NONE) o.format = req->format, o.flat_top = req->flat_top;
+    if (req->counter != JS_COUNTER_DEFAULT) o.counter = req->counter;
+    if (req->names != JS_NAMES_ASPROF) o.names = req->names;
+    o.simple |= req->simple;
+    o.ann |= req->ann;
     if (req->title[0]) snprintf(o.title, sizeof o.title, "%s", req->title);
     if (req->include[0]) snprintf(o.include, sizeof o.include, "%s", req->include);
     if (req->exclude[0]) snprintf(o.exclude, sizeof o.exclude, "%s", req->exclude);
@@ -142,9 +155,10 @@ static void append(char *out, size_t outlen, const char *line)
     snprintf(out + n, outlen - n, "%s", line);
 }
 
-/* Log the end-of-session summary line. */
+/* Log the end-of-session summary line (unless quiet). */
 static void log_summary(void)
 {
+    if (js_sess.args.quiet) return;
     js_stats_snapshot s;
     js_stats_get(&s);
     char buf[1024];
@@ -179,19 +193,49 @@ js_status js_session_stop_locked(const js_args *req, int from_housekeeper, char 
         js_sess.jfr = 0;
     }
     js_args o = output_args(req);
+    js_stats_snapshot snap;
+    js_stats_get(&snap);
+    js_sess.samples_kept += snap.samples;
     if (js_args_output_format(&o, o.file) != JS_OUT_JFR) {
         char err[512];
         if (js_sess.stores[js_sess.active] && js_fold_store(js_sess.stores[js_sess.active], &js_sess.args, js_sess.profiles, err, sizeof err) != 0)
             js_error("%s", err);
         add_drops(js_sess.profiles);
-        if (write_text(js_sess.profiles, &o, js_sess.seq, msg, sizeof msg) != 0) st = JS_ERR_IO, js_error("%s", msg);
-        else js_info("%s", msg);
-        append(out, outlen, msg);
+        js_sess.retained = js_sess.text_output;
+        /* An in-process caller's plain stop (no file=, no format, none at start) writes nothing: the profile is
+         * kept for a dump, as async-profiler's API does. */
+        int silent = req->capture && !o.file[0] && req->format == JS_OUT_NONE && js_sess.args.format == JS_OUT_NONE;
+        if (silent) {
+            append(out, outlen, "profiling stopped; the profile is kept for dump");
+        } else if (write_text(js_sess.profiles, &o, js_sess.seq, msg, sizeof msg) != 0) {
+            st = JS_ERR_IO, js_error("%s", msg);
+            append(out, outlen, msg);
+        } else {
+            if (!js_sess.args.quiet) js_info("%s", msg);
+            append(out, outlen, msg);
+        }
     }
-    js_fold_free_profiles(js_sess.profiles);
-    js_fold_init_profiles(js_sess.profiles);
+    if (!js_sess.retained) {
+        js_fold_free_profiles(js_sess.profiles);
+        js_fold_init_profiles(js_sess.profiles);
+    }
     atomic_store(&js_sess.state, JS_STATE_IDLE);
     return st;
+}
+
+js_status js_session_write_retained(const js_args *req, char *out, size_t outlen)
+{
+    js_args o = output_args(req);
+    if (js_args_output_format(&o, o.file) == JS_OUT_JFR) {
+        snprintf(out, outlen, "the last session's profile is kept as text only; its JFR recording is in its file");
+        return JS_ERR_ARGS;
+    }
+    out[0] = 0;
+    if (write_text(js_sess.profiles, &o, js_sess.seq, out, outlen) != 0) {
+        js_error("%s", out);
+        return JS_ERR_IO;
+    }
+    return JS_OK;
 }
 
 js_status js_session_dump_locked(const js_args *req, char *out, size_t outlen)

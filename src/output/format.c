@@ -11,6 +11,7 @@ static const struct {
 } format_names[] = {
     {JS_OUT_NONE, "none"}, {JS_OUT_COLLAPSED, "collapsed"}, {JS_OUT_FLAT, "flat"}, {JS_OUT_TREE, "tree"},
     {JS_OUT_HTML, "html"}, {JS_OUT_JFR, "jfr"},             {JS_OUT_JSON_TREE, "json"}, {JS_OUT_PPROF, "pprof"},
+    {JS_OUT_TRACES, "traces"},
 };
 
 static const struct {

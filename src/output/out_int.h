@@ -5,9 +5,14 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "output/profile.h"
+
 /* One line in err, "<what>: <why>" plus ": <errno text>" when with_errno; returns -1. */
 int js_out_fail(const char *what, char *err, size_t errlen, const char *why, int with_errno);
 /* Write s with every character of bad replaced by '_'. */
 void js_out_put_replacing(FILE *f, const char *s, const char *bad);
+
+/* Rebuild p's interning table after frame names changed in place (profile.c); 0 or -1. */
+int js_profile_reindex(js_profile *p);
 
 #endif

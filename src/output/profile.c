@@ -5,6 +5,7 @@
  * leaves the profile valid and unchanged.
  */
 #include "output/profile.h"
+#include "out_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -99,9 +100,24 @@ uint32_t js_profile_frame(js_profile *p, const char *name, js_frame_type type)
     uint32_t id = (uint32_t)p->nframes;
     p->frames[id].name = copy;
     p->frames[id].type = ty;
+    p->frames[id].java = 0;
     p->index[h] = id;
     p->nframes++;
     return id;
+}
+
+/* js_profile_frame, marking the frame a Java method. */
+uint32_t js_profile_frame_java(js_profile *p, const char *name, js_frame_type type)
+{
+    uint32_t id = js_profile_frame(p, name, type);
+    if (id != UINT32_MAX) p->frames[id].java = 1;
+    return id;
+}
+
+/* Rebuild the interning table after names changed in place; 0 or -1. */
+int js_profile_reindex(js_profile *p)
+{
+    return index_rehash(p, p->index_cap ? p->index_cap : MIN_INDEX_CAP);
 }
 
 /* Appends a copy of frames (root first) with no event count. */
@@ -311,11 +327,20 @@ static int name_matches(const char *pats, const char *name)
     return match_any(pats, bare);
 }
 
+/* 1 if frame f matches pats: by its name, and a Java method also by its name with slashes. */
+static int frame_name_matches(const js_profile *p, uint32_t f, const char *pats)
+{
+    const js_pframe *fr = &p->frames[f];
+    if (name_matches(pats, fr->name)) return 1;
+    char alt[1024];
+    return fr->java && name_matches(pats, js_java_name(fr->name, fr->type, JS_JN_SLASHES, alt, sizeof alt));
+}
+
 /* Whether frame f matches pats, memoised in cache (may be NULL: then computed every time). */
 static int frame_matches(const js_profile *p, uint8_t *cache, uint32_t f, const char *pats)
 {
-    if (!cache) return name_matches(pats, p->frames[f].name);
-    if (cache[f] == M_UNKNOWN) cache[f] = name_matches(pats, p->frames[f].name) ? M_YES : M_NO;
+    if (!cache) return frame_name_matches(p, f, pats);
+    if (cache[f] == M_UNKNOWN) cache[f] = frame_name_matches(p, f, pats) ? M_YES : M_NO;
     return cache[f] == M_YES;
 }
 
