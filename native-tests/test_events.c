@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "core/classes.h"
+#include "core/names.h"
 #include "core/symbols.h"
 #include "jfr/jfr_read.h"
 #include "jfr/jfr_write.h"
@@ -71,6 +72,12 @@ static void test_symbol_names(void **state UNUSED)
     assert_false(a.in_jvm);
     js_symbols_name((uintptr_t)&getpid + 2, buf, sizeof buf, &a);
     assert_non_null(strstr(buf, "getpid"));
+    assert_non_null(strstr(a.lib, "libc")); /* the object's file name */
+    js_raw_frame fr = {.kind = JS_RF_NATIVE_PC, .method = (void *)(f + 1), .bci = 0};
+    js_names_frame(&fr, 0, 1, JS_NF_LIB, buf, sizeof buf); /* lib: "file`symbol" */
+    assert_string_equal(buf, "test_events`test_events_marker_function");
+    js_names_frame(&fr, 0, 1, 0, buf, sizeof buf);
+    assert_string_equal(buf, "test_events_marker_function");
     js_symbols_name(16, buf, sizeof buf, &a); /* not in any object */
     assert_string_equal(buf, "[unknown_native]");
     js_symbols_name(0xffffffff81000000ULL, buf, sizeof buf, &a);

@@ -167,7 +167,7 @@ static js_frame_type name_of(uint32_t id, int i, int lines, int sig, char *buf, 
     int n = 0;
     const js_raw_frame *f = js_store_trace(g_store, id, &n);
     assert_non_null(f);
-    return js_names_frame(f, i, n, lines, sig, buf, len);
+    return js_names_frame(f, i, n, (lines ? JS_NF_LINES : 0) | (sig ? JS_NF_SIG : 0), buf, len);
 }
 
 /* Names, signatures, lines, JFR parts; hidden-class suffix dropped. */

@@ -21,7 +21,7 @@
 
 #define UNUSED __attribute__((unused))
 
-enum { W_COLLAPSED, W_FLAT, W_TREE };
+enum { W_COLLAPSED, W_FLAT, W_TREE, W_TRACES };
 
 /* Runs one writer into f; its return code. */
 static int run_writer(int which, FILE *f, const js_profile *p, int top, char *err, size_t errlen)
@@ -29,6 +29,7 @@ static int run_writer(int which, FILE *f, const js_profile *p, int top, char *er
     switch (which) {
     case W_COLLAPSED: return js_write_collapsed(f, p, err, errlen);
     case W_FLAT: return js_write_flat(f, p, top, err, errlen);
+    case W_TRACES: return js_write_traces(f, p, top, err, errlen);
     default: return js_write_tree(f, p, err, errlen);
     }
 }
@@ -580,6 +581,84 @@ static void test_read_error(void **state UNUSED)
     js_profile_free(&p);
 }
 
+
+/* ---- async-profiler's names and the traces output ------------------------------------------------ */
+
+/* A profile with Java method frames (marked), a native frame with dots and an allocation class frame. */
+static void java_profile(js_profile *p)
+{
+    js_profile_init(p);
+    uint32_t a[4] = {js_profile_frame_java(p, "app.Main.main", JS_FT_INTERPRETED),
+                     js_profile_frame_java(p, "java.util.HashMap.get(Ljava/lang/Object;)Ljava/lang/Object;:556", JS_FT_JIT),
+                     js_profile_frame(p, "foo.constprop.0", JS_FT_NATIVE),
+                     js_profile_frame(p, "java.lang.String_[i]", JS_FT_INLINED)};
+    uint32_t b[2] = {a[0], js_profile_frame_java(p, "Top.run", JS_FT_INLINED)};
+    assert_int_equal(js_profile_add_n(p, a, 4, 30, 3), 0);
+    assert_int_equal(js_profile_add_n(p, b, 2, 70, 7), 0);
+}
+
+/* Java method frames get the class in its internal form, without its package, or their kind; others stay. */
+static void test_java_names(void **state UNUSED)
+{
+    char buf[256];
+    assert_string_equal(js_java_name("java.lang.String.length", JS_FT_JIT, JS_JN_SLASHES, buf, sizeof buf),
+                        "java/lang/String.length");
+    assert_string_equal(js_java_name("a.b.C$D.<init>(Ljava/lang/String;)V:12", JS_FT_JIT, JS_JN_SLASHES, buf, sizeof buf),
+                        "a/b/C$D.<init>(Ljava/lang/String;)V:12");
+    assert_string_equal(js_java_name("a.b.C.m", JS_FT_JIT, JS_JN_SIMPLE | JS_JN_SLASHES, buf, sizeof buf), "C.m");
+    assert_string_equal(js_java_name("Top.run", JS_FT_INLINED, JS_JN_SLASHES | JS_JN_ANN, buf, sizeof buf), "Top.run_[i]");
+    assert_string_equal(js_java_name("a.B.m", JS_FT_INTERPRETED, JS_JN_ANN, buf, sizeof buf), "a.B.m_[0]");
+    assert_string_equal(js_java_name("a.B.m", JS_FT_C1, JS_JN_ANN, buf, sizeof buf), "a.B.m_[1]");
+    assert_string_equal(js_java_name("main", JS_FT_JIT, JS_JN_SLASHES | JS_JN_SIMPLE, buf, sizeof buf), "main");
+    js_profile p;
+    java_profile(&p);
+    assert_int_equal(js_profile_java_names(&p, JS_JN_SLASHES), 0);
+    char *out = output_of(W_COLLAPSED, &p, 0);
+    assert_string_equal(out, "app/Main.main;Top.run 70\n"
+                             "app/Main.main;java/util/HashMap.get(Ljava/lang/Object_)Ljava/lang/Object_:556;"
+                             "foo.constprop.0;java.lang.String_[i] 30\n");
+    free(out);
+    js_profile_free(&p);
+}
+
+/* Filters match a Java frame in either spelling, so patterns written for dotted and for slashed names both work. */
+static void test_filter_either_spelling(void **state UNUSED)
+{
+    const char *pats[] = {"java.util.*", "java/util/*", "*HashMap.get", "app/Main.main"};
+    for (size_t i = 0; i < sizeof pats / sizeof pats[0]; i++) {
+        js_profile p;
+        java_profile(&p);
+        js_profile_filter(&p, pats[i], "");
+        if (i < 3) assert_int_equal(p.total, 30);
+        else assert_int_equal(p.total, 100);
+        js_profile_free(&p);
+    }
+    js_profile p;
+    java_profile(&p);
+    js_profile_filter(&p, "foo/constprop.0", ""); /* a native frame is matched by its name only */
+    assert_int_equal(p.total, 0);
+    js_profile_free(&p);
+}
+
+/* traces: the heaviest stacks first, weight, share and events, frames leaf first; top N. */
+static void test_traces_exact(void **state UNUSED)
+{
+    js_profile p;
+    java_profile(&p);
+    snprintf(p.unit, sizeof p.unit, "bytes");
+    char *out = output_of(W_TRACES, &p, 0);
+    assert_string_equal(out, "Total: 100 bytes in 2 stacks\n"
+                             "\n--- 70 bytes (70.00%), 7 samples\n  [ 0] Top.run\n  [ 1] app.Main.main\n"
+                             "\n--- 30 bytes (30.00%), 3 samples\n  [ 0] java.lang.String_[i]\n  [ 1] foo.constprop.0\n"
+                             "  [ 2] java.util.HashMap.get(Ljava/lang/Object;)Ljava/lang/Object;:556\n  [ 3] app.Main.main\n");
+    free(out);
+    out = output_of(W_TRACES, &p, 1);
+    assert_null(strstr(out, "30 bytes"));
+    assert_non_null(strstr(out, "70 bytes"));
+    free(out);
+    js_profile_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -601,6 +680,9 @@ int main(void)
         cmocka_unit_test(test_read_line_cap),
         cmocka_unit_test(test_write_errors),
         cmocka_unit_test(test_read_error),
+        cmocka_unit_test(test_java_names),
+        cmocka_unit_test(test_filter_either_spelling),
+        cmocka_unit_test(test_traces_exact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -35,8 +35,12 @@ void js_names_refresh(const js_store *s, uint32_t *cursor);
 void js_names_compiled(const void *code_addr, jmethodID root, const jmethodID *inlined, int n);
 /* CompiledMethodUnload: the code at code_addr (compiling root) is gone; its facts are dropped. */
 void js_names_compiled_unload(const void *code_addr, jmethodID root);
-/* Name frames[i] (leaf first, n frames) into buf; returns its kind. */
-js_frame_type js_names_frame(const js_raw_frame *frames, int i, int n, int lines, int sig, char *buf, size_t len);
+/* How js_names_frame names frames (flags). */
+#define JS_NF_LINES 1 /* ":LINE" after Java frames */
+#define JS_NF_SIG 2   /* the method's descriptor after Java frames */
+#define JS_NF_LIB 4   /* native frames with a symbol as "library`symbol" */
+/* Name frames[i] (leaf first, n frames) into buf as flags (JS_NF_*) ask; returns its kind. */
+js_frame_type js_names_frame(const js_raw_frame *frames, int i, int n, unsigned flags, char *buf, size_t len);
 /* A Java method split the way JFR records it. */
 typedef struct {
     char cls[512];  /* declaring class, internal form "java/util/HashMap$Node" */

@@ -42,7 +42,8 @@ static int add_pair(uint32_t trace, uint32_t thread, uint64_t weight, uint64_t c
         from = c->a->jstackkeep - 1;
     }
     for (int i = from; i >= 0; i--) {
-        js_frame_type t = js_names_frame(f, i, n, c->a->lines, c->a->sig, name, sizeof name);
+        js_frame_type t = js_names_frame(f, i, n, (c->a->lines ? JS_NF_LINES : 0) | (c->a->sig ? JS_NF_SIG : 0) |
+                                                      (c->a->libnames ? JS_NF_LIB : 0), name, sizeof name);
         int java = (f[i].kind == JS_RF_JAVA || f[i].kind == JS_RF_NATIVE) && t != JS_FT_ERROR;
         c->ids[depth++] = java ? js_profile_frame_java(p, name, t) : js_profile_frame(p, name, t);
     }

@@ -477,8 +477,9 @@ js_frame_type js_names_kind(const js_raw_frame *f, int i, int n)
     return java_kind(f, i, n);
 }
 
-js_frame_type js_names_frame(const js_raw_frame *f, int i, int n, int lines, int sig, char *buf, size_t len)
+js_frame_type js_names_frame(const js_raw_frame *f, int i, int n, unsigned flags, char *buf, size_t len)
 {
+    int lines = flags & JS_NF_LINES, sig = flags & JS_NF_SIG;
     const js_raw_frame *fr = &f[i];
     if (fr->kind == JS_RF_ERROR) {
         snprintf(buf, len, "%s", js_walk_error_name(fr->bci));
@@ -491,6 +492,10 @@ js_frame_type js_names_frame(const js_raw_frame *f, int i, int n, int lines, int
     if (fr->kind == JS_RF_NATIVE_PC) { /* a return address is named by its call instruction */
         js_symbol_info info;
         js_symbols_name((uintptr_t)fr->method - (fr->bci ? 1 : 0), buf, len, &info);
+        if ((flags & JS_NF_LIB) && info.lib[0] && buf[0] != '[') { /* "libjvm.so`JVM_DefineClass" */
+            size_t k = strlen(info.lib), b = strlen(buf);
+            if (k + 1 + b < len) memmove(buf + k + 1, buf, b + 1), memcpy(buf, info.lib, k), buf[k] = '`';
+        }
         return info.kernel ? JS_FT_KERNEL : info.in_jvm ? JS_FT_CPP : JS_FT_NATIVE;
     }
     if (fr->kind == JS_RF_CLASS) { /* as the converter names it from JFR: "java.lang.String_[i]" */

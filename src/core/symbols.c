@@ -264,6 +264,7 @@ void js_symbols_name(uintptr_t pc, char *buf, size_t len, js_symbol_info *info)
     }
     if (!o->loaded) load_symbols(o);
     info->in_jvm = strstr(base_name(o->path), "libjvm") != NULL;
+    snprintf(info->lib, sizeof info->lib, "%s", base_name(o->path));
     const sym *s = find(o, pc);
     if (!s) { /* no symbol there (a stripped library's internal function): the library itself */
         info->start = o->lo;
