@@ -52,7 +52,7 @@ void js_arming_use_walker(const js_walker *w);
 /* VM hooks: a Java thread started (its name and java.lang.Thread id; env is not kept: the walker asks the
  * VM for the sampled thread's JNIEnv) / ended. */
 void js_arming_thread_start(int tid, void *env, const char *name, int64_t java_tid);
-void js_arming_thread_end(int tid, const char *name);
+void js_arming_thread_end(int tid);
 /* The Java API's thread filter (filter without a value): add (or remove) the thread tid, or, when tid is 0, the
  * thread whose java.lang.Thread id is java_tid. While a session with that filter runs, only added threads are
  * sampled; the set starts empty with each session (a resume keeps it). 0, or -1 if the thread is not known or the

@@ -160,9 +160,7 @@ static void JNICALL on_thread_start(jvmtiEnv *env, JNIEnv *jni, jthread thread)
 static void JNICALL on_thread_end(jvmtiEnv *env, JNIEnv *jni, jthread thread)
 {
     if (atomic_load(&vm_dead)) return;
-    char name[64];
-    thread_name(env, jni, thread, name, sizeof name); /* its name now: a thread may have renamed itself */
-    js_profiler_thread_end(current_tid(), name);
+    js_profiler_thread_end(current_tid());
 }
 
 /* Add m to the set ids[0..*n) if absent and there is room. */

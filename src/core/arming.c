@@ -424,11 +424,10 @@ void js_arming_thread_start(int tid, void *env, const char *name, int64_t java_t
     pthread_mutex_unlock(&lock);
 }
 
-void js_arming_thread_end(int tid, const char *name)
+void js_arming_thread_end(int tid)
 {
     pthread_mutex_lock(&lock);
     js_thread *t = js_threads_find(tid);
-    if (t && name && name[0]) js_threads_set_name(atomic_load(&t->serial), tid, name);
     if (t) {
         disarm_thread(t);
         js_threads_release(t);

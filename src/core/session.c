@@ -239,10 +239,10 @@ void js_profiler_thread_start(int tid, void *env, const char *name, int64_t java
     js_arming_thread_start(tid, env, name, java_tid);
 }
 
-void js_profiler_thread_end(int tid, const char *name)
+void js_profiler_thread_end(int tid)
 {
     if (atomic_load(&js_sess.state) == JS_STATE_DEAD) return;
-    js_arming_thread_end(tid, name);
+    js_arming_thread_end(tid);
 }
 
 void js_profiler_shutdown(void)
