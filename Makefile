@@ -103,8 +103,8 @@ check-asan: deps
 # Each variant (plain, asan) compiles the library sources once into build/tests-VARIANT/libjstest.a.
 TDIR = $(BUILD)/tests-$(VARIANT)
 TEST_OBJS = $(TEST_LIB_SRCS:src/%.c=$(TDIR)/obj/%.o)
-run-native-tests: $(NATIVE_TESTS:%=$(BUILD)/tests-$(VARIANT)/%)
-	@set -e; pass=0; for t in $^; do echo "== $$t"; ./$$t; pass=$$((pass+1)); done; \
+run-native-tests: $(NATIVE_TESTS:%=$(BUILD)/tests-$(VARIANT)/%) $(LIB)
+	@set -e; pass=0; for t in $(filter-out $(LIB),$^); do echo "== $$t"; ./$$t; pass=$$((pass+1)); done; \
 	 echo "native tests ($(VARIANT)): $$pass suites passed"
 
 $(TDIR)/obj/%.o: src/%.c | $(GEN_HDRS)

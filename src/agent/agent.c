@@ -294,6 +294,18 @@ int js_agent_init_live(JavaVM *vm, JNIEnv *jni)
     return rc;
 }
 
+int js_agent_init_native(void)
+{
+    pthread_mutex_lock(&init_lock);
+    static int native_ready;
+    if (!jvmti && !native_ready) {
+        js_profiler_init(NULL, NULL); /* names of native code only; no JVMTI events */
+        native_ready = 1;
+    }
+    pthread_mutex_unlock(&init_lock);
+    return 0;
+}
+
 JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 {
     const char *given = options ? options : "";

@@ -10,6 +10,10 @@
  * methods so far. Once per process; a no-op after -agentpath's VMInit. 0, or -1 (logged). */
 int js_agent_init_live(JavaVM *vm, JNIEnv *jni);
 
+/* Set the profiler up in a process without a JVM (the C API, asprof_init): native frames only, no VM events.
+ * Once per process; a no-op once a JVM set it up. 0. */
+int js_agent_init_native(void);
+
 /* The name the task client's thread has while attached to the VM; such threads are not sampled. */
 #define JS_BACKEND_THREAD_NAME "jsampler backend"
 

@@ -48,6 +48,20 @@ static int filtered_out(const char *name)
     return 1;
 }
 
+/* The walker of a process without a JVM: no thread has Java frames; each sample is its native stack alone. */
+static int no_java_init(void *vm, char *err, size_t errlen)
+{
+    return 0;
+}
+
+/* Signal-safe: nothing to walk. */
+static int no_java_walk(void *ucontext, js_raw_frame *frames, int max)
+{
+    return JS_WALK_NO_ENV;
+}
+
+static const js_walker no_java_walker = {"none", no_java_init, no_java_walk};
+
 /* The threads the Java API added (filter without a value): only those are sampled. Under lock. */
 #define API_TIDS_MAX 4096
 static int api_filter;
@@ -300,7 +314,10 @@ int js_arming_start(const js_args *a, js_store *store, js_evring *ring, js_armin
     info->engine = "none";
     info->description = "no signals (VM events only)";
     char werr[256] = "";
-    walker = walker_override ? walker_override : a->walker == JS_WALKER_AGCT ? &js_walker_agct : &js_walker_recover;
+    walker = walker_override               ? walker_override
+             : !java_vm                    ? &no_java_walker
+             : a->walker == JS_WALKER_AGCT ? &js_walker_agct
+                                           : &js_walker_recover;
     if (walker->init(java_vm, werr, sizeof werr) != 0) {
         snprintf(err, errlen, "%s", werr);
         return -1;
