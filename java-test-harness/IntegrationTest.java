@@ -149,6 +149,9 @@ public final class IntegrationTest {
         safely("attach-errors", attach::errors);
         safely("attach-other-uid", attach::otherUid);
         safely("attach-namespace", attach::namespace);
+        AsprofChecks asprof = new AsprofChecks(this, attach);
+        safely("asprof-cli", asprof::cli);
+        safely("asprof-api", asprof::api);
         EventChecks events = new EventChecks(this);
         safely("wall-split", events::wallSplit);
         LoadChecks load = new LoadChecks(this);

@@ -49,7 +49,7 @@ run_jdk() {
     echo "== JDK $n: $home ($("$home/bin/java" -version 2>&1 | head -n 1))"
     rm -rf "$CLASSES"
     mkdir -p "$CLASSES"
-    "$home/bin/javac" --release 17 -cp "$JAR" -d "$CLASSES" "$HARNESS"/*.java
+    "$home/bin/javac" --release 17 -cp "$JAR" -d "$CLASSES" "$HARNESS"/*.java "$HARNESS"/one/profiler/*.java
     if [ -n "$NOPERF" ]; then
         set -- "$@" --noperf "$NOPERF"
     fi

@@ -1,0 +1,103 @@
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * async-profiler's interfaces against the real agent:
+ * <ul>
+ * <li>{@code asprof-cli}: asprof's command lines given unchanged to the jsampler CLI against a running CpuSplit:
+ * {@code -d 2 -e cpu -i 1ms -o collapsed PID} (collect by default, the profile on the CLI's stdout, Java names with
+ * slashes), {@code stop -o flat PID} after the collect ended (the last profile written again, dotted names),
+ * {@code stop -o traces=3 --total PID} (ns), {@code --dot}, {@code start --timeout 2} then {@code stop -o collapsed},
+ * {@code status}, {@code list PID}, and refusals naming the flag: {@code --target-cpu} (by the agent, exit 5),
+ * {@code --fdtransfer} (by the CLI, exit 2).</li>
+ * <li>{@code asprof-api}: AsprofApi drives the library through async-profiler's Java API natives
+ * (one.profiler.AsyncProfiler): version, start/dump/stop/resume, traces, getSamples, execute1, its exceptions and the
+ * thread filter.</li>
+ * </ul>
+ */
+final class AsprofChecks {
+    private final IntegrationTest t;
+    private final AttachChecks a;
+
+    AsprofChecks(IntegrationTest t, AttachChecks a) {
+        this.t = t;
+        this.a = a;
+    }
+
+    /** Lines of a collapsed profile that are not "stack count". */
+    static long badLines(String text) {
+        return text.lines().filter(l -> !l.isEmpty() && !l.matches(".+ \\d+")).count();
+    }
+
+    void cli() {
+        String name = "asprof-cli";
+        if (!t.selected(name)) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        List<String> problems = new ArrayList<>(), details = new ArrayList<>();
+        try (AttachChecks.Target g = a.new Target(name, List.of(), List.of(), "30", "2")) {
+            g.awaitUp();
+            String pid = Long.toString(g.pid);
+            AttachChecks.Out c = a.jsampler("-d", "2", "-e", "cpu", "-i", "1ms", "-o", "collapsed", pid);
+            AttachChecks.expect("collect", c, 0, "Profiling for 2 seconds", problems, details);
+            if (!c.out.contains("CpuSplit.burnA") || badLines(c.out) > 0) {
+                problems.add("collect: stdout is not the collapsed profile with CpuSplit.burnA: " + head(c.out));
+            }
+            if (!c.out.contains("java/lang/Thread.run") || c.out.contains("java.lang.Thread.run")) {
+                problems.add("collect: Java frames not written java/lang/Thread.run as async-profiler does");
+            }
+            AttachChecks.Out f = a.jsampler("stop", "-o", "flat", pid);
+            AttachChecks.expect("stop after collect", f, 0, "Total:", problems, details);
+            if (!f.out.contains("CpuSplit.burnA") || !f.out.contains("java.lang.Thread.run")) {
+                problems.add("stop after collect: the flat profile of the collect (dotted names) is not on stdout: "
+                        + head(f.out));
+            }
+            AttachChecks.Out tr = a.jsampler("stop", "-o", "traces=3", "--total", pid);
+            AttachChecks.expect("traces --total", tr, 0, " ns (", problems, details);
+            AttachChecks.Out d = a.jsampler("-d", "1", "--dot", "-o", "collapsed", pid);
+            AttachChecks.expect("--dot", d, 0, "java.lang.Thread.run", problems, details);
+            AttachChecks.Out s = a.jsampler("start", "-e", "cpu", "-i", "1ms", "--timeout", "2", pid);
+            AttachChecks.expect("start --timeout 2", s, 0, "profiling started", problems, details);
+            Thread.sleep(3500);
+            AttachChecks.Out st = a.jsampler("status", pid);
+            AttachChecks.expect("status after the timeout", st, 0, "state=idle", problems, details);
+            AttachChecks.Out e = a.jsampler("stop", "-o", "collapsed", pid);
+            AttachChecks.expect("stop after the timeout", e, 0, "CpuSplit.burnA", problems, details);
+            AttachChecks.expect("list", a.jsampler("list", pid), 0, "Basic events:", problems, details);
+            AttachChecks.expect("--target-cpu refused", a.jsampler("-e", "itimer", "--target-cpu", "1", pid), 5,
+                    "'target-cpu': not supported", problems, details);
+            AttachChecks.expect("--fdtransfer refused", a.jsampler("-d", "1", "--fdtransfer", pid), 2,
+                    "--fdtransfer: not supported", problems, details);
+        } catch (Exception ex) {
+            problems.add("harness: " + ex);
+        }
+        t.report(name, problems, details, t0);
+    }
+
+    void api() {
+        String name = "asprof-api";
+        if (!t.selected(name)) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        List<String> problems = new ArrayList<>(), details = new ArrayList<>();
+        IntegrationTest.Run r = t.launch(name, List.of(), null, "AsprofApi", t.agent.toString());
+        problems.addAll(r.crashSigns());
+        String ok = r.stdout.lines().filter(l -> l.startsWith("API_OK")).findFirst().orElse(null);
+        if (r.timedOut || r.exitCode != 0 || ok == null) {
+            problems.add("exit " + r.exitCode + (r.timedOut ? " (timed out)" : "") + ": "
+                    + r.stdout.lines().filter(l -> l.startsWith("API_FAIL")).findFirst().orElse("no API_OK line"));
+            details.addAll(r.stderrTail(8));
+        } else {
+            details.add(ok);
+        }
+        t.report(name, problems, details, t0);
+    }
+
+    static String head(String s) {
+        return s.length() > 300 ? s.substring(0, 300) + "..." : s;
+    }
+}
