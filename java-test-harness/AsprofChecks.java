@@ -12,6 +12,8 @@ import java.util.List;
  * {@code stop -o traces=3 --total PID} (ns), {@code --dot}, {@code start --timeout 2} then {@code stop -o collapsed},
  * {@code status}, {@code list PID}, and refusals naming the flag: {@code --target-cpu} (by the agent, exit 5),
  * {@code --fdtransfer} (by the CLI, exit 2).</li>
+ * <li>{@code asprof-live}: LiveBlocks with {@code alloc=1k,live,total}: the collapsed profile written at exit holds
+ * keep()'s 10 MB within 20% and nothing of drop()'s; without live both are there (the control).</li>
  * <li>{@code asprof-api}: AsprofApi drives the library through async-profiler's Java API natives
  * (one.profiler.AsyncProfiler): version, start/dump/stop/resume, traces, getSamples, execute1, its exceptions and the
  * thread filter.</li>
@@ -73,6 +75,46 @@ final class AsprofChecks {
                     "--fdtransfer: not supported", problems, details);
         } catch (Exception ex) {
             problems.add("harness: " + ex);
+        }
+        t.report(name, problems, details, t0);
+    }
+
+    /** Bytes on collapsed lines through method m (the alloc profile's unit with total). */
+    static long bytesThrough(String collapsed, String m) {
+        return collapsed.lines().filter(l -> l.contains(m)).mapToLong(l -> Long.parseLong(l.substring(l.lastIndexOf(' ') + 1)))
+                .sum();
+    }
+
+    void live() {
+        String name = "asprof-live";
+        if (!t.selected(name)) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        List<String> problems = new ArrayList<>(), details = new ArrayList<>();
+        for (String mode : List.of("live", "all")) {
+            Path out = t.runDir(name + "-" + mode).resolve("alloc.collapsed");
+            String opts = "start,alloc=1k,total,file=" + out + (mode.equals("live") ? ",live" : "");
+            IntegrationTest.Run r = t.launch(name + "-" + mode, List.of(), opts, "LiveBlocks");
+            problems.addAll(r.crashSigns());
+            String text;
+            try {
+                text = Files.readString(out);
+            } catch (Exception ex) {
+                problems.add(mode + ": no profile: " + ex + " " + String.join(" ", r.stderrTail(3)));
+                continue;
+            }
+            long keep = bytesThrough(text, "LiveBlocks.keep"), drop = bytesThrough(text, "LiveBlocks.drop");
+            details.add(String.format("%s: keep %d bytes, drop %d bytes", mode, keep, drop));
+            if (Math.abs(keep - 10_000_000L) > 2_000_000L) {
+                problems.add(mode + ": keep() shows " + keep + " bytes, expected 10 MB within 20%");
+            }
+            if (mode.equals("live") && drop != 0) {
+                problems.add("live: drop()'s garbage shows " + drop + " bytes");
+            }
+            if (mode.equals("all") && Math.abs(drop - 10_000_000L) > 2_000_000L) {
+                problems.add("without live: drop() shows " + drop + " bytes, expected 10 MB within 20%");
+            }
         }
         t.report(name, problems, details, t0);
     }

@@ -152,6 +152,7 @@ public final class IntegrationTest {
         AsprofChecks asprof = new AsprofChecks(this, attach);
         safely("asprof-cli", asprof::cli);
         safely("asprof-api", asprof::api);
+        safely("asprof-live", asprof::live);
         EventChecks events = new EventChecks(this);
         safely("wall-split", events::wallSplit);
         LoadChecks load = new LoadChecks(this);

@@ -665,6 +665,11 @@ static void test_asprof_events(void **state UNUSED)
     assert_int_equal(A.alloc_bytes, 262143);
     assert_int_equal(A.lock_ns, 1000000LL);
     assert_int_equal(A.event, JS_EV_ITIMER);
+    parse_ok("start,live"); /* live is about allocations: alloc at its default */
+    assert_int_equal(A.live, 1);
+    assert_int_equal(js_kinds(&A, &n), 1u << JS_KIND_ALLOC);
+    parse_ok("start,alloc=1k,live");
+    assert_int_equal(A.alloc_bytes, 1024);
     parse_ok("interval=0"); /* 0: the event's default */
     assert_int_equal(A.interval_ns, JS_DEFAULT_INTERVAL_NS);
 }
@@ -703,7 +708,7 @@ static void test_asprof_values(void **state UNUSED)
 /* async-profiler's options jsampler does not offer are refused, each naming itself and saying why. */
 static void test_asprof_unsupported(void **state UNUSED)
 {
-    const char *cmds[] = {"live", "tlab", "nativemem=1m", "nofree", "nativelock=10us", "trace=a.B.c", "nobatch",
+    const char *cmds[] = {"tlab", "nativemem=1m", "nofree", "nativelock=10us", "trace=a.B.c", "nobatch",
                           "proc=30", "record-cpu", "target-cpu=1", "alluser", "sched", "signal=10", "begin=write",
                           "end=write", "ttsp", "nostop", "memlimit=10m", "jfrsync=default", "jfropts=mem",
                           "features=vtable", "fdtransfer", "mcache", "server=:8080", "width=1200", "minwidth=1",

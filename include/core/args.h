@@ -111,6 +111,7 @@ typedef struct {
     int ann;                     /* frame kinds as name suffixes: _[j] _[i] _[0] _[1] */
     int libnames;                /* lib: native frames as library`symbol */
     int quiet;                   /* no "profiling started/stopped" log lines */
+    int live;                    /* alloc text outputs keep the samples whose objects are still alive */
     int thread_filter;           /* filter (no value): only threads added through the Java API are sampled */
     int threads;
     int lines;

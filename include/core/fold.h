@@ -18,6 +18,10 @@
 /* Add every sample of s to profiles[kind] (one profile per js_kind: a pair's kind is in its thread key,
  * see sampler.h), named per a (threads, lines, sig, jstackdepth). 0, or -1 with err. */
 int js_fold_store(const js_store *s, const js_args *a, js_profile profiles[JS_KINDS], char *err, size_t errlen);
+/* Add one stack of raw frames (n, leaf first) of thread serial to p as js_fold_store names it, with weight and
+ * count (events). 0, or -1 on allocation failure. */
+int js_fold_frames(const js_raw_frame *f, int n, uint32_t thread, uint64_t weight, uint64_t count, const js_args *a,
+                   js_profile *p);
 /* Empty profiles, one per kind, each with its unit ("samples", "bytes" for alloc, "ns" for lock). */
 void js_fold_init_profiles(js_profile profiles[JS_KINDS]);
 void js_fold_free_profiles(js_profile profiles[JS_KINDS]);

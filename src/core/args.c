@@ -88,7 +88,6 @@ const char *js_loglevel_name(js_loglevel l)
 static const struct {
     const char *key, *why;
 } unsupported_opts[] = {
-    {"live", "allocations are recorded as sampled; whether their objects are still alive at the end is not tracked"},
     {"tlab", "allocations are sampled through JVMTI (SampledObjectAlloc), not by TLAB events"},
     {"nativemem", "native memory (malloc) profiling is not offered"},
     {"nofree", "native memory (malloc) profiling is not offered"},
@@ -223,6 +222,7 @@ static int parse_event(js_args *a, const char *v, char *err, size_t errlen)
 static int finish(js_args *a, char *err, size_t errlen)
 {
     const char *v = a->interval_raw;
+    if (a->live && !a->alloc_bytes) a->alloc_bytes = JS_DEFAULT_ALLOC_BYTES; /* live is about allocations */
     if (a->all_flag) { /* all: cpu, wall, alloc and lock, each at its default unless given */
         if (!a->wall_set) a->wall_ns = JS_DEFAULT_WALL_NS;
         if (!a->alloc_set) a->alloc_bytes = JS_DEFAULT_ALLOC_BYTES;
@@ -292,6 +292,7 @@ static int parse_flag(js_args *a, const char *key, const char *val, char *err, s
     else if (strcmp(key, "ann") == 0) flag = &a->ann;
     else if (strcmp(key, "lib") == 0) flag = &a->libnames;
     else if (strcmp(key, "quiet") == 0) flag = &a->quiet;
+    else if (strcmp(key, "live") == 0) flag = &a->live;
     else if (strcmp(key, "norm") == 0) flag = &a->norm_flag;
     else if (strcmp(key, "all") == 0) flag = &a->all_flag;
     else if (strcmp(key, "dot") == 0) flag = &a->dot_flag;

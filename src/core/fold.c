@@ -18,17 +18,10 @@ typedef struct {
     int failed;
 } fold_ctx;
 
-/* Add one (trace, thread) pair to the profile, root first, with its sample count. */
-static int add_pair(uint32_t trace, uint32_t thread, uint64_t weight, uint64_t count, void *ctx)
+/* Add the raw frames f (n, leaf first) of thread serial to p, root first, with weight and count. 0, or 1 (failed). */
+static int add_frames(fold_ctx *c, js_profile *p, const js_raw_frame *f, int n, uint32_t thread, uint64_t weight,
+                      uint64_t count)
 {
-    fold_ctx *c = ctx;
-    unsigned kind = thread >> JS_SAMPLER_KIND_SHIFT;
-    thread &= JS_SAMPLER_SERIAL_MASK;
-    if (kind >= JS_KINDS) return 0;
-    js_profile *p = &c->profiles[kind];
-    int n;
-    const js_raw_frame *f = js_store_trace(c->s, trace, &n);
-    if (!f) return 0;
     if (n > c->a->jstackdepth) n = c->a->jstackdepth;
     uint32_t depth = 0;
     char name[NAME_MAX_LEN];
@@ -54,6 +47,29 @@ static int add_pair(uint32_t trace, uint32_t thread, uint64_t weight, uint64_t c
         return 1;
     }
     return 0;
+}
+
+/* Add one (trace, thread) pair to the profile, root first, with its sample count. */
+static int add_pair(uint32_t trace, uint32_t thread, uint64_t weight, uint64_t count, void *ctx)
+{
+    fold_ctx *c = ctx;
+    unsigned kind = thread >> JS_SAMPLER_KIND_SHIFT;
+    thread &= JS_SAMPLER_SERIAL_MASK;
+    if (kind >= JS_KINDS) return 0;
+    int n;
+    const js_raw_frame *f = js_store_trace(c->s, trace, &n);
+    if (!f) return 0;
+    return add_frames(c, &c->profiles[kind], f, n, thread, weight, count);
+}
+
+int js_fold_frames(const js_raw_frame *f, int n, uint32_t thread, uint64_t weight, uint64_t count, const js_args *a,
+                   js_profile *p)
+{
+    fold_ctx c = {NULL, a, NULL, malloc(((size_t)a->jstackdepth + 3) * sizeof(uint32_t)), 0};
+    if (!c.ids) return -1;
+    add_frames(&c, p, f, n, thread, weight, count);
+    free(c.ids);
+    return c.failed ? -1 : 0;
 }
 
 void js_fold_init_profiles(js_profile profiles[JS_KINDS])

@@ -10,6 +10,7 @@
 
 #include "core/arming.h"
 #include "core/jfr_stream.h"
+#include "core/live.h"
 #include "core/names.h"
 #include "core/vmevents.h"
 #include "session_int.h"
@@ -138,6 +139,9 @@ static js_status start_locked(const js_args *a, char *out, size_t outlen)
         js_session_close_outputs();
         return JS_ERR_ENGINE;
     }
+    js_live_enable(js_session_env(), a->live);
+    if (a->live && !js_sess.text_output)
+        js_warn("live: the JFR recording keeps every allocation sample; only text outputs are limited to live objects");
     if (js_vmevents_start(a, js_sess.vm_note, sizeof js_sess.vm_note, err, sizeof err) != 0) {
         snprintf(out, outlen, "%s", err);
         js_error("%s", err);

@@ -55,6 +55,7 @@ extern js_session js_sess;
 extern pthread_mutex_t js_cmd_lock;
 
 uint64_t js_session_now(void);
+JNIEnv *js_session_env(void);
 void js_session_format_ns(long long ns, char *buf, size_t len);
 
 /* session_store.c: the two stores exist and are empty (created once, re-created if abandoned). */

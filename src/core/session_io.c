@@ -9,6 +9,7 @@
 #include "core/dump.h"
 #include "core/fold.h"
 #include "core/jfr_stream.h"
+#include "core/live.h"
 #include "session_int.h"
 #include "core/stats_format.h"
 #include "core/vmevents.h"
@@ -99,6 +100,19 @@ static void add_drops(js_profile profiles[JS_KINDS])
     js_profile *p = &profiles[js_kind_on(&js_sess.args, JS_KIND_EXEC) ? JS_KIND_EXEC : JS_KIND_WALL];
     if (s.dropped_weight > js_sess.dropped_written) js_fold_pseudo(p, "[dropped: buffers full]", s.dropped_weight - js_sess.dropped_written);
     js_sess.dropped_written = s.dropped_weight;
+}
+
+/* With live, the allocation profile p becomes that of the samples whose objects are still alive (logged: how many
+ * samples found no room to be tracked). */
+static void live_alloc(js_profile *p)
+{
+    if (!js_sess.args.live || !js_kind_on(&js_sess.args, JS_KIND_ALLOC)) return;
+    char err[256];
+    if (js_live_profile(js_session_env(), &js_sess.args, p, err, sizeof err) != 0) js_error("%s", err);
+    uint64_t lost = js_live_untracked();
+    if (lost)
+        js_warn("live: %llu allocation samples could not be tracked (more than %d alive at once); they are left out",
+                (unsigned long long)lost, JS_LIVE_MAX);
 }
 
 /* Replace each %e of pattern by name (other % sequences are left for js_expand_path_seq). -1 if too long. */
@@ -201,6 +215,7 @@ js_status js_session_stop_locked(const js_args *req, int from_housekeeper, char 
         if (js_sess.stores[js_sess.active] && js_fold_store(js_sess.stores[js_sess.active], &js_sess.args, js_sess.profiles, err, sizeof err) != 0)
             js_error("%s", err);
         add_drops(js_sess.profiles);
+        live_alloc(&js_sess.profiles[JS_KIND_ALLOC]);
         js_sess.retained = js_sess.text_output;
         /* An in-process caller's plain stop (no file=, no format, none at start) writes nothing: the profile is
          * kept for a dump, as async-profiler's API does. */
@@ -215,6 +230,7 @@ js_status js_session_stop_locked(const js_args *req, int from_housekeeper, char 
             append(out, outlen, msg);
         }
     }
+    js_live_enable(js_session_env(), 0); /* the weak references go; a kept profile already has what was alive */
     if (!js_sess.retained) {
         js_fold_free_profiles(js_sess.profiles);
         js_fold_init_profiles(js_sess.profiles);
@@ -252,6 +268,7 @@ js_status js_session_dump_locked(const js_args *req, char *out, size_t outlen)
     if (js_sess.text_output) { /* everything so far: rotate, then copy the folded profiles */
         if (js_session_rotate(err, sizeof err) != 0) js_warn("%s", err);
         for (int k = 0; k < JS_KINDS && rc == 0; k++) rc = js_fold_copy(&snap[k], &js_sess.profiles[k]);
+        if (rc == 0) live_alloc(&snap[JS_KIND_ALLOC]);
     } else { /* a JFR session folds nothing: name what the active store holds */
         rc = js_fold_store(js_sess.stores[js_sess.active], &js_sess.args, snap, err, sizeof err);
     }

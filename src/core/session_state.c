@@ -9,6 +9,14 @@
 js_session js_sess;
 pthread_mutex_t js_cmd_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* The calling thread's JNIEnv, or NULL (no VM, or a thread not attached to it). */
+JNIEnv *js_session_env(void)
+{
+    JNIEnv *env = NULL;
+    if (!js_sess.vm || (*js_sess.vm)->GetEnv(js_sess.vm, (void **)&env, JNI_VERSION_1_6) != JNI_OK) return NULL;
+    return env;
+}
+
 /* CLOCK_MONOTONIC in ns. */
 uint64_t js_session_now(void)
 {

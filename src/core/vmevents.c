@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "core/classes.h"
+#include "core/live.h"
+#include "sample/threads.h"
 #include "sample/sampler.h"
 #include "sample/walker.h"
 #include "util/log.h"
@@ -57,8 +59,9 @@ static uint32_t class_id(jclass klass)
     return id;
 }
 
-/* Record an event of the current thread: its stack, ending in class frame cls, with info. */
-static void record(uint32_t cls, js_sample_info *info)
+/* Record an event of the current thread: its stack, ending in class frame cls, with info; an allocated object
+ * (live) is tracked with that stack. */
+static void record(uint32_t cls, js_sample_info *info, JNIEnv *jni, jobject object)
 {
     int depth = atomic_load(&V.depth);
     jvmtiFrameInfo *fi = malloc(((size_t)depth + 1) * sizeof *fi); /* one more: tells a stack cut at depth */
@@ -75,7 +78,10 @@ static void record(uint32_t cls, js_sample_info *info)
                                       .method = fi[i].method};
         if (cut) raw[n++] = (js_raw_frame){.bci = JS_WALK_TRUNCATED, .kind = JS_RF_ERROR, .method = NULL};
         info->cls = cls;
-        js_sampler_record(cls ? raw : raw + 1, cls ? n : n - 1, (int)syscall(SYS_gettid), info);
+        int tid = (int)syscall(SYS_gettid);
+        js_sampler_record(cls ? raw : raw + 1, cls ? n : n - 1, tid, info);
+        js_thread *t = object ? js_threads_find(tid) : NULL;
+        if (t) js_live_track(jni, object, cls ? raw : raw + 1, cls ? n : n - 1, atomic_load(&t->serial), info->weight);
     }
     free(fi);
     free(raw);
@@ -90,7 +96,7 @@ void js_vmevents_on_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject 
     double p = -expm1(-s / iv);
     js_sample_info info = {.kind = JS_SK_ALLOC, .weight = (uint64_t)(s / (p > 0 ? p : 1) + 0.5),
                            .value = (uint64_t)size, .ticks = mono_ns()};
-    record(class_id(klass), &info);
+    record(class_id(klass), &info, jni, object);
 }
 
 void js_vmevents_on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object)
@@ -105,7 +111,7 @@ void js_vmevents_on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread thre
     if (!t0 || !atomic_load(&V.lock_on) || now - t0 < (uint64_t)atomic_load(&V.lock_ns)) return;
     jclass k = (*jni)->GetObjectClass(jni, object);
     js_sample_info info = {.kind = JS_SK_LOCK, .weight = now - t0, .sub = JS_LOCK_MONITOR, .ticks = t0};
-    record(class_id(k), &info);
+    record(class_id(k), &info, NULL, NULL);
     if (k) (*jni)->DeleteLocalRef(jni, k);
 }
 
@@ -140,7 +146,7 @@ static void JNICALL park_hook(JNIEnv *env, jobject unsafe, jboolean absolute, jl
     if (!atomic_load(&V.lock_on) || d < (uint64_t)atomic_load(&V.lock_ns) || (*env)->ExceptionCheck(env)) return;
     js_sample_info info = {.kind = JS_SK_LOCK, .weight = d, .sub = JS_LOCK_PARK, .ticks = t0,
                            .value = (uint64_t)time, .absolute = absolute ? 1 : 0};
-    record(blocker_class(env), &info);
+    record(blocker_class(env), &info, NULL, NULL);
 }
 
 /* 1 if method is jdk.internal.misc.Unsafe.park(ZJ)V. */
