@@ -260,8 +260,8 @@ static void test_page_well_formed(void **state UNUSED)
     assert_int_equal(strncmp(page, "<!DOCTYPE html>", 15), 0);
     assert_non_null(strstr(page, "</html>"));
     assert_null(strstr(page, "@@JSAMPLER_"));
-    assert_int_equal(count_of(page, "<script"), 2); /* the data element and the page's script */
-    assert_int_equal(count_of(page, "</script"), 2);
+    assert_int_equal(count_of(page, "<script"), 3); /* the data element, the page's script, the frames block */
+    assert_int_equal(count_of(page, "</script"), 3);
     assert_int_equal(count_of(page, "<title>"), 1);
     assert_non_null(strstr(page,
         "<title>T &lt;/title&gt;&lt;script&gt;alert(2)&lt;/script&gt; &amp; &quot;q&quot; &#39;a&#39;  </title>"));
@@ -429,6 +429,31 @@ static void test_write_errors(void **state UNUSED)
     js_profile_free(&p);
 }
 
+
+/* The frames block async-profiler's converter reads: its names, one per distinct name, and the tree in preorder with
+ * each node's total, key = name index << 3 | type. */
+static void test_frames_block(void **state UNUSED)
+{
+    js_profile p;
+    js_profile_init(&p);
+    add(&p, JS_FT_JIT, 7, 2, "a/Main.main", "b/B.run");
+    add(&p, JS_FT_JIT, 5, 3, "a/Main.main", "it's", "k");
+    add(&p, JS_FT_KERNEL, 2, 3, "a/Main.main", "it's", "k");
+    add(&p, JS_FT_THREAD, 1, 1, "[t tid=1]");
+    char *page = page_of(&p, 0);
+    const char *b = strstr(page, "<script id=\"fg-frames\" type=\"text/plain\">\n");
+    assert_non_null(b);
+    assert_string_equal(strstr(b, "const cpool"),
+                        "const cpool = [\n'all',\n' [t tid=1]',\n' a/Main.main',\n' b/B.run',\n' it\\'s',\n' k',\n];\n\n"
+                        /* the thread root as native (3); a/Main.main JIT (2 << 3 | 1) and, a node of its own,
+                         * kernel (2 << 3 | 5) */
+                        "f(0,0,0,15)\nf(11,1,0,1)\nf(17,1,0,12)\nf(25,2,0,7)\nf(33,2,0,5)\nf(41,3,0,5)\n"
+                        "f(21,1,0,2)\nf(37,2,0,2)\nf(45,3,0,2)\n\n"
+                        "</script>\n</body>\n</html>\n");
+    free(page);
+    js_profile_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -438,6 +463,7 @@ int main(void)
         cmocka_unit_test(test_defaults_and_empty),
         cmocka_unit_test(test_large),
         cmocka_unit_test(test_write_errors),
+        cmocka_unit_test(test_frames_block),
     };
     return cmocka_run_group_tests_name("html", tests, NULL, NULL);
 }

@@ -15,7 +15,16 @@
  * the implicit root "all"); self is the weight of stacks ending exactly there. The page derives
  * totals and positions.
  *
- * Every string goes through js_html_escape, which writes valid JSON (and JS) string content: '"',
+ * A second marker, @@JSAMPLER_FRAMES@@ inside a <script type="text/plain"> element the page does not read, gets the
+ * same tree as async-profiler writes its flame graphs' data, so that its converter (jfrconv, FlameGraph.parseHtml)
+ * reads our pages: a line "const cpool = [", the names one per line ('all', then each distinct name in quotes, the
+ * first character being the length of the prefix shared with the previous name plus ' ': here always ' '; '\\' and
+ * '\'' escaped with a backslash), "];", an empty line, then one line per node in preorder, f(key,level,0,total) with
+ * key = name index << 3 | frame type (async-profiler's types are jsampler's first seven; thread and error frames
+ * are written as native), and an empty line. A name cannot break out of the element: line breaks become '_', and a
+ * '<' before '/', '!' or 's' gets a backslash after it (those rare names then read back so).
+ *
+ * Every string of the JSON goes through js_html_escape, which writes valid JSON (and JS) string content: '"',
  * '\\' and control characters are escaped; '<', '>', '&' and '\'' become \u003c-style escapes, so no
  * name can close the script element or open a comment; U+2028/U+2029 are escaped; bytes that are
  * not valid UTF-8 (overlong, surrogate, truncated) become \ufffd, so the page is valid UTF-8.
@@ -398,6 +407,81 @@ out:
     return rc;
 }
 
+/* A name for the frames block: escaped for async-profiler's reader, kept inside its line and its element, valid
+ * UTF-8 (a control character becomes '_', a byte that is not UTF-8 U+FFFD). */
+static void frames_name(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        const unsigned char *u = (const unsigned char *)s;
+        int n = *u >= 0x80 ? utf8_len(u) : 1;
+        if (n == 0) {
+            fputs("\xEF\xBF\xBD", f);
+            continue;
+        }
+        if (n > 1) {
+            fwrite(s, 1, (size_t)n, f);
+            s += n - 1;
+            continue;
+        }
+        if (*s == '\\' || *s == '\'') putc('\\', f);
+        if (*u < 0x20 || *u == 0x7f) putc('_', f);
+        else putc(*s, f);
+        if (*s == '<' && s[1] && strchr("/!sS", s[1])) putc('\\', f); /* no </script, <!--, <script */
+    }
+}
+
+/* Writes the frames block (see the top of this file); 0 or -1 on allocation failure. */
+static int write_frames(FILE *f, const js_profile *p)
+{
+    tree t;
+    uint64_t total = 0, *sum = NULL;
+    uint32_t *order = NULL, *rank = NULL, *key = NULL;
+    size_t nused = 0;
+    int rc = -1;
+    if (tree_build(&t, p, &total) != 0) goto out;
+    if (rank_frames(p, &t, &order, &nused, &rank) != 0 || sort_children(&t, rank) != 0) goto out;
+    sum = calloc(t.n, sizeof *sum);
+    key = calloc(p->nframes ? p->nframes : 1, sizeof *key);
+    if (!sum || !key) goto out;
+    fputs("const cpool = [\n'all',\n", f);
+    uint32_t names = 0;
+    for (size_t i = 0; i < nused; i++) { /* used frames sorted by (name, type): one entry per distinct name */
+        const char *nm = p->frames[order[i]].name ? p->frames[order[i]].name : "";
+        const char *prev = i ? (p->frames[order[i - 1]].name ? p->frames[order[i - 1]].name : "") : NULL;
+        if (!prev || strcmp(prev, nm) != 0) {
+            names++;
+            fputs("' ", f);
+            frames_name(f, nm);
+            fputs("',\n", f);
+        }
+        unsigned ty = p->frames[order[i]].type;
+        key[order[i]] = names << 3 | (ty < JS_FT_THREAD ? ty : JS_FT_NATIVE);
+    }
+    fputs("];\n\n", f);
+    for (size_t n = 0; n < t.n; n++) sum[n] = t.self[n];
+    for (size_t n = t.n - 1; n > 0; n--) sum[t.parent[n]] += sum[n]; /* a child comes after its parent */
+    fprintf(f, "f(0,0,0,%llu)\n", (unsigned long long)sum[0]);
+    for (uint32_t n = t.child[0], d = 1; n != NONE;) { /* preorder, as the page's data */
+        fprintf(f, "f(%u,%u,0,%llu)\n", key[t.frame[n]], d, (unsigned long long)sum[n]);
+        if (t.child[n] != NONE) {
+            n = t.child[n];
+            d++;
+            continue;
+        }
+        while (n != 0 && t.next[n] == NONE) n = t.parent[n], d--;
+        n = n == 0 ? NONE : t.next[n];
+    }
+    fputs("\n", f);
+    rc = 0;
+out:
+    free(sum);
+    free(key);
+    free(order);
+    free(rank);
+    tree_free(&t);
+    return rc;
+}
+
 /* Writes the page: the template with its markers replaced; 0, or -1 with one line in err. */
 int js_write_html(FILE *f, const js_profile *p, int reverse, char *err, size_t errlen)
 {
@@ -424,6 +508,11 @@ int js_write_html(FILE *f, const js_profile *p, int reverse, char *err, size_t e
             html_text(f, title_of(p));
         } else if (end - key == 4 && memcmp(key, "DATA", 4) == 0) {
             if (write_data(f, p, reverse) != 0) {
+                errno = ENOMEM;
+                return fail(err, errlen, "cannot build the flame graph");
+            }
+        } else if (end - key == 6 && memcmp(key, "FRAMES", 6) == 0) {
+            if (write_frames(f, p) != 0) {
                 errno = ENOMEM;
                 return fail(err, errlen, "cannot build the flame graph");
             }
