@@ -614,7 +614,7 @@ static void test_asprof_output_options(void **state UNUSED)
     expect_error("total,samples", "'total' and 'samples'");
     parse_ok("dot,simple,ann,lib,quiet,norm");
     assert_int_equal(A.names, JS_NAMES_DOTS);
-    assert_true(A.simple && A.ann && A.libnames && A.quiet);
+    assert_true(A.simple && A.ann && A.libnames && A.quiet && A.norm);
     parse_ok("traces=5");
     assert_int_equal(A.format, JS_OUT_TRACES);
     assert_int_equal(A.flat_top, 5);

@@ -610,6 +610,16 @@ static void test_java_names(void **state UNUSED)
     assert_string_equal(js_java_name("a.B.m", JS_FT_INTERPRETED, JS_JN_ANN, buf, sizeof buf), "a.B.m_[0]");
     assert_string_equal(js_java_name("a.B.m", JS_FT_C1, JS_JN_ANN, buf, sizeof buf), "a.B.m_[1]");
     assert_string_equal(js_java_name("main", JS_FT_JIT, JS_JN_SLASHES | JS_JN_SIMPLE, buf, sizeof buf), "main");
+    /* a hidden class as JVMTI names it: its address after a '/' (Class.getName), dropped by norm */
+    const char *lambda = "app.Cpu$$Lambda.0x0000000800c01234.run";
+    assert_string_equal(js_java_name(lambda, JS_FT_JIT, JS_JN_HIDDEN, buf, sizeof buf), "app.Cpu$$Lambda/0x0000000800c01234.run");
+    assert_string_equal(js_java_name(lambda, JS_FT_JIT, JS_JN_SLASHES, buf, sizeof buf), "app/Cpu$$Lambda/0x0000000800c01234.run");
+    assert_string_equal(js_java_name(lambda, JS_FT_JIT, JS_JN_NORM | JS_JN_SLASHES, buf, sizeof buf), "app/Cpu$$Lambda.run");
+    assert_string_equal(js_java_name(lambda, JS_FT_JIT, JS_JN_NORM | JS_JN_HIDDEN, buf, sizeof buf), "app.Cpu$$Lambda.run");
+    assert_string_equal(js_java_name(lambda, JS_FT_JIT, JS_JN_SIMPLE | JS_JN_HIDDEN, buf, sizeof buf),
+                        "Cpu$$Lambda/0x0000000800c01234.run");
+    assert_string_equal(js_java_name("app.Cpu$$Lambda$14.0x12.run", JS_FT_JIT, JS_JN_NORM | JS_JN_SIMPLE, buf, sizeof buf),
+                        "Cpu$$Lambda$14.run");
     js_profile p;
     java_profile(&p);
     assert_int_equal(js_profile_java_names(&p, JS_JN_SLASHES), 0);

@@ -95,7 +95,7 @@ typedef struct {
     int interval_clamped;        /* 1 if the requested interval was raised to the floor */
     int jitter;                  /* randomise each period around interval (default; nojitter turns it off) */
     int nojitter_flag;           /* nojitter was given */
-    int norm_flag, all_flag, dot_flag, total_flag, samples_flag; /* those words were given */
+    int all_flag, dot_flag, total_flag, samples_flag; /* those words were given */
     int alloc_set, lock_set, wall_set; /* alloc=, lock=, wall= were given */
     int jstackdepth;
     int jstackkeep;              /* jstackdepth=N/M: a stack deeper than N keeps its top M frames; 0 = N */
@@ -108,6 +108,7 @@ typedef struct {
     js_counter counter;          /* samples / total */
     js_names_style names;        /* dot */
     int simple;                  /* simple class names (no package) */
+    int norm;                    /* hidden classes without their address */
     int ann;                     /* frame kinds as name suffixes: _[j] _[i] _[0] _[1] */
     int libnames;                /* lib: native frames as library`symbol */
     int quiet;                   /* no "profiling started/stopped" log lines */

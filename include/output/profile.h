@@ -67,6 +67,8 @@ uint32_t js_profile_frame_java(js_profile *p, const char *name, js_frame_type ty
 #define JS_JN_SLASHES 1u /* "java/lang/String.length", the class in its internal form */
 #define JS_JN_SIMPLE 2u  /* "String.length", the class without its package */
 #define JS_JN_ANN 4u     /* the frame's kind as a suffix: _[j] JIT, _[i] inlined, _[0] interpreted, _[1] C1 */
+#define JS_JN_NORM 8u    /* hidden classes without their address: "Foo$$Lambda.run" */
+#define JS_JN_HIDDEN 16u /* a hidden class's address after a '/', as Class.getName writes it: "Foo$$Lambda/0x12.run" */
 /* Rename the Java method frames of p by style (flags above); the names of other frames stay. Call it last, just
  * before writing: names may become equal (simple), and the interning table is rebuilt. 0, or -1 out of memory
  * (the profile keeps its names). */

@@ -293,7 +293,7 @@ static int parse_flag(js_args *a, const char *key, const char *val, char *err, s
     else if (strcmp(key, "lib") == 0) flag = &a->libnames;
     else if (strcmp(key, "quiet") == 0) flag = &a->quiet;
     else if (strcmp(key, "live") == 0) flag = &a->live;
-    else if (strcmp(key, "norm") == 0) flag = &a->norm_flag;
+    else if (strcmp(key, "norm") == 0) flag = &a->norm;
     else if (strcmp(key, "all") == 0) flag = &a->all_flag;
     else if (strcmp(key, "dot") == 0) flag = &a->dot_flag;
     else if (strcmp(key, "total") == 0) flag = &a->total_flag;

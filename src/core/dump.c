@@ -164,10 +164,11 @@ static void count_as(js_profile *p, const js_args *a, js_kind k)
 static unsigned java_style(const js_args *a, js_out_format fmt)
 {
     if (fmt == JS_OUT_PPROF) return 0;
-    unsigned style = 0;
+    unsigned style = JS_JN_HIDDEN;
     if (a->names == JS_NAMES_ASPROF && (fmt == JS_OUT_COLLAPSED || fmt == JS_OUT_TREE || fmt == JS_OUT_HTML))
         style |= JS_JN_SLASHES;
     if (a->simple) style |= JS_JN_SIMPLE;
+    if (a->norm) style |= JS_JN_NORM;
     if (a->ann && (fmt == JS_OUT_COLLAPSED || fmt == JS_OUT_FLAT || fmt == JS_OUT_TRACES)) style |= JS_JN_ANN;
     return style;
 }

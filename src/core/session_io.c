@@ -83,6 +83,7 @@ static js_args output_args(const js_args *req)
     if (req->counter != JS_COUNTER_DEFAULT) o.counter = req->counter;
     if (req->names != JS_NAMES_ASPROF) o.names = req->names;
     o.simple |= req->simple;
+    o.norm |= req->norm;
     o.ann |= req->ann;
     if (req->title[0]) snprintf(o.title, sizeof o.title, "%s", req->title);
     if (req->include[0]) snprintf(o.include, sizeof o.include, "%s", req->include);

@@ -249,7 +249,7 @@ static void usage(FILE *f)
           "  -t             one root frame per thread      -s  simple class names\n"
           "  -g             method signatures              -a  frame kinds as _[j] _[i] _[0] _[1]\n"
           "  -l             library names on native frames --dot  dotted class names in every format\n"
-          "  -n             accepted: hidden class and lambda names are always normalized\n"
+          "  -n             hidden classes (lambdas) without their address\n"
           "  -I, -X PATTERN keep only / drop stacks with a frame matching PATTERN (repeatable)\n"
           "  -L LEVEL       the agent's log level          --title TITLE  flame graph title\n"
           "  --alloc SIZE, --lock DURATION, --wall INTERVAL  also (or only) record that event\n"
