@@ -96,7 +96,7 @@ final class EventChecks {
             long sleep = Tallies.weight(worker, s -> s.contains("WallSplit.sleepPart"));
             long compute = Tallies.weight(worker, s -> s.contains("WallSplit.computePart"));
             long inSleepCall = Tallies.weight(worker, s -> s.contains("WallSplit.sleepPart")
-                    && s.frames.stream().anyMatch(f -> f.startsWith("java.lang.Thread.sleep")));
+                    && s.frames.stream().anyMatch(f -> f.startsWith("java/lang/Thread.sleep")));
             long workerTotal = Tallies.weight(worker, s -> true);
             double sampled = sleep + compute == 0 ? 0 : 100.0 * sleep / (sleep + compute);
             double expected = 100 * Tallies.num(truth, "sleepPart");
@@ -117,7 +117,7 @@ final class EventChecks {
             }
             if (sleep > 0 && inSleepCall < 0.95 * sleep) {
                 problems.add("only " + inSleepCall + " of sleepPart's " + sleep + " wall samples are inside"
-                        + " java.lang.Thread.sleep*");
+                        + " java/lang/Thread.sleep*");
             }
             for (int i = 0; i < 3; i++) {
                 String idle = "wallsplit-idle-" + i;

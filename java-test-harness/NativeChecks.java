@@ -12,8 +12,8 @@ import java.util.Locale;
  * <li>{@code native-frames}: NativeLoad zip, mostly in zlib. With {@code cstack=fp}, at least half of the samples
  *     through {@code Deflater.deflateBytesBytes} go on into a native frame of libz (a zlib symbol or
  *     {@code [libz.so.1]}); with {@code cstack=dwarf} at least 90% have the whole chain from the Java method through
- *     its JNI function into zlib's {@code deflate}, frame pointers or not; without cstack none goes into libz (the
- *     Java walk stops at the native method).</li>
+ *     its JNI function into zlib's {@code deflate}, frame pointers or not; with {@code cstack=no} none goes into libz
+ *     (the Java walk stops at the native method); without cstack= (the default, fp) half of them do, as with fp.</li>
  * <li>{@code kernel-frames}: NativeLoad syscalls, mostly in read/lseek. Where kernel events are allowed (root,
  *     or kernel.perf_event_paranoid at most 1), at least a fifth of the samples through {@code readZero} reach
  *     the kernel's system-call entry ({@code do_syscall_64}); elsewhere the check is skipped with that reason.</li>
@@ -83,25 +83,31 @@ final class NativeChecks {
         List<String> problems = new ArrayList<>(), details = new ArrayList<>();
         run(name, "start,event=cpu,cstack=fp", problems, "zip", "5");
         run(name + "-dwarf", "start,event=cpu,cstack=dwarf", problems, "zip", "5");
-        run(name + "-off", "start,event=cpu", problems, "zip", "5");
-        String via = "java.util.zip.Deflater.deflateBytesBytes";
+        run(name + "-off", "start,event=cpu,cstack=no", problems, "zip", "5");
+        run(name + "-default", "start,event=cpu", problems, "zip", "5"); /* native frames by default: fp */
+        String via = "java/util/zip/Deflater.deflateBytesBytes";
         String whole = via + ";Java_java_util_zip_Deflater_deflateBytesBytes;deflate"; /* Java, JNI, zlib: no gap */
         List<String[]> fp = read(t.runDir(name).resolve("p.collapsed"), problems);
         List<String[]> dwarf = read(t.runDir(name + "-dwarf").resolve("p.collapsed"), problems);
         long[] on = weigh(fp, via, "[libz.so", ";deflate");
         long[] dw = weigh(dwarf, via, "[libz.so", ";deflate");
         long[] off = weigh(read(t.runDir(name + "-off").resolve("p.collapsed"), problems), via, "[libz.so", ";deflate");
+        long[] def = weigh(read(t.runDir(name + "-default").resolve("p.collapsed"), problems), via, "[libz.so",
+                ";deflate");
         long[] fpWhole = weigh(fp, via, whole), dwWhole = weigh(dwarf, via, whole);
         details.add(String.format(Locale.ROOT, "cstack=fp: %d of %d samples through deflateBytesBytes go into libz, "
-                + "%d with the whole chain; cstack=dwarf: %d into libz, %d of %d whole; without: %d of %d", on[1], on[0],
-                fpWhole[1], dw[1], dwWhole[1], dw[0], off[1], off[0]));
+                + "%d with the whole chain; cstack=dwarf: %d into libz, %d of %d whole; cstack=no: %d of %d", on[1], on[0],
+                fpWhole[1], dw[1], dwWhole[1], dw[0], off[1], off[0]) + String.format(Locale.ROOT,
+                "; default: %d of %d", def[1], def[0]));
         if (on[0] < 50) problems.add("too few samples through deflateBytesBytes with cstack=fp: " + on[0]);
         else if (on[1] * 2 < on[0]) problems.add("under half of the zlib samples show a libz frame with cstack=fp");
         if (dw[0] < 50) problems.add("too few samples through deflateBytesBytes with cstack=dwarf: " + dw[0]);
         else if (dwWhole[1] * 10 < dw[0] * 9) problems.add("under 90% of the zlib samples have the whole chain "
                 + "(deflateBytesBytes, its JNI function, deflate) with cstack=dwarf");
         if (off[0] < 50) problems.add("too few samples through deflateBytesBytes without cstack: " + off[0]);
-        else if (off[1] != 0) problems.add("libz frames without cstack: " + off[1]);
+        else if (off[1] != 0) problems.add("libz frames with cstack=no: " + off[1]);
+        if (def[0] < 50) problems.add("too few samples through deflateBytesBytes by default: " + def[0]);
+        else if (def[1] * 2 < def[0]) problems.add("under half of the zlib samples show a libz frame by default (fp)");
         t.report(name, problems, details, t0);
     }
 

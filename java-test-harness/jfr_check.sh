@@ -84,7 +84,7 @@ check_jdk() {
     echo "== JDK $n ($("$home/bin/java" -version 2>&1 | head -n 1))"
 
     # 1. One run, two outputs: collapsed and JFR.
-    "$home/bin/java" "-agentpath:$AGENT=start,event=cpu,interval=1ms,file=$w/run.collapsed,jfrfile=$w/run.jfr" \
+    "$home/bin/java" "-agentpath:$AGENT=start,event=cpu,interval=1ms,dot,file=$w/run.collapsed,jfrfile=$w/run.jfr" \
         -cp "$w/classes" CpuSplit 3 2 >"$w/run.out" 2>"$w/run.err" || { fail "jdk$n run exited non-zero"; cat "$w/run.err"; return 0; }
     grep -q "wrote JFR recording" "$w/run.err" || { fail "jdk$n: no JFR line in the log"; cat "$w/run.err"; return 0; }
     if "$home/bin/jfr" summary "$w/run.jfr" >"$w/summary.txt" 2>"$w/summary.err" && [ ! -s "$w/summary.err" ]; then
@@ -105,7 +105,7 @@ check_jdk() {
         [ -f "$w/ours.collapsed.sorted" ] && diff "$w/ours.collapsed.sorted" "$w/run.collapsed.sorted" | head -n 10
     fi
     # The agent's own flame graph and one made from its JFR recording, in one run: the same page.
-    "$home/bin/java" "-agentpath:$AGENT=start,event=cpu,interval=1ms,title=T,file=$w/agent.html,jfrfile=$w/html.jfr" \
+    "$home/bin/java" "-agentpath:$AGENT=start,event=cpu,interval=1ms,dot,title=T,file=$w/agent.html,jfrfile=$w/html.jfr" \
         -cp "$w/classes" CpuSplit 2 2 >/dev/null 2>"$w/html.err" || true
     "$CLI" convert --title T "$w/html.jfr" "$w/from-jfr.html" 2>/dev/null || true
     r=""
@@ -118,7 +118,7 @@ check_jdk() {
     fi
 
     # 2. Small chunks (64k or 1 s, whichever comes first): many chunks, both readers agree with the collapsed output.
-    "$home/bin/java" "-agentpath:$AGENT=start,event=cpu,interval=1ms,chunksize=64k,chunktime=1s,file=$w/chunks.collapsed,jfrfile=$w/chunks.jfr" \
+    "$home/bin/java" "-agentpath:$AGENT=start,event=cpu,interval=1ms,dot,chunksize=64k,chunktime=1s,file=$w/chunks.collapsed,jfrfile=$w/chunks.jfr" \
         -cp "$w/classes" CpuSplit 3 2 >/dev/null 2>"$w/chunks.err" || true
     chunks=$("$home/bin/jfr" summary "$w/chunks.jfr" 2>/dev/null | awk '/^ *Chunks:/ {print $2}')
     if [ "${chunks:-0}" -ge 2 ] && jfr_stacks "$home" "$w/chunks.jfr" "$w/chunks.jdk" &&

@@ -159,12 +159,13 @@ static void count_as(js_profile *p, const js_args *a, js_kind k)
 }
 
 /* How Java frames are written in fmt: as async-profiler writes them (the class with slashes in collapsed stacks,
- * trees and flame graphs; dots in flat and traces), or dotted everywhere (dot); simple names; kinds (ann) in the
- * text formats that have no colours. pprof keeps its own naming. */
+ * trees and flame graphs; dots in flat and traces; a hidden class's address after a '/'), or dotted everywhere as the
+ * names are resolved (dot: "Foo$$Lambda.0x12.run", as JFR readers show them); simple names; kinds (ann) in the text
+ * formats that have no colours. pprof keeps its own naming. */
 static unsigned java_style(const js_args *a, js_out_format fmt)
 {
     if (fmt == JS_OUT_PPROF) return 0;
-    unsigned style = JS_JN_HIDDEN;
+    unsigned style = a->names == JS_NAMES_DOTS ? 0 : JS_JN_HIDDEN;
     if (a->names == JS_NAMES_ASPROF && (fmt == JS_OUT_COLLAPSED || fmt == JS_OUT_TREE || fmt == JS_OUT_HTML))
         style |= JS_JN_SLASHES;
     if (a->simple) style |= JS_JN_SIMPLE;
