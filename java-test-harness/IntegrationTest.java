@@ -813,7 +813,7 @@ public final class IntegrationTest {
                 problems.add("include=CpuSplit.burn* kept " + outside + " samples outside burnA/burnC");
             }
         });
-        optionCheck("jstackdepth", "start,event=cpu,interval=1ms,jstackdepth=2,file=%D/profile.collapsed", (r,
+        optionCheck("jstackdepth", "start,event=cpu,interval=1ms,jstackdepth=2,cstack=no,file=%D/profile.collapsed", (r,
                 problems, details) -> {
             Profile p = Profile.read(r.dir.resolve("profile.collapsed"), r);
             List<Stack> deep = p.stacks.stream()
