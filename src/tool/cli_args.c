@@ -197,7 +197,8 @@ static int resolve_target(const char *w, cli_opts *o)
     }
     jvm_pick k = {strcmp(w, "jps") ? w : NULL, 0, 0, 0};
     if (js_attach_list(pick, &k) != 0) return js_cli_die(CLI_EXIT_IO, "cannot read /proc");
-    if (!k.matches) return js_cli_die(CLI_EXIT_ATTACH, k.name ? "no JVM runs %s (see jsampler list)" : "no JVM runs%s (see jsampler list)", k.name ? k.name : "");
+    if (!k.matches && k.name) return js_cli_die(CLI_EXIT_ATTACH, "no JVM runs %s (see jsampler list)", k.name);
+    if (!k.matches) return js_cli_die(CLI_EXIT_ATTACH, "no JVM is running (see jsampler list)");
     if (k.name && k.matches > 1)
         return js_cli_die(CLI_EXIT_USAGE, "%d JVMs run %s: give the pid (see jsampler list)", k.matches, k.name);
     o->pid = k.pid;
