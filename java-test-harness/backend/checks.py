@@ -555,8 +555,8 @@ def check_reset_mid_upload(ctx):
 
 
 def check_sigterm_mid_upload(ctx):
-    """SIGTERM while an upload waits for the server's go-ahead: the JVM ends promptly, the recording stays in
-    taskdir, and the next agent with the same taskdir uploads it once, whole."""
+    """SIGTERM while an upload waits for the server's go-ahead: the JVM ends promptly with one line saying so, the
+    recording stays in taskdir, and the next agent with the same taskdir uploads it once, whole."""
     port = free_port()
     state = ctx.work / "term.state.json"
     b = ctx.backend("term", "--slow-collect", "30", port=port, state=state)
@@ -572,6 +572,7 @@ def check_sigterm_mid_upload(ctx):
     took = time.monotonic() - t0
     check(took < 10, f"the JVM took {took:.1f} s to end after SIGTERM")
     check("SIGSEGV" not in jvm.log() and "fatal error" not in jvm.log(), "no crash")
+    one_line(jvm.log(), r"upload cut short by the JVM's exit; the recording waits in", "an upload cut by SIGTERM")
     check(list(Path(td).glob("*.task")) and list(Path(td).glob("*.jfr")), "the recording waits in taskdir")
     b.stop()
     b = ctx.backend("term2", port=port, state=state)

@@ -194,6 +194,8 @@ static void upload_one(void)
     } else {
         js_spool_release(fd);
         if (!B.stop) note_failure("upload", -1, err);
+        else js_info("task %s: upload cut short by the JVM's exit; the recording waits in %s for the next agent", e.id,
+                     B.conf.taskdir);
     }
 }
 
