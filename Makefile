@@ -29,7 +29,7 @@ AGENT_SRCS  := $(wildcard src/sample/*.c src/engine/*.c src/agent/*.c src/backen
                $(filter-out src/core/args.c,$(wildcard src/core/*.c))
 TOOL_SRCS   := $(wildcard src/tool/*.c src/attach/*.c)
 JFR_READ_SRCS  := $(wildcard src/jfr/jfr_read*.c src/jfr/jfr_meta_read*.c)
-JFR_WRITE_SRCS := $(wildcard src/jfr/jfr_write*.c) src/jfr/jfr_meta.c src/jfr/jfr_pool.c
+JFR_WRITE_SRCS := $(wildcard src/jfr/jfr_write*.c) src/jfr/jfr_meta.c src/jfr/jfr_pool.c src/util/safefile.c
 TREE_SRCS      := src/output/calltree.c src/output/out_tree.c src/output/out_json.c
 
 COMMON_OBJS := $(COMMON_SRCS:src/%.c=$(BUILD)/obj/%.o)

@@ -156,6 +156,10 @@ public final class IntegrationTest {
         safely("bad-option-evnt", () -> badOption("bad-option-evnt", "start,evnt=cpu", "evnt"));
         safely("bad-option-interval", () -> badOption("bad-option-interval", "start,interval=abc", "abc"));
         safely("output-faults", this::unwritableOutput);
+        FaultChecks faults = new FaultChecks(this);
+        safely("output-dir-deleted", faults::dirDeleted);
+        safely("output-disk-full", faults::diskFull);
+        safely("exit-during-dump", faults::exitDuringDump);
         safely("perf-refused-ctimer", this::perfRefused);
         safely("itimer", this::itimer);
         safely("html", this::htmlOutput);

@@ -3,11 +3,13 @@ tasks created through its admin interface, and what a SkyWalking user relies on 
 notified within one poll, profiled for the task's duration, every byte uploaded once, the hot method on top, every
 failure reported with its reason, and the JVM running on. Each check is a function; run.py runs them per JDK."""
 import re
+import signal
 import subprocess
 import time
+import uuid
 from pathlib import Path
 
-from harness import (ROOT, Jvm, analysis_shares, check, collapsed_shares, free_port,
+from harness import (ROOT, Jvm, RawServer, analysis_shares, check, collapsed_shares, free_port,
                      jfr_tool_events, truth, wait_for)
 
 POLL = 1  # s: the agent's poll period in these checks (the default is 20 s)
@@ -435,6 +437,154 @@ def check_fleet(ctx, count=50):
     ctx.note(f"fleet: {count} JVMs, {len(ups)} uploads")
 
 
+def files_holding(root, secret, skip=(".cmd", ".oap.log")):
+    """Files under root whose bytes contain secret (the harness's own command lines and the test server's log are
+    not ours to judge)."""
+    return [str(p) for p in Path(root).rglob("*")
+            if p.is_file() and not p.name.endswith(skip) and secret.encode() in p.read_bytes()]
+
+
+def check_token_hidden(ctx):
+    """The token reaches the backend and nothing else: not the log (debug level), not a reply or `jsampler status`,
+    not the uploaded recording (its jdk.ActiveSetting events hold the options), not the html, collapsed or JFR
+    outputs of a session, not taskdir; not the 'loaded twice' message, not `jsampler attach-backend`'s output."""
+    secret = "Tok-" + uuid.uuid4().hex
+    b = ctx.backend("tokhide", "--token", secret)
+    td, out = ctx.dir("tokhide-tasks"), Path(ctx.dir("tokhide-out"))
+    cli = str(ROOT / "build/jsampler")
+    jvm = Jvm(ctx, "tokhide", agent_opts(b.port, "svc-th", "i1", td, f"token={secret},loglevel=debug"),
+              ["TaskLoad", 0, 40, 1])
+    wait_for(lambda: b.instance_seen("i1"), 20, "the instance's keepAlive")
+    task = b.task("svc-th", 2)
+    b.wait_log(task, "EXECUTION_FINISHED", 30, "i1")
+    check(len(b.uploads(task)) == 1, "the task's recording uploaded")
+
+    def run(name, verb, *args):  # with the library the JVMs run (JSAMPLER_AGENT may name another build)
+        r = subprocess.run([cli, verb, "--lib", ctx.agent] + [str(a) for a in args], capture_output=True, text=True)
+        (ctx.work / f"{name}.cli.txt").write_text(f"{r.returncode}\n{r.stdout}{r.stderr}")
+        return r
+    check(run("start", "start", "-i", "1ms", "-f", out / "s.html", jvm.pid, "--", f"jfrfile={out}/s.jfr")
+          .returncode == 0, "a session started by hand")
+    time.sleep(1.5)
+    check(run("dump", "dump", "-f", out / "d.collapsed", jvm.pid).returncode == 0, "dump")
+    check("task client" in run("status", "status", jvm.pid).stdout, "status shows the task client")
+    check(run("stop", "stop", jvm.pid).returncode == 0, "stop")
+    check((out / "s.html").stat().st_size > 0 and (out / "s.jfr").stat().st_size > 0, "the session's outputs")
+    twice = Jvm(ctx, "tokhide-twice", agent_opts(b.port, "svc-th", "i2", td, f"token={secret}"), ["TaskLoad", 0, 0, 0],
+                jvm_args=[f"-agentpath:{ctx.agent}=loglevel=info"])
+    check(twice.wait_exit(30) != 0 and "loaded twice" in twice.log(), f"the second -agentpath refused: {twice.log()}")
+    check("token=***" in twice.log(), f"the message shows the token hidden: {twice.log()}")
+    bare = Jvm(ctx, "tokhide-attach", None, ["TaskLoad", 0, 20, 1])
+    time.sleep(1.5)
+    r = run("attach-backend", "attach-backend", bare.pid, agent_opts(b.port, "svc-th", "i3", ctx.dir("tokhide-t3"),
+                                                                     f"token={secret}"))
+    check(r.returncode == 0 and "task client started" in r.stdout, f"attach-backend: {r.stdout} {r.stderr}")
+    wait_for(lambda: b.instance_seen("i3"), 20, "the attached client's keepAlive (the token was sent)")
+    jvm.kill()
+    bare.kill()
+    twice.kill()
+    hits = files_holding(ctx.work, secret)
+    check(not hits, f"the token appears in {hits}")
+    ctx.note(f"token-hidden: {sum(1 for p in ctx.work.rglob('*') if p.is_file())} files checked")
+
+
+def check_log_injection(ctx):
+    """ExecArgs from the server with a newline and terminal control characters: the task error is logged as one
+    line, the server's text escaped, so it can neither forge a log line nor drive a terminal."""
+    b = ctx.backend("inject")
+    jvm = Jvm(ctx, "inject", agent_opts(b.port, "svc-inj", "i1", ctx.dir("inject-tasks")), ["TaskLoad", 0, 20, 1])
+    wait_for(lambda: b.instance_seen("i1"), 20, "the instance's keepAlive")
+    forged = "[jsampler] ERROR: forged by the server"
+    task = b.task("svc-inj", 2, execArgs=f"interval=5ms,bogus\n{forged}\x1b[2J\r")
+    b.wait_log(task, "EXECUTION_TASK_ERROR", 10, "i1")
+    time.sleep(0.5)
+    log = jvm.log()
+    lines = [l for l in log.splitlines() if "forged" in l]
+    check(lines and all(re.match(r"\[jsampler\] (WARN|INFO): task ", l) for l in lines),
+          f"the server's text stays inside the agent's own lines: {lines}")
+    check("\\n" + forged + "\\x1b[2J\\r" in log, f"its newline and controls shown escaped: {lines}")
+    check("\x1b" not in log and "\r" not in log, "no control character reaches the log")
+    jvm.kill()
+
+
+def check_garbage_backend(ctx):
+    """A server that answers every connection with random bytes: one line, retries with backoff, the JVM runs to
+    its end."""
+    g = RawServer("garbage")
+    try:
+        jvm = Jvm(ctx, "garbage", agent_opts(g.port, "svc-g", "i1", ctx.dir("garbage-tasks")), ["TaskLoad", 6, 0, 0])
+        check(jvm.wait_exit(30) == 0, "the JVM runs to its end")
+        one_line(jvm.log(), r"retrying with backoff", "a garbage-speaking server")
+        check(g.connections >= 2, f"the client tried again ({g.connections} connections)")
+    finally:
+        g.stop()
+
+
+def check_oversize_answer(ctx):
+    """A server answering task polls with a 5 MiB message (the client reads at most 4 MiB): the poll fails with one
+    line, heartbeats go on, the JVM runs to its end."""
+    b = ctx.backend("hugeanswer", "--huge-commands", str(5 << 20))
+    jvm = Jvm(ctx, "hugeanswer", agent_opts(b.port, "svc-huge", "i1", ctx.dir("huge-tasks")), ["TaskLoad", 8, 0, 0])
+    check(jvm.wait_exit(40) == 0, "the JVM runs to its end")
+    one_line(jvm.log(), r"task poll failed", "an oversized answer")
+    check(b.instance_seen("i1"), "heartbeats still reach the backend")
+    check(b.get("/stats")["polls"] >= 2, "polls are retried")
+
+
+def check_reset_mid_upload(ctx):
+    """The connection is reset (TCP RST) in the middle of an upload, the server staying up: one line, and the
+    recording is uploaded again, once, whole."""
+    b = ctx.backend("reset")
+    proxy = RawServer("reset", upstream=b.port, reset_after=16000)
+    try:
+        td = ctx.dir("reset-tasks")
+        jvm = Jvm(ctx, "reset", agent_opts(proxy.port, "svc-rst", "i1", td), ["TaskLoad", 0, 40, 2])
+        wait_for(lambda: b.instance_seen("i1"), 20, "the instance's keepAlive")
+        task = b.task("svc-rst", 4, execArgs="interval=1ms")
+        b.wait_log(task, "EXECUTION_FINISHED", 40, "i1")
+        check(proxy.resets == 1, f"the upload was reset ({proxy.resets})")
+        ups = b.uploads(task)
+        check(len(ups) == 1 and ups[0]["received"] == ups[0]["contentSize"] > 16000, f"uploaded once, whole: {ups}")
+        check(jfr_tool_events(ctx.jfr_tool, ups[0]["path"]) > 0, "the JFR parses")
+        one_line(jvm.log(), r"upload failed", "a reset upload")
+        wait_for(lambda: not list(Path(td).iterdir()), 5, "taskdir emptied")
+        jvm.kill()
+        ctx.note(f"reset-mid-upload: reset after 16000 bytes, then {ups[0]['contentSize']} bytes uploaded once")
+    finally:
+        proxy.stop()
+
+
+def check_sigterm_mid_upload(ctx):
+    """SIGTERM while an upload waits for the server's go-ahead: the JVM ends promptly with one line saying so, the
+    recording stays in taskdir, and the next agent with the same taskdir uploads it once, whole."""
+    port = free_port()
+    state = ctx.work / "term.state.json"
+    b = ctx.backend("term", "--slow-collect", "30", port=port, state=state)
+    td = ctx.dir("term-tasks")
+    jvm = Jvm(ctx, "term", agent_opts(port, "svc-term", "first", td), ["TaskLoad", 0, 60, 1])
+    wait_for(lambda: b.instance_seen("first"), 20, "the instance's keepAlive")
+    task = b.task("svc-term", 2)
+    wait_for(lambda: b.get("/stats")["collects"] >= 1, 30, "the upload to begin")
+    time.sleep(0.5)
+    t0 = time.monotonic()
+    jvm.proc.send_signal(signal.SIGTERM)
+    jvm.wait_exit(20)
+    took = time.monotonic() - t0
+    check(took < 10, f"the JVM took {took:.1f} s to end after SIGTERM")
+    check("SIGSEGV" not in jvm.log() and "fatal error" not in jvm.log(), "no crash")
+    one_line(jvm.log(), r"upload cut short by the JVM's exit; the recording waits in", "an upload cut by SIGTERM")
+    check(list(Path(td).glob("*.task")) and list(Path(td).glob("*.jfr")), "the recording waits in taskdir")
+    b.stop()
+    b = ctx.backend("term2", port=port, state=state)
+    jvm2 = Jvm(ctx, "term2", agent_opts(port, "svc-term", "second", td), ["TaskLoad", 30, 0, 0])
+    b.wait_log(task, "EXECUTION_FINISHED", 30, "first")
+    ups = b.uploads(task)
+    check(len(ups) == 1 and ups[0]["received"] == ups[0]["contentSize"], f"uploaded once, whole: {ups}")
+    check(jfr_tool_events(ctx.jfr_tool, ups[0]["path"]) > 0, "the JFR parses")
+    jvm2.kill()
+    ctx.note(f"sigterm-mid-upload: the JVM ended {took:.1f} s after SIGTERM; uploaded later by the next agent")
+
+
 CHECKS = {
     "basic": check_basic,
     "events": check_events,
@@ -447,8 +597,14 @@ CHECKS = {
     "restart-pending": check_restart_pending,
     "exit-mid-task": check_exit_mid_task,
     "token": check_token,
+    "token-hidden": check_token_hidden,
+    "log-injection": check_log_injection,
     "tls": check_tls,
     "unimplemented-http1": check_unimplemented_and_http1,
+    "garbage-backend": check_garbage_backend,
+    "oversize-answer": check_oversize_answer,
+    "reset-mid-upload": check_reset_mid_upload,
+    "sigterm-mid-upload": check_sigterm_mid_upload,
     "attach-backend": check_attach_backend,
     "size-plan": check_size_plan,
     "size-adapt": check_size_adapt,

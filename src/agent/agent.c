@@ -299,8 +299,10 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
     const char *given = options ? options : "";
     char err[512];
     if (startup_cmd) { /* a second -agentpath of this library: one agent per process */
+        char shown[1024]; /* its options without secrets (token=) */
+        js_log_redact(given, shown, sizeof shown);
         fprintf(stderr, "[jsampler] ERROR: the agent is loaded twice (-agentpath options '%s' and '%s'); give one "
-                        "-agentpath with all options\n", startup_cmd, given);
+                        "-agentpath with all options\n", startup_cmd, shown);
         return JNI_ERR;
     }
     size_t optlen = strlen(given) + 2;

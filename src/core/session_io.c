@@ -173,8 +173,8 @@ js_status js_session_stop_locked(const js_args *req, int from_housekeeper, char 
     js_status st = JS_OK;
     char msg[1024];
     if (js_sess.jfr) {
-        if (js_jfr_stream_stop(left > 0, msg, sizeof msg) != 0) st = JS_ERR_IO, js_error("%s", msg);
-        else js_info("%s", msg);
+        if (js_jfr_stream_stop(left > 0, msg, sizeof msg) != 0) st = JS_ERR_IO, js_log_lines(JS_LOG_ERROR, msg);
+        else js_log_lines(JS_LOG_INFO, msg);
         append(out, outlen, msg);
         js_sess.jfr = 0;
     }
@@ -184,8 +184,8 @@ js_status js_session_stop_locked(const js_args *req, int from_housekeeper, char 
         if (js_sess.stores[js_sess.active] && js_fold_store(js_sess.stores[js_sess.active], &js_sess.args, js_sess.profiles, err, sizeof err) != 0)
             js_error("%s", err);
         add_drops(js_sess.profiles);
-        if (write_text(js_sess.profiles, &o, js_sess.seq, msg, sizeof msg) != 0) st = JS_ERR_IO, js_error("%s", msg);
-        else js_info("%s", msg);
+        if (write_text(js_sess.profiles, &o, js_sess.seq, msg, sizeof msg) != 0) st = JS_ERR_IO, js_log_lines(JS_LOG_ERROR, msg);
+        else js_log_lines(JS_LOG_INFO, msg);
         append(out, outlen, msg);
     }
     js_fold_free_profiles(js_sess.profiles);
@@ -216,7 +216,7 @@ js_status js_session_dump_locked(const js_args *req, char *out, size_t outlen)
         snprintf(out, outlen, "out of memory building the profile");
         st = JS_ERR_IO;
     } else if (write_text(snap, &o, js_sess.seq, out, outlen) != 0) {
-        js_error("%s", out);
+        js_log_lines(JS_LOG_ERROR, out);
         st = JS_ERR_IO;
     }
     js_fold_free_profiles(snap);
@@ -229,15 +229,15 @@ void js_session_next_file(void)
     if (js_sess.text_output) {
         if (js_session_rotate(err, sizeof err) != 0) js_warn("%s", err);
         add_drops(js_sess.profiles);
-        if (write_text(js_sess.profiles, &js_sess.args, js_sess.seq, msg, sizeof msg) != 0) js_error("%s", msg);
-        else js_info("%s", msg);
+        if (write_text(js_sess.profiles, &js_sess.args, js_sess.seq, msg, sizeof msg) != 0) js_log_lines(JS_LOG_ERROR, msg);
+        else js_log_lines(JS_LOG_INFO, msg);
         js_fold_free_profiles(js_sess.profiles);
         js_fold_init_profiles(js_sess.profiles);
         js_sess.file_started_ns = js_session_now();
     }
     if (js_sess.jfr) {
-        if (js_jfr_stream_stop(0, msg, sizeof msg) != 0) js_error("%s", msg);
-        else js_info("%s", msg);
+        if (js_jfr_stream_stop(0, msg, sizeof msg) != 0) js_log_lines(JS_LOG_ERROR, msg);
+        else js_log_lines(JS_LOG_INFO, msg);
         js_sess.jfr = 0;
     }
     js_sess.seq++;

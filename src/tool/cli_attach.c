@@ -3,13 +3,12 @@
  * Each verb turns its flags (asprof's where asprof has one) into one agent command string, loads
  * the agent into the target with it (attach.h) and prints the agent's reply. The attach protocol
  * carries only the agent's return code, so the command also names a reply file in the target's
- * /tmp ("reply=PATH", read by the agent's Agent_OnAttach only), which the agent creates and we
- * read and remove.
+ * /tmp ("reply=PATH", read by the agent's Agent_OnAttach only, its name not to be guessed), which
+ * the agent creates and we read (only if it is the JVM user's regular file) and remove.
  */
 #include "cli_int.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -192,22 +191,6 @@ static int default_lib(char *buf, size_t len)
     return snprintf(buf, len, "%s/libjsampler.so", exe) < (int)len ? 0 : -1;
 }
 
-/* Read and remove the reply file; its text (after the status line) into out. */
-static void take_reply(const char *path, char *out, size_t len)
-{
-    out[0] = 0;
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) return;
-    size_t got = 0;
-    ssize_t r;
-    while (got < len - 1 && (r = read(fd, out + got, len - 1 - got)) > 0) got += (size_t)r;
-    out[got] = 0;
-    close(fd);
-    unlink(path);
-    char *nl = strchr(out, '\n');
-    if (nl) memmove(out, nl + 1, strlen(nl + 1) + 1);
-}
-
 /* Attach to o->pid and run one agent command; prints the reply. 0, or an exit code. */
 static int run_agent(const cli_opts *o, const char *command)
 {
@@ -230,16 +213,13 @@ static int run_agent(const cli_opts *o, const char *command)
     else if (default_lib(lib, sizeof lib) != 0) return js_cli_die(CLI_EXIT_ATTACH, "cannot find libjsampler.so beside jsampler");
     if ((ac = js_attach_place_library(&t, lib, where, sizeof where, err, sizeof err)) != JS_AT_OK)
         return js_cli_die(CLI_EXIT_ATTACH, "%s", err);
-    char name[96], local[600], opts[CMD_MAX + 128], text[4096], reply[16384];
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    snprintf(name, sizeof name, "/tmp/.jsampler-reply-%d-%d-%ld", t.nspid, (int)getpid(), (long)now.tv_nsec);
-    snprintf(local, sizeof local, "%s%s", t.root, name);
+    char name[96], opts[CMD_MAX + 128], text[4096], reply[16384];
+    js_attach_reply_name(&t, name, sizeof name);
     snprintf(opts, sizeof opts, "%s,reply=%s", command, name);
     int agent_rc;
     ac = js_attach_load(&t, where, opts, o->timeout_ms ? o->timeout_ms : DEFAULT_TIMEOUT_MS, &agent_rc, text,
                         sizeof text, err, sizeof err);
-    take_reply(local, reply, sizeof reply);
+    js_attach_take_reply(&t, name, reply, sizeof reply);
     if (ac != JS_AT_OK) return js_cli_die(CLI_EXIT_ATTACH, "%s", err);
     size_t n = strlen(reply);
     while (n && reply[n - 1] == '\n') reply[--n] = 0;
