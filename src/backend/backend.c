@@ -268,6 +268,15 @@ int js_backend_start(const js_backend_conf *c, const js_backend_host *host, char
     return rc;
 }
 
+int js_backend_running(js_backend_conf *c)
+{
+    pthread_mutex_lock(&B.lock);
+    int started = B.started;
+    if (started) *c = B.conf;
+    pthread_mutex_unlock(&B.lock);
+    return started;
+}
+
 int js_backend_describe(char *out, size_t outlen)
 {
     if (!B.started) return -1;
