@@ -164,6 +164,9 @@ public final class IntegrationTest {
         safely("hw-events", natives::hwEvents);
         safely("wall-filter", natives::wallFilter);
         safely("tracepoint", natives::tracepoint);
+        EnvChecks env = new EnvChecks(this);
+        safely("caps-two-copies", env::capsTwoCopies);
+        safely("thread-rename", env::threadRename);
         safely("no-hs-err", this::noCrashes);
         return summary(start);
     }

@@ -1,0 +1,252 @@
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The agent in the conditions it meets in production: beside other agents, with a JVM's limits.
+ *
+ * <ul>
+ * <li>{@code caps-two-copies}: two copies of the library in one JVM (one loaded with -agentpath, a copy of it at
+ *     another path attached later: a newer jsampler, or async-profiler, in the same JVM). While an allocation
+ *     session of the first runs, the second is refused allocation events (one JVMTI environment may have them at a
+ *     time); once it stops, the second gets them and records allocation samples, and gives them back in turn.</li>
+ * <li>{@code thread-rename}: threads renamed after they started ({@link Renames}: one by itself, one by another
+ *     thread, one still running when the JVM exits) appear under their latest names, never their first ones,
+ *     with -agentpath and {@code threads}.</li>
+ * </ul>
+ */
+final class EnvChecks {
+    private final IntegrationTest t;
+    private final Path cli;
+
+    EnvChecks(IntegrationTest t) {
+        this.t = t;
+        this.cli = t.agent.getParent().resolve("jsampler");
+    }
+
+    /** A JVM running mainClass, with extra JVM options, left running until closed. */
+    final class Target implements AutoCloseable {
+        final Process proc;
+        final Path dir;
+
+        Target(Path dir, List<String> jvmArgs, String mainClass, String... args) throws IOException {
+            this(dir, List.of(), jvmArgs, mainClass, args);
+        }
+
+        Target(Path dir, List<String> wrapper, List<String> jvmArgs, String mainClass, String... args)
+                throws IOException {
+            this.dir = dir;
+            Files.createDirectories(dir);
+            List<String> cmd = new ArrayList<>(wrapper);
+            cmd.add(t.java.toString());
+            cmd.add("-XX:ErrorFile=" + dir.resolve("hs_err_%p.log"));
+            cmd.addAll(jvmArgs);
+            cmd.addAll(List.of("-cp", t.classes.toString(), mainClass));
+            cmd.addAll(Arrays.asList(args));
+            Files.writeString(dir.resolve("command.txt"), String.join(" ", cmd) + "\n");
+            proc = new ProcessBuilder(cmd).directory(dir.toFile()).redirectOutput(dir.resolve("stdout.txt").toFile())
+                    .redirectError(dir.resolve("stderr.txt").toFile()).start();
+        }
+
+        /** The JVM's pid (this process, or behind a wrapper its java descendant), once it runs Java; -1 if it
+         * never does within 10 s. */
+        long awaitUp() throws InterruptedException {
+            for (int i = 0; i < 100; i++) {
+                long pid = AttachChecks.isJava(proc.pid()) ? proc.pid()
+                        : proc.descendants().filter(h -> AttachChecks.isJava(h.pid())).findFirst()
+                                .map(ProcessHandle::pid).orElse(-1L);
+                if (pid > 0) {
+                    Thread.sleep(700); // past start-up: its attach listener can be started
+                    return pid;
+                }
+                Thread.sleep(100);
+            }
+            return -1;
+        }
+
+        int waitExit(long seconds) throws InterruptedException {
+            return proc.waitFor(seconds, TimeUnit.SECONDS) ? proc.exitValue() : -1;
+        }
+
+        String stderr() throws IOException {
+            return Files.readString(dir.resolve("stderr.txt"), StandardCharsets.UTF_8);
+        }
+
+        String stdout() throws IOException {
+            return Files.readString(dir.resolve("stdout.txt"), StandardCharsets.UTF_8);
+        }
+
+        @Override
+        public void close() {
+            proc.descendants().forEach(ProcessHandle::destroyForcibly);
+            proc.destroyForcibly();
+        }
+    }
+
+    AttachChecks.Out jsampler(String... args) {
+        List<String> cmd = new ArrayList<>(List.of(cli.toString()));
+        cmd.addAll(Arrays.asList(args));
+        return AttachChecks.run(cmd);
+    }
+
+    /** Samples (the weights) in a collapsed file on stacks holding frame; 0 if the file is missing. */
+    static long weightWith(Path collapsed, String frame) throws IOException {
+        if (!Files.isRegularFile(collapsed)) {
+            return 0;
+        }
+        long n = 0;
+        for (String line : Files.readAllLines(collapsed, StandardCharsets.UTF_8)) {
+            int sp = line.lastIndexOf(' ');
+            if (sp > 0 && line.substring(0, sp).contains(frame)) {
+                n += Long.parseLong(line.substring(sp + 1));
+            }
+        }
+        return n;
+    }
+
+    /** name's run directory, emptied (files of an earlier run must not pass for this run's). */
+    Path freshDir(String name) throws IOException {
+        Path dir = t.runDir(name);
+        if (Files.exists(dir)) {
+            try (java.util.stream.Stream<Path> walk = Files.walk(dir)) {
+                for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toArray(Path[]::new)) {
+                    Files.delete(p);
+                }
+            }
+        }
+        Files.createDirectories(dir);
+        return dir;
+    }
+
+    /** Adds a problem when o did not exit with code. */
+    static void expect(List<String> problems, String what, AttachChecks.Out o, int code) {
+        if (o.code != code) {
+            problems.add(what + ": expected exit " + code + ", got " + o);
+        }
+    }
+
+    // ---------------------------------------------------------------- capabilities given back
+
+    void capsTwoCopies() {
+        String name = "caps-two-copies";
+        if (!t.selected(name)) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        List<String> problems = new ArrayList<>();
+        List<String> details = new ArrayList<>();
+        try {
+            Path dir = freshDir(name);
+            Files.createDirectories(dir.resolve("copy"));
+            Path copy = dir.resolve("copy").resolve("libjsampler.so");
+            Files.copy(t.agent, copy, StandardCopyOption.REPLACE_EXISTING);
+            String first = t.agent.toString();
+            String second = copy.toString();
+            try (Target jvm = new Target(dir, List.of("-agentpath:" + first), "AllocSplit", "60", "split", "64")) {
+                long pid = jvm.awaitUp();
+                if (pid < 0) {
+                    t.fail(name, "the JVM did not start", List.of());
+                    return;
+                }
+                String p = Long.toString(pid);
+                expect(problems, "first copy: start -e alloc", jsampler("start", "--lib", first, "-e", "alloc", p), 0);
+                AttachChecks.Out refused = jsampler("start", "--lib", second, "-e", "alloc", p);
+                expect(problems, "second copy while the first records allocations", refused, 5);
+                if (!refused.err.contains("alloc")) {
+                    problems.add("the second copy's refusal does not name alloc: " + refused);
+                }
+                Thread.sleep(1000);
+                Path a1 = dir.resolve("first-1.collapsed");
+                expect(problems, "first copy: stop", jsampler("stop", "--lib", first, "-f", a1.toString(), p), 0);
+                AttachChecks.Out b = jsampler("start", "--lib", second, "-e", "alloc", p);
+                expect(problems, "second copy: start -e alloc after the first stopped", b, 0);
+                Thread.sleep(2000);
+                Path b1 = dir.resolve("second.collapsed");
+                expect(problems, "second copy: stop", jsampler("stop", "--lib", second, "-f", b1.toString(), p),
+                        b.code == 0 ? 0 : 5);
+                expect(problems, "first copy: start -e alloc again",
+                        jsampler("start", "--lib", first, "-e", "alloc", p), 0);
+                Thread.sleep(1000);
+                Path a2 = dir.resolve("first-2.collapsed");
+                expect(problems, "first copy: stop again", jsampler("stop", "--lib", first, "-f", a2.toString(), p), 0);
+                long n1 = weightWith(a1, "AllocSplit.allocBig");
+                long nb = weightWith(b1, "AllocSplit.allocBig");
+                long n2 = weightWith(a2, "AllocSplit.allocBig");
+                details.add("bytes in allocBig: first copy " + n1 + ", second copy " + nb + ", first again " + n2);
+                if (n1 == 0) {
+                    problems.add("the first copy recorded no allocation in allocBig");
+                }
+                if (nb == 0) {
+                    problems.add("the second copy recorded no allocation in allocBig after the first stopped");
+                }
+                if (n2 == 0) {
+                    problems.add("the first copy recorded no allocation after the second stopped");
+                }
+                if (jvm.proc.isAlive() == false) {
+                    problems.add("the JVM died (exit " + jvm.proc.exitValue() + ")");
+                }
+                if (!problems.isEmpty()) {
+                    jvm.stderr().lines().filter(l -> l.contains("[jsampler]")).limit(12)
+                            .forEach(l -> details.add("stderr| " + l));
+                }
+            }
+        } catch (IOException e) {
+            t.fail(name, e.toString(), List.of());
+            return;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            t.fail(name, "interrupted", List.of());
+            return;
+        }
+        t.report(name, problems, details, t0);
+    }
+
+    // ---------------------------------------------------------------- thread names
+
+    void threadRename() {
+        String name = "thread-rename";
+        if (!t.selected(name)) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        List<String> problems = new ArrayList<>();
+        List<String> details = new ArrayList<>();
+        try {
+            Path out = freshDir(name).resolve("profile.collapsed");
+            IntegrationTest.Run r = t.launch(name, List.of(), "start,event=cpu,interval=1ms,threads,file=" + out,
+                    "Renames");
+            IntegrationTest.requireCleanExit(r);
+            List<String> roots = new ArrayList<>();
+            for (String line : Files.readAllLines(out, StandardCharsets.UTF_8)) {
+                String root = line.split(";", 2)[0];
+                if (!roots.contains(root)) {
+                    roots.add(root);
+                }
+            }
+            for (String want : List.of("renamed-itself-after-start", "renamed-by-main-thread-after-start",
+                    "renamed-and-running-when-the-jvm-exits")) {
+                if (roots.stream().noneMatch(x -> x.startsWith("[" + want + " tid="))) {
+                    problems.add("no samples under the latest name " + want);
+                }
+            }
+            roots.stream().filter(x -> x.startsWith("[first-name-"))
+                    .forEach(x -> problems.add("samples under a first name: " + x));
+            if (!problems.isEmpty()) {
+                roots.stream().limit(20).forEach(x -> details.add("root| " + x));
+            }
+        } catch (IntegrationTest.Failure f) {
+            t.fail(name, f.getMessage(), f.evidence);
+            return;
+        } catch (IOException e) {
+            t.fail(name, e.toString(), List.of());
+            return;
+        }
+        t.report(name, problems, details, t0);
+    }
+}
