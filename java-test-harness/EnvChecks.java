@@ -19,6 +19,10 @@ import java.util.concurrent.TimeUnit;
  * <li>{@code thread-rename}: threads renamed after they started ({@link Renames}: one by itself, one by another
  *     thread, one still running when the JVM exits) appear under their latest names, never their first ones,
  *     with -agentpath and {@code threads}.</li>
+ * <li>{@code log-options}: each of {@code log=} and {@code loglevel=} given by a later command changes only itself:
+ *     {@code loglevel=debug} sent with an attach keeps the {@code log=} file of -agentpath (the session's lines,
+ *     DEBUG ones too, go there, none to stderr), and {@code log=FILE} keeps the {@code loglevel=warn} of
+ *     -agentpath (no INFO line anywhere).</li>
  * </ul>
  */
 final class EnvChecks {
@@ -245,6 +249,64 @@ final class EnvChecks {
             return;
         } catch (IOException e) {
             t.fail(name, e.toString(), List.of());
+            return;
+        }
+        t.report(name, problems, details, t0);
+    }
+
+    // ---------------------------------------------------------------- log options
+
+    void logOptions() {
+        String name = "log-options";
+        if (!t.selected(name)) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        List<String> problems = new ArrayList<>();
+        List<String> details = new ArrayList<>();
+        try {
+            Path dir = freshDir(name);
+            Path aLog = dir.resolve("a.log");
+            Path bLog = dir.resolve("b.log");
+            try (Target a = new Target(dir.resolve("a"), List.of("-agentpath:" + t.agent + "=log=" + aLog),
+                    "CpuSplit", "30", "2")) {
+                String p = Long.toString(a.awaitUp());
+                expect(problems, "start with loglevel=debug", jsampler("start", "-e", "cpu", p, "--", "loglevel=debug"),
+                        0);
+                Thread.sleep(300);
+                expect(problems, "stop", jsampler("stop", "-f", dir.resolve("a.collapsed").toString(), p), 0);
+                String log = Files.exists(aLog) ? Files.readString(aLog) : "";
+                if (!log.contains("INFO: profiling started") || !log.contains("DEBUG: ")) {
+                    problems.add("loglevel=debug: the log= file lacks the session's INFO and DEBUG lines");
+                }
+                if (a.stderr().contains("profiling started") || a.stderr().contains("DEBUG: ")) {
+                    problems.add("loglevel=debug sent the log back to stderr (log= was " + aLog + ")");
+                }
+                if (!problems.isEmpty()) {
+                    a.stderr().lines().limit(6).forEach(l -> details.add("a stderr| " + l));
+                }
+            }
+            try (Target b = new Target(dir.resolve("b"), List.of("-agentpath:" + t.agent + "=loglevel=warn"),
+                    "CpuSplit", "30", "2")) {
+                String p = Long.toString(b.awaitUp());
+                expect(problems, "start with log=", jsampler("start", "-e", "cpu", p, "--", "log=" + bLog), 0);
+                Thread.sleep(300);
+                expect(problems, "stop", jsampler("stop", "-f", dir.resolve("b.collapsed").toString(), p), 0);
+                String log = Files.exists(bLog) ? Files.readString(bLog) : "";
+                if (!Files.exists(bLog)) {
+                    problems.add("log=" + bLog + " was not created");
+                }
+                if (log.contains("INFO: ") || b.stderr().contains("INFO: ")) {
+                    problems.add("log= reset loglevel=warn: INFO lines were written");
+                    log.lines().limit(4).forEach(l -> details.add("b log| " + l));
+                }
+            }
+        } catch (IOException e) {
+            t.fail(name, e.toString(), List.of());
+            return;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            t.fail(name, "interrupted", List.of());
             return;
         }
         t.report(name, problems, details, t0);

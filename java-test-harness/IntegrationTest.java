@@ -167,6 +167,7 @@ public final class IntegrationTest {
         EnvChecks env = new EnvChecks(this);
         safely("caps-two-copies", env::capsTwoCopies);
         safely("thread-rename", env::threadRename);
+        safely("log-options", env::logOptions);
         safely("no-hs-err", this::noCrashes);
         return summary(start);
     }
