@@ -23,6 +23,10 @@ import java.util.concurrent.TimeUnit;
  *     {@code loglevel=debug} sent with an attach keeps the {@code log=} file of -agentpath (the session's lines,
  *     DEBUG ones too, go there, none to stderr), and {@code log=FILE} keeps the {@code loglevel=warn} of
  *     -agentpath (no INFO line anywhere).</li>
+ * <li>{@code fd-limit}: {@code event=cpu} in a JVM run under {@code ulimit -n 256} with 300 threads
+ *     ({@link FdPressure}): the application can still open its 64 files after every thread was attached, one WARN
+ *     line says the threads past the perf_events counters' share of the limit are sampled by ctimer, and at least
+ *     90% of the workers have samples.</li>
  * </ul>
  */
 final class EnvChecks {
@@ -307,6 +311,65 @@ final class EnvChecks {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             t.fail(name, "interrupted", List.of());
+            return;
+        }
+        t.report(name, problems, details, t0);
+    }
+
+    // ---------------------------------------------------------------- the open-file limit
+
+    void fdLimit() {
+        String name = "fd-limit";
+        if (!t.selected(name)) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        List<String> problems = new ArrayList<>();
+        List<String> details = new ArrayList<>();
+        int workers = 300;
+        try {
+            Path out = freshDir(name).resolve("profile.collapsed");
+            IntegrationTest.Run r = t.launch(name, List.of("sh", "-c", "ulimit -n 256 && exec \"$@\"", "sh"),
+                    "start,event=cpu,interval=1ms,threads,file=" + out, "FdPressure", Integer.toString(workers), "64",
+                    "4");
+            IntegrationTest.requireCleanExit(r);
+            if (!r.stdout.contains("FILES_OK 64")) {
+                problems.add("the application could not open its files: "
+                        + r.stdout.lines().filter(l -> l.startsWith("FILES_")).findFirst().orElse("(no FILES_ line)"));
+            }
+            List<String> warns = r.agentLines("WARN").stream().filter(l -> l.contains("ctimer"))
+                    .collect(java.util.stream.Collectors.toList());
+            if (warns.size() != 1 || !warns.get(0).contains("RLIMIT_NOFILE")) {
+                problems.add("expected one WARN line naming RLIMIT_NOFILE and ctimer, got " + warns);
+            } else {
+                details.add(warns.get(0));
+            }
+            java.util.Set<String> sampled = new java.util.HashSet<>();
+            if (Files.isRegularFile(out)) {
+                for (String line : Files.readAllLines(out, StandardCharsets.UTF_8)) {
+                    java.util.regex.Matcher m = java.util.regex.Pattern.compile("^\\[(fdp-worker-\\d+) tid=")
+                            .matcher(line);
+                    if (m.find()) {
+                        sampled.add(m.group(1));
+                    }
+                }
+            }
+            details.add(sampled.size() + " of " + workers + " workers have samples");
+            if (sampled.size() < workers * 9 / 10) {
+                problems.add("only " + sampled.size() + " of " + workers + " workers have samples");
+            }
+            List<String> errors = r.agentLines("ERROR");
+            if (!errors.isEmpty()) {
+                problems.add("ERROR logged: " + errors.get(0));
+            }
+            if (!problems.isEmpty()) {
+                details.addAll(r.stderrTail(8));
+            }
+        } catch (IntegrationTest.Failure f) {
+            t.fail(name, f.getMessage(), f.evidence);
+            return;
+        } catch (IOException e) {
+            t.fail(name, e.toString(), List.of());
             return;
         }
         t.report(name, problems, details, t0);

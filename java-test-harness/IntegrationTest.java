@@ -168,6 +168,7 @@ public final class IntegrationTest {
         safely("caps-two-copies", env::capsTwoCopies);
         safely("thread-rename", env::threadRename);
         safely("log-options", env::logOptions);
+        safely("fd-limit", env::fdLimit);
         safely("no-hs-err", this::noCrashes);
         return summary(start);
     }
