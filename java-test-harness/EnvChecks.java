@@ -6,7 +6,6 @@ import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The agent in the conditions it meets in production: beside other agents, with a JVM's limits.
@@ -44,14 +43,9 @@ final class EnvChecks {
         final Path dir;
 
         Target(Path dir, List<String> jvmArgs, String mainClass, String... args) throws IOException {
-            this(dir, List.of(), jvmArgs, mainClass, args);
-        }
-
-        Target(Path dir, List<String> wrapper, List<String> jvmArgs, String mainClass, String... args)
-                throws IOException {
             this.dir = dir;
             Files.createDirectories(dir);
-            List<String> cmd = new ArrayList<>(wrapper);
+            List<String> cmd = new ArrayList<>();
             cmd.add(t.java.toString());
             cmd.add("-XX:ErrorFile=" + dir.resolve("hs_err_%p.log"));
             cmd.addAll(jvmArgs);
@@ -62,13 +56,10 @@ final class EnvChecks {
                     .redirectError(dir.resolve("stderr.txt").toFile()).start();
         }
 
-        /** The JVM's pid (this process, or behind a wrapper its java descendant), once it runs Java; -1 if it
-         * never does within 10 s. */
+        /** The JVM's pid once it runs Java; -1 if it never does within 10 s. */
         long awaitUp() throws InterruptedException {
             for (int i = 0; i < 100; i++) {
-                long pid = AttachChecks.isJava(proc.pid()) ? proc.pid()
-                        : proc.descendants().filter(h -> AttachChecks.isJava(h.pid())).findFirst()
-                                .map(ProcessHandle::pid).orElse(-1L);
+                long pid = AttachChecks.isJava(proc.pid()) ? proc.pid() : -1;
                 if (pid > 0) {
                     Thread.sleep(700); // past start-up: its attach listener can be started
                     return pid;
@@ -78,21 +69,12 @@ final class EnvChecks {
             return -1;
         }
 
-        int waitExit(long seconds) throws InterruptedException {
-            return proc.waitFor(seconds, TimeUnit.SECONDS) ? proc.exitValue() : -1;
-        }
-
         String stderr() throws IOException {
             return Files.readString(dir.resolve("stderr.txt"), StandardCharsets.UTF_8);
         }
 
-        String stdout() throws IOException {
-            return Files.readString(dir.resolve("stdout.txt"), StandardCharsets.UTF_8);
-        }
-
         @Override
         public void close() {
-            proc.descendants().forEach(ProcessHandle::destroyForcibly);
             proc.destroyForcibly();
         }
     }
@@ -196,7 +178,7 @@ final class EnvChecks {
                 if (n2 == 0) {
                     problems.add("the first copy recorded no allocation after the second stopped");
                 }
-                if (jvm.proc.isAlive() == false) {
+                if (!jvm.proc.isAlive()) {
                     problems.add("the JVM died (exit " + jvm.proc.exitValue() + ")");
                 }
                 if (!problems.isEmpty()) {

@@ -377,6 +377,7 @@ def cli_session(ctx, pid, tag):
     check(rc == 0 and "started" in text, f"{tag}: start: {rc} {text}")
     rc, status = cli("status", pid)
     check(rc == 0 and "running" in status, f"{tag}: status: {rc} {status}")
+    time.sleep(1)  # samples to dump, even on a loaded machine
     rc, text = cli("dump", "-f", out / "dump.collapsed", pid)
     check(rc == 0 and (out / "dump.collapsed").stat().st_size > 0, f"{tag}: dump: {rc} {text}")
     rc, text = cli("stop", "-f", out / "stop.collapsed", pid)
