@@ -17,7 +17,9 @@ import java.util.List;
  *     time); once it stops, the second gets them and records allocation samples, and gives them back in turn.</li>
  * <li>{@code thread-rename}: threads renamed after they started ({@link Renames}: one by itself, one by another
  *     thread, one still running when the JVM exits) appear under their latest names, never their first ones,
- *     with -agentpath and {@code threads}.</li>
+ *     with -agentpath and {@code threads}; {@code attach-thread-names}: a thread that ran before the agent was
+ *     attached ({@code allocsplit-worker}, 17 characters) has its full Java name in {@code jsampler start -t}'s
+ *     profile, not the 15 characters the kernel keeps.</li>
  * <li>{@code log-options}: each of {@code log=} and {@code loglevel=} given by a later command changes only itself:
  *     {@code loglevel=debug} sent with an attach keeps the {@code log=} file of -agentpath (the session's lines,
  *     DEBUG ones too, go there, none to stderr), and {@code log=FILE} keeps the {@code loglevel=warn} of
@@ -352,6 +354,47 @@ final class EnvChecks {
             return;
         } catch (IOException e) {
             t.fail(name, e.toString(), List.of());
+            return;
+        }
+        t.report(name, problems, details, t0);
+    }
+
+    void attachThreadNames() {
+        String name = "attach-thread-names";
+        if (!t.selected(name)) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        List<String> problems = new ArrayList<>();
+        List<String> details = new ArrayList<>();
+        try {
+            Path dir = freshDir(name);
+            Path out = dir.resolve("attach.collapsed");
+            try (Target jvm = new Target(dir, List.of(), "AllocSplit", "30", "split", "64")) {
+                String p = Long.toString(jvm.awaitUp());
+                expect(problems, "start -t", jsampler("start", "-e", "cpu", "-i", "1ms", "-t", p), 0);
+                Thread.sleep(2500);
+                expect(problems, "stop", jsampler("stop", "-f", out.toString(), p), 0);
+            }
+            List<String> roots = new ArrayList<>();
+            if (Files.isRegularFile(out)) {
+                for (String line : Files.readAllLines(out, StandardCharsets.UTF_8)) {
+                    String root = line.split(";", 2)[0];
+                    if (!roots.contains(root)) {
+                        roots.add(root);
+                    }
+                }
+            }
+            if (roots.stream().noneMatch(x -> x.startsWith("[allocsplit-worker tid="))) {
+                problems.add("the worker is not under its full name [allocsplit-worker tid=...]");
+                roots.stream().limit(20).forEach(x -> details.add("root| " + x));
+            }
+        } catch (IOException e) {
+            t.fail(name, e.toString(), List.of());
+            return;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            t.fail(name, "interrupted", List.of());
             return;
         }
         t.report(name, problems, details, t0);

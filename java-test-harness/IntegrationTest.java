@@ -167,6 +167,7 @@ public final class IntegrationTest {
         EnvChecks env = new EnvChecks(this);
         safely("caps-two-copies", env::capsTwoCopies);
         safely("thread-rename", env::threadRename);
+        safely("attach-thread-names", env::attachThreadNames);
         safely("log-options", env::logOptions);
         safely("fd-limit", env::fdLimit);
         safely("no-hs-err", this::noCrashes);

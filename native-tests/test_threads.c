@@ -331,7 +331,9 @@ static void test_names_renamed(void **state UNUSED)
     }
     int64_t ids[] = {102, 999, 100, 101};
     const char names[][JS_THREAD_NAME_MAX] = {"renamed-102", "nobody", "renamed-100", "first-1"};
-    assert_int_equal(js_threads_rename_java(ids, names, 4), 2); /* 101 keeps its name: not a change */
+    unsigned char matched[4];
+    assert_int_equal(js_threads_rename_java(ids, names, 4, matched), 2); /* 101 keeps its name: not a change */
+    assert_int_equal(matched[0] + 2 * matched[1] + 4 * matched[2] + 8 * matched[3], 1 + 4 + 8);
     char name[64];
     int tid;
     int64_t jtid;

@@ -3,7 +3,11 @@
  * latest name in every output.
  *
  * The refresh lists the VM's live threads (JVMTI GetAllThreads), reads each one's name (GetThreadInfo)
- * and Java id (Thread.tid), and renames the entries of thread_names.h recorded with that Java id. It
+ * and Java id (Thread.tid), and renames the entries of thread_names.h recorded with that Java id. A thread
+ * recorded without a Java id (found in /proc before an attach set the agent up, named by its 15-byte comm) is
+ * matched through HotSpot's JavaThread (Thread.eetop, then JavaThread::_osthread and OSThread::_thread_id
+ * from gHotSpotVMStructs, read through the kernel) and takes its full name if its comm is the JVM's cut of it.
+ * It
  * runs on a thread attached to the VM: the housekeeper (every JS_JAVA_NAMES_MS while a session runs)
  * and the stop and dump commands (right before an output is written). A thread's last name is taken
  * when it ends (ThreadEnd). JVM-internal threads (GC, JIT compilers) are hidden from JVMTI: they keep

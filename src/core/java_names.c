@@ -1,6 +1,7 @@
 /* java_names.c - see java_names.h. */
 #include "core/java_names.h"
 
+#include <dlfcn.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -8,13 +9,19 @@
 #include <string.h>
 
 #include "core/thread_names.h"
+#include "sample/safe_read.h"
 
 #define MAX_THREADS 65536 /* names read per refresh at most */
 
 /* Process-wide like the JVMTI environment. */
 static JavaVM *vm;
 static jvmtiEnv *jv;
-static jfieldID _Atomic tid_field; /* java.lang.Thread.tid (JDK 17 and 25), once found */
+/* java.lang.Thread.tid and .eetop (its JavaThread*, 0 once it ended), JDK 17 and 25; found once. */
+static jfieldID tid_field, eetop_field;
+static int fields_looked_up;
+/* JavaThread::_osthread (Thread::_osthread in JDK 25) and OSThread::_thread_id from HotSpot's published tables;
+ * -1 if absent. */
+static long long off_osthread = -1, off_thread_id = -1;
 
 void js_java_names_init(JavaVM *v, jvmtiEnv *jvmti)
 {
@@ -22,36 +29,86 @@ void js_java_names_init(JavaVM *v, jvmtiEnv *jvmti)
     jv = jvmti;
 }
 
-/* Thread.tid's field id, looked up once; NULL if the field is not there. */
-static jfieldID find_tid_field(JNIEnv *jni)
+/* Value of libjvm's uint64_t variable name, or -1 if absent. */
+static long long jvm_u64(void *jvm, const char *name)
 {
-    jfieldID f = atomic_load(&tid_field);
-    if (f) return f;
+    const uint64_t *p = dlsym(jvm, name);
+    return p ? (long long)*p : -1;
+}
+
+/* The two offsets of HotSpot's gHotSpotVMStructs that lead from a JavaThread to its OS thread id. */
+static void find_offsets(void)
+{
+    void *jvm = dlopen("libjvm.so", RTLD_LAZY | RTLD_NOLOAD);
+    if (!jvm) return;
+    char *const *table = dlsym(jvm, "gHotSpotVMStructs");
+    long long tn = jvm_u64(jvm, "gHotSpotVMStructEntryTypeNameOffset");
+    long long fn = jvm_u64(jvm, "gHotSpotVMStructEntryFieldNameOffset");
+    long long of = jvm_u64(jvm, "gHotSpotVMStructEntryOffsetOffset");
+    long long stride = jvm_u64(jvm, "gHotSpotVMStructEntryArrayStride");
+    if (table && *table && tn >= 0 && fn >= 0 && of >= 0 && stride > 0) {
+        for (const char *e = *table;; e += stride) {
+            const char *type = *(const char *const *)(e + tn), *field = *(const char *const *)(e + fn);
+            if (!type || !field) break;
+            /* JavaThread's in JDK 17, its base Thread's (first base: the same offset) in JDK 25 */
+            if ((!strcmp(type, "JavaThread") || !strcmp(type, "Thread")) && !strcmp(field, "_osthread"))
+                off_osthread = (long long)*(const uint64_t *)(e + of);
+            if (!strcmp(type, "OSThread") && !strcmp(field, "_thread_id")) off_thread_id = (long long)*(const uint64_t *)(e + of);
+        }
+    }
+    dlclose(jvm);
+}
+
+/* Thread's field ids and HotSpot's offsets, once (the caller is one refresh at a time: the command lock or the
+ * housekeeper, which never overlap a stop). */
+static void look_up(JNIEnv *jni)
+{
+    if (fields_looked_up) return;
+    fields_looked_up = 1;
     jclass c = (*jni)->FindClass(jni, "java/lang/Thread");
-    if (c) f = (*jni)->GetFieldID(jni, c, "tid", "J");
-    if ((*jni)->ExceptionCheck(jni)) (*jni)->ExceptionClear(jni), f = NULL;
+    if (c) tid_field = (*jni)->GetFieldID(jni, c, "tid", "J");
+    if ((*jni)->ExceptionCheck(jni)) (*jni)->ExceptionClear(jni), tid_field = NULL;
+    if (c) eetop_field = (*jni)->GetFieldID(jni, c, "eetop", "J");
+    if ((*jni)->ExceptionCheck(jni)) (*jni)->ExceptionClear(jni), eetop_field = NULL;
     if (c) (*jni)->DeleteLocalRef(jni, c);
-    if (f) atomic_store(&tid_field, f);
-    return f;
+    find_offsets();
+}
+
+/* The OS thread id of a live JavaThread (eetop), or -1. Its memory may be freed as the thread ends: read through
+ * the kernel, so a stale pointer is a failed read; the caller checks what it finds. */
+static int os_tid(uintptr_t java_thread)
+{
+    uintptr_t osthread = 0;
+    int32_t tid = -1;
+    if (!java_thread || off_osthread < 0 || off_thread_id < 0 ||
+        js_safe_read(java_thread + (uintptr_t)off_osthread, &osthread, sizeof osthread) != 0 || !osthread ||
+        js_safe_read(osthread + (uintptr_t)off_thread_id, &tid, sizeof tid) != 0)
+        return -1;
+    return tid > 0 ? tid : -1;
 }
 
 int js_java_names_refresh(void)
 {
     JNIEnv *jni = NULL;
     if (!vm || !jv || (*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_6) != JNI_OK) return -1;
-    jfieldID tid = find_tid_field(jni);
+    look_up(jni);
     jint n = 0;
     jthread *threads = NULL;
-    if (!tid || (*jv)->GetAllThreads(jv, &n, &threads) != JVMTI_ERROR_NONE) return -1;
-    int64_t *ids = malloc(sizeof *ids * (size_t)(n > 0 ? n : 1));
-    char(*names)[JS_THREAD_NAME_MAX] = malloc(sizeof *names * (size_t)(n > 0 ? n : 1));
+    if (!tid_field || (*jv)->GetAllThreads(jv, &n, &threads) != JVMTI_ERROR_NONE) return -1;
+    size_t cap = (size_t)(n > 0 ? n : 1);
+    int64_t *ids = malloc(sizeof *ids * cap);
+    uintptr_t *tops = malloc(sizeof *tops * cap);
+    unsigned char *matched = malloc(cap);
+    char(*names)[JS_THREAD_NAME_MAX] = malloc(sizeof *names * cap);
+    int ok = ids && tops && matched && names;
     size_t got = 0;
     for (jint i = 0; i < n; i++) {
         jvmtiThreadInfo info;
         memset(&info, 0, sizeof info);
-        if (ids && names && got < MAX_THREADS && (*jv)->GetThreadInfo(jv, threads[i], &info) == JVMTI_ERROR_NONE) {
+        if (ok && got < MAX_THREADS && (*jv)->GetThreadInfo(jv, threads[i], &info) == JVMTI_ERROR_NONE) {
             if (info.name) {
-                ids[got] = (int64_t)(*jni)->GetLongField(jni, threads[i], tid);
+                ids[got] = (int64_t)(*jni)->GetLongField(jni, threads[i], tid_field);
+                tops[got] = eetop_field ? (uintptr_t)(*jni)->GetLongField(jni, threads[i], eetop_field) : 0;
                 snprintf(names[got], sizeof names[got], "%s", info.name);
                 got += ids[got] != 0;
                 (*jv)->Deallocate(jv, (unsigned char *)info.name);
@@ -62,8 +119,19 @@ int js_java_names_refresh(void)
         (*jni)->DeleteLocalRef(jni, threads[i]);
     }
     (*jv)->Deallocate(jv, (unsigned char *)threads);
-    int renamed = ids && names ? js_threads_rename_java(ids, (const char(*)[JS_THREAD_NAME_MAX])names, got) : -1;
+    int renamed = -1;
+    if (ok) {
+        renamed = js_threads_rename_java(ids, (const char(*)[JS_THREAD_NAME_MAX])names, got, matched);
+        /* Threads recorded before the VM reported them (an attach finds them in /proc): their OS id through
+         * HotSpot's JavaThread, then their full Java name if their comm is what the JVM made of it. */
+        for (size_t i = 0; i < got; i++) {
+            int tid = matched[i] ? -1 : os_tid(tops[i]);
+            if (tid > 0) renamed += js_threads_adopt_java(tid, ids[i], names[i]);
+        }
+    }
     free(ids);
+    free(tops);
+    free(matched);
     free(names);
     return renamed;
 }

@@ -224,8 +224,10 @@ static int by_id(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-int js_threads_rename_java(const int64_t *ids, const char (*names)[JS_THREAD_NAME_MAX], size_t n)
+int js_threads_rename_java(const int64_t *ids, const char (*names)[JS_THREAD_NAME_MAX], size_t n,
+                           unsigned char *matched)
 {
+    if (matched) memset(matched, 0, n);
     id_at *sorted = malloc(sizeof *sorted * (n ? n : 1));
     if (!sorted) return 0;
     for (size_t i = 0; i < n; i++) sorted[i] = (id_at){ids[i], i};
@@ -237,6 +239,7 @@ int js_threads_rename_java(const int64_t *ids, const char (*names)[JS_THREAD_NAM
         if (!e->java_tid) continue;
         id_at key = {e->java_tid, 0};
         const id_at *hit = bsearch(&key, sorted, n, sizeof *sorted, by_id);
+        if (hit && matched) matched[hit->at] = 1;
         if (hit && strncmp(e->name, names[hit->at], sizeof e->name) != 0) {
             snprintf(e->name, sizeof e->name, "%s", names[hit->at]);
             renamed++;
@@ -245,6 +248,27 @@ int js_threads_rename_java(const int64_t *ids, const char (*names)[JS_THREAD_NAM
     pthread_mutex_unlock(&names_lock);
     free(sorted);
     return renamed;
+}
+
+int js_threads_adopt_java(int tid, int64_t java_tid, const char *name)
+{
+    char comm[JS_THREAD_NAME_MAX];
+    js_thread *t = js_threads_find(tid);
+    if (!t || !name || !name[0] || js_threads_comm(tid, comm, sizeof comm) != 0) return 0;
+    /* Linux keeps 15 bytes of a thread's name, and HotSpot gives a Java thread's native thread its Java name. */
+    size_t n = strlen(comm);
+    if (!n || n > 15 || strncmp(comm, name, n) != 0 || (n < 15 && name[n])) return 0;
+    uint32_t serial = atomic_load(&t->serial);
+    int done = 0;
+    pthread_mutex_lock(&names_lock);
+    name_entry *e = find_name(serial);
+    if (e && e->tid == tid && !e->java_tid) {
+        e->java_tid = java_tid;
+        snprintf(e->name, sizeof e->name, "%s", name);
+        done = 1;
+    }
+    pthread_mutex_unlock(&names_lock);
+    return done;
 }
 
 void js_threads_rename_tid(int tid, const char *name)
