@@ -2,6 +2,7 @@
 #include "core/java_names.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -19,6 +20,17 @@ static jvmtiEnv *jv;
 /* java.lang.Thread.tid and .eetop (its JavaThread*, 0 once it ended), JDK 17 and 25; found once. */
 static jfieldID tid_field, eetop_field;
 static int fields_looked_up;
+/* Java ids whose thread could not be matched to a recorded thread (attached through JNI, renamed by another thread,
+ * or not recorded): not probed again. Sorted; rebuilt by each refresh from the ids still live. */
+static int64_t *unmatchable;
+static size_t n_unmatchable;
+
+static int cmp_id(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
 /* JavaThread::_osthread (Thread::_osthread in JDK 25) and OSThread::_thread_id from HotSpot's published tables;
  * -1 if absent. */
 static long long off_osthread = -1, off_thread_id = -1;
@@ -59,8 +71,7 @@ static void find_offsets(void)
     dlclose(jvm);
 }
 
-/* Thread's field ids and HotSpot's offsets, once (the caller is one refresh at a time: the command lock or the
- * housekeeper, which never overlap a stop). */
+/* Thread's field ids and HotSpot's offsets, once. */
 static void look_up(JNIEnv *jni)
 {
     if (fields_looked_up) return;
@@ -87,10 +98,23 @@ static int os_tid(uintptr_t java_thread)
     return tid > 0 ? tid : -1;
 }
 
+/* One refresh at a time: the housekeeper's and a command's (stop, dump) may overlap. */
+static pthread_mutex_t refresh_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int refresh_locked(JNIEnv *jni);
+
 int js_java_names_refresh(void)
 {
     JNIEnv *jni = NULL;
     if (!vm || !jv || (*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_6) != JNI_OK) return -1;
+    pthread_mutex_lock(&refresh_lock);
+    int rc = refresh_locked(jni);
+    pthread_mutex_unlock(&refresh_lock);
+    return rc;
+}
+
+static int refresh_locked(JNIEnv *jni)
+{
     look_up(jni);
     jint n = 0;
     jthread *threads = NULL;
@@ -124,10 +148,20 @@ int js_java_names_refresh(void)
         renamed = js_threads_rename_java(ids, (const char(*)[JS_THREAD_NAME_MAX])names, got, matched);
         /* Threads recorded before the VM reported them (an attach finds them in /proc): their OS id through
          * HotSpot's JavaThread, then their full Java name if their comm is what the JVM made of it. */
+        int64_t *failed = malloc(sizeof *failed * cap);
+        size_t nfailed = 0;
         for (size_t i = 0; i < got; i++) {
-            int tid = matched[i] ? -1 : os_tid(tops[i]);
-            if (tid > 0) renamed += js_threads_adopt_java(tid, ids[i], names[i]);
+            if (matched[i]) continue;
+            int known = n_unmatchable && bsearch(&ids[i], unmatchable, n_unmatchable, sizeof *unmatchable, cmp_id);
+            int tid = known ? -1 : os_tid(tops[i]);
+            int adopted = tid > 0 && js_threads_adopt_java(tid, ids[i], names[i]);
+            renamed += adopted;
+            if (!adopted && failed) failed[nfailed++] = ids[i];
         }
+        if (failed) qsort(failed, nfailed, sizeof *failed, cmp_id);
+        free(unmatchable);
+        unmatchable = failed;
+        n_unmatchable = failed ? nfailed : 0;
     }
     free(ids);
     free(tops);
