@@ -208,6 +208,12 @@ public final class IntegrationTest {
         safely("hw-events", natives::hwEvents);
         safely("wall-filter", natives::wallFilter);
         safely("tracepoint", natives::tracepoint);
+        EnvChecks env = new EnvChecks(this);
+        safely("caps-two-copies", env::capsTwoCopies);
+        safely("thread-rename", env::threadRename);
+        safely("attach-thread-names", env::attachThreadNames);
+        safely("log-options", env::logOptions);
+        safely("fd-limit", env::fdLimit);
         runner.add(this, "no-hs-err", true, true, this::noCrashes);
         return true;
     }

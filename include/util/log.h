@@ -16,6 +16,10 @@ typedef enum { JS_LOG_DEBUG = 0, JS_LOG_INFO, JS_LOG_WARN, JS_LOG_ERROR, JS_LOG_
 
 /* Set level and sink (path NULL or "" = stderr). -1 with err if the file can't be opened. */
 int js_log_configure(js_loglevel level, const char *path, char *err, size_t errlen);
+/* Only the sink: a log file at path (NULL or "": unchanged); the level is kept. -1 with err, sink unchanged. */
+int js_log_set_file(const char *path, char *err, size_t errlen);
+/* Only the level; the sink is kept. */
+void js_log_set_level(js_loglevel level);
 /* Write one line if lvl passes the threshold. */
 void js_log(js_loglevel lvl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Close a log file sink (back to stderr). */

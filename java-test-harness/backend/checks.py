@@ -10,7 +10,7 @@ import uuid
 from pathlib import Path
 
 from harness import (ROOT, Jvm, RawServer, analysis_shares, check, collapsed_shares, free_port,
-                     jfr_tool_events, truth, wait_for)
+                     jfr_tool_events, skywalking_env, truth, wait_for)
 
 POLL = 1  # s: the agent's poll period in these checks (the default is 20 s)
 
@@ -103,12 +103,15 @@ def check_events(ctx):
 
 
 def check_bad_options(ctx):
-    """A bad task client option stops the JVM at start-up with one line naming it; so does a bad SW_AGENT_* value."""
+    """A bad task client option stops the JVM at start-up with one line naming it; so does a bad SW_AGENT_* value
+    that an option asked for ('backend' alone). Every JVM here runs in a SkyWalking environment (skywalking_env)."""
     cases = [("backend=oap,service=s", None, "option 'backend=oap'"),
              ("backend=127.0.0.1:1,poll=5ms,service=s", None, "option 'poll=5ms'"),
-             ("backend=127.0.0.1:1", None, "option 'service=' missing"),
-             ("", {"SW_AGENT_NAME": "s", "SW_AGENT_COLLECTOR_BACKEND_SERVICES": "nohost"},
-              "SW_AGENT_COLLECTOR_BACKEND_SERVICES")]
+             ("backend=127.0.0.1:1", {"SW_AGENT_NAME": None}, "option 'service=' missing"),
+             ("backend", {"SW_AGENT_NAME": "s", "SW_AGENT_COLLECTOR_BACKEND_SERVICES": "nohost"},
+              "SW_AGENT_COLLECTOR_BACKEND_SERVICES"),
+             ("backend,service=s", {"SW_AGENT_COLLECTOR_BACKEND_SERVICES": None}, "SW_AGENT_COLLECTOR_BACKEND_SERVICES"),
+             ("service=s", None, "option 'backend' missing")]
     for i, (opts, env, want) in enumerate(cases):
         jvm = Jvm(ctx, f"badopt{i}", opts, ["TaskLoad", 0, 0, 0], env=env)
         rc = jvm.wait_exit(30)
@@ -271,12 +274,13 @@ def good_and_bad(b, service, good, bad, failure, what):
 
 
 def check_token(ctx):
-    """A backend that wants a token: configured the SkyWalking way (SW_AGENT_* variables, no options) it works; a
+    """A backend that wants a token: configured the SkyWalking way (SW_AGENT_* variables, 'backend' alone) it works; a
     wrong token is refused (PERMISSION_DENIED, logged once), never logged itself, and the JVM runs on."""
     b = ctx.backend("token", "--token", "s3cret-Good")
     env = {"SW_AGENT_NAME": "svc-tok", "SW_AGENT_INSTANCE_NAME": "good",
            "SW_AGENT_COLLECTOR_BACKEND_SERVICES": f"127.0.0.1:{b.port}", "SW_AGENT_AUTHENTICATION": "s3cret-Good"}
-    good = Jvm(ctx, "token-good", f"poll={POLL}s,taskdir={ctx.dir('token-tasks')}", ["TaskLoad", 0, 20, 1], env=env)
+    good = Jvm(ctx, "token-good", f"backend,poll={POLL}s,taskdir={ctx.dir('token-tasks')}", ["TaskLoad", 0, 20, 1],
+               env=env)
     bad = Jvm(ctx, "token-bad", agent_opts(b.port, "svc-tok", "bad", ctx.dir("token-bad"), "token=Wr0ng-t0ken"),
               ["TaskLoad", 6, 0, 0])
     good_and_bad(b, "svc-tok", good, bad, r"PERMISSION_DENIED", "a wrong token")
@@ -345,13 +349,87 @@ def check_attach_backend(ctx):
     check(r.returncode == 0 and "task client started" in r.stdout, f"attach-backend: {r.returncode} {r.stdout} {r.stderr}")
     r2 = subprocess.run([str(ROOT / "build/jsampler"), "attach-backend", str(jvm.pid),
                          agent_opts(b.port, "svc-att", "att", ctx.dir("attach-tasks"))], capture_output=True, text=True)
-    check(r2.returncode == 5 and "already runs" in r2.stdout + r2.stderr, f"a second client is refused: {r2.stdout}")
+    check(r2.returncode == 0 and "already runs with these options" in r2.stdout,
+          f"the same request again is answered, not refused: {r2.returncode} {r2.stdout} {r2.stderr}")
+    r3 = subprocess.run([str(ROOT / "build/jsampler"), "attach-backend", str(jvm.pid),
+                         agent_opts(b.port, "svc-other", "att", ctx.dir("attach-tasks"))], capture_output=True, text=True)
+    check(r3.returncode == 5 and "already runs with other options (service svc-att" in r3.stderr,
+          f"a second client with other options is refused, naming the one that runs: {r3.returncode} {r3.stderr}")
     task = b.task("svc-att", 3)
     b.wait_log(task, "EXECUTION_FINISHED", 20, "att")
     (shares, n), a = analysis_shares(b, task)
     check(a["top"][0]["codeSignature"].endswith("CpuSplit.burnA"), f"hot method on top: {a['top'][:3]}")
     st = subprocess.run([str(ROOT / "build/jsampler"), "status", str(jvm.pid)], capture_output=True, text=True)
     check("task client: service svc-att" in st.stdout and "1 uploads" in st.stdout, f"status shows the client: {st.stdout}")
+    jvm.kill()
+
+
+def cli(*args, timeout=60):
+    """build/jsampler with args: (exit status, stdout + stderr)."""
+    r = subprocess.run([str(ROOT / "build/jsampler")] + [str(a) for a in args], capture_output=True, text=True,
+                       timeout=timeout)
+    return r.returncode, r.stdout + r.stderr
+
+
+def cli_session(ctx, pid, tag):
+    """Every attach verb on pid must do its work and exit 0: start, status, dump, stop, collect. Returns status's
+    output (taken while the session runs)."""
+    out = Path(ctx.dir(f"{tag}-profiles"))
+    rc, text = cli("start", "-e", "cpu", "-i", "5ms", pid)
+    check(rc == 0 and "started" in text, f"{tag}: start: {rc} {text}")
+    rc, status = cli("status", pid)
+    check(rc == 0 and "running" in status, f"{tag}: status: {rc} {status}")
+    time.sleep(1)  # samples to dump, even on a loaded machine
+    rc, text = cli("dump", "-f", out / "dump.collapsed", pid)
+    check(rc == 0 and (out / "dump.collapsed").stat().st_size > 0, f"{tag}: dump: {rc} {text}")
+    rc, text = cli("stop", "-f", out / "stop.collapsed", pid)
+    check(rc == 0 and (out / "stop.collapsed").stat().st_size > 0, f"{tag}: stop: {rc} {text}")
+    rc, text = cli("collect", "-d", 1, "-f", out / "collect.collapsed", pid)
+    check(rc == 0 and (out / "collect.collapsed").stat().st_size > 0, f"{tag}: collect: {rc} {text}")
+    return status
+
+
+def check_sw_env_cli(ctx):
+    """A JVM in a SkyWalking environment (SW_AGENT_NAME and SW_AGENT_COLLECTOR_BACKEND_SERVICES set, the collector a
+    port where nothing listens), no agent at start: the CLI's verbs start no task client and are never refused, before
+    and after `jsampler attach-backend PID` (no options: the JVM's variables) started one; the same request again is
+    answered, not refused."""
+    env = skywalking_env()
+    jvm = Jvm(ctx, "swcli", None, ["TaskLoad", 0, 60, 2])
+    time.sleep(1.5)
+    status = cli_session(ctx, jvm.pid, "before")
+    check("task client" not in status, f"no task client was asked for, yet: {status}")
+    check("task client" not in jvm.log(), f"no task client was asked for, yet the JVM logged one: {jvm.log()[-400:]}")
+    rc, text = cli("attach-backend", jvm.pid)
+    check(rc == 0 and f"service {env['SW_AGENT_NAME']}" in text and env["SW_AGENT_COLLECTOR_BACKEND_SERVICES"] in text,
+          f"attach-backend with the JVM's SW_AGENT_* variables: {rc} {text}")
+    status = cli_session(ctx, jvm.pid, "after")
+    check(f"task client: service {env['SW_AGENT_NAME']}" in status, f"status shows the task client: {status}")
+    rc, text = cli("attach-backend", jvm.pid)
+    check(rc == 0 and "already runs with these options" in text, f"attach-backend again: {rc} {text}")
+    jvm.kill()
+
+
+def check_sw_env_agentpath(ctx):
+    """-agentpath in SkyWalking environments: with only the collector variable set, a profiling start runs (no client,
+    no error); 'backend' alone takes the address and the service from the variables and runs a task; the CLI's verbs
+    work beside that client."""
+    td = ctx.dir("swagent-profiles")
+    jvm = Jvm(ctx, "collector-only", f"start,event=cpu,file={td}/p.collapsed", ["TaskLoad", 0, 2, 1],
+              env={"SW_AGENT_NAME": None})
+    check(jvm.wait_exit(40) == 0, f"the JVM with only the collector variable ran (see {jvm.err_path})")
+    check(Path(td, "p.collapsed").stat().st_size > 0 and "task client" not in jvm.log(),
+          f"it profiled and started no task client: {jvm.log()[-400:]}")
+    b = ctx.backend("swenv")
+    jvm = Jvm(ctx, "sw-backend", f"backend,instance=swi,poll={POLL}s,taskdir={ctx.dir('swenv-tasks')}",
+              ["TaskLoad", 0, 40, 2], env={"SW_AGENT_NAME": "svc-swenv",
+                                           "SW_AGENT_COLLECTOR_BACKEND_SERVICES": f"127.0.0.1:{b.port}"})
+    wait_for(lambda: b.instance_seen("swi"), 20, "the instance's keepAlive")
+    status = cli_session(ctx, jvm.pid, "beside-client")
+    check("task client: service svc-swenv" in status, f"status shows the task client: {status}")
+    task = b.task("svc-swenv", 2)
+    b.wait_log(task, "EXECUTION_FINISHED", 30, "swi")
+    check(len(b.uploads(task)) == 1, "the task's recording was uploaded")
     jvm.kill()
 
 
@@ -606,6 +684,8 @@ CHECKS = {
     "reset-mid-upload": check_reset_mid_upload,
     "sigterm-mid-upload": check_sigterm_mid_upload,
     "attach-backend": check_attach_backend,
+    "sw-env-cli": check_sw_env_cli,
+    "sw-env-agentpath": check_sw_env_agentpath,
     "size-plan": check_size_plan,
     "size-adapt": check_size_adapt,
     "fleet": check_fleet,

@@ -230,8 +230,23 @@ class Workspace:
                        [str(ROOT / "java-test-harness" / f) for f in sources], check=True)
 
 
+_SW_ENV = {}
+
+
+def skywalking_env():
+    """The environment every JVM of these checks runs in, as a SkyWalking-instrumented JVM does: SW_AGENT_NAME and
+    SW_AGENT_COLLECTOR_BACKEND_SERVICES set, the collector a port where nothing listens. They are defaults only: a
+    JVM that asks for no task client must not start one, and options given must win. A check's env= adds to it, a
+    value None removes a variable."""
+    if not _SW_ENV:
+        _SW_ENV.update({"SW_AGENT_NAME": "sw-env-service",
+                        "SW_AGENT_COLLECTOR_BACKEND_SERVICES": f"127.0.0.1:{free_port()}"})
+    return dict(_SW_ENV)
+
+
 class Jvm:
-    """A JVM running main_args with the agent (agent_opts None: no agent); stdout and stderr kept in files."""
+    """A JVM running main_args with the agent (agent_opts None: no agent), in skywalking_env() updated by env;
+    stdout and stderr kept in files."""
 
     def __init__(self, ctx, name, agent_opts, main_args, env=None, jvm_args=()):
         self.name = name
@@ -244,7 +259,12 @@ class Jvm:
         full_env = dict(os.environ)
         for k in [k for k in full_env if k.startswith("SW_AGENT_")]:
             del full_env[k]
-        full_env.update(env or {})
+        full_env.update(skywalking_env())
+        for k, v in (env or {}).items():
+            if v is None:
+                full_env.pop(k, None)
+            else:
+                full_env[k] = v
         (ctx.work / f"{name}.cmd").write_text(" ".join(cmd) + "\n")
         self.out = open(self.out_path, "w")
         self.err = open(self.err_path, "w")

@@ -47,6 +47,34 @@ static struct {
     _Atomic int tasks_run, uploads;
 } B = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
 
+/* The loop's waits are timed by the monotonic clock: one timed by the wall clock lasts the length of any
+ * step back of that clock (NTP, an operator, a VM resumed). B.wake is made so once, under B.lock, before the
+ * thread that waits on it exists. */
+static int wake_monotonic;
+
+static void init_wake_locked(void)
+{
+    pthread_condattr_t ca;
+    if (wake_monotonic || pthread_condattr_init(&ca) != 0) return;
+    if (pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0) {
+        pthread_cond_destroy(&B.wake);
+        wake_monotonic = pthread_cond_init(&B.wake, &ca) == 0;
+        if (!wake_monotonic) pthread_cond_init(&B.wake, NULL);
+    }
+    pthread_condattr_destroy(&ca);
+}
+
+/* CLOCK_MONOTONIC now plus ms, for the timed waits below. */
+static struct timespec mono_deadline(long long ms)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_sec += ms / 1000;
+    ts.tv_nsec += (ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+    return ts;
+}
+
 static long long mono_ms(void)
 {
     struct timespec ts;
@@ -209,11 +237,7 @@ static void wait_next(void)
     if (B.run.active && mono_ms() + 1000 < next) next = mono_ms() + 1000; /* the re-plan check */
     long long ms = next - mono_ms();
     if (ms <= 0) return;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += ms / 1000;
-    ts.tv_nsec += (ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+    struct timespec ts = mono_deadline(ms);
     pthread_mutex_lock(&B.lock);
     if (!B.stop) pthread_cond_timedwait(&B.wake, &B.lock, &ts);
     pthread_mutex_unlock(&B.lock);
@@ -240,6 +264,7 @@ static void *client_main(void *arg)
 int js_backend_start(const js_backend_conf *c, const js_backend_host *host, char *err, size_t errlen)
 {
     pthread_mutex_lock(&B.lock);
+    init_wake_locked();
     int rc = -1;
     if (B.started) {
         snprintf(err, errlen, "the task client already runs (service %s, instance %s)", B.conf.service, B.conf.instance);
@@ -275,6 +300,15 @@ int js_backend_start(const js_backend_conf *c, const js_backend_host *host, char
     return rc;
 }
 
+int js_backend_running(js_backend_conf *c)
+{
+    pthread_mutex_lock(&B.lock);
+    int started = B.started;
+    if (started) *c = B.conf;
+    pthread_mutex_unlock(&B.lock);
+    return started;
+}
+
 int js_backend_describe(char *out, size_t outlen)
 {
     if (!B.started) return -1;
@@ -292,9 +326,7 @@ void js_backend_shutdown(void)
     pthread_cond_broadcast(&B.wake);
     pthread_mutex_unlock(&B.lock);
     if (!started) return;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += JOIN_WAIT_MS / 1000;
-    if (pthread_timedjoin_np(B.thread, NULL, &ts) != 0)
+    struct timespec ts = mono_deadline(JOIN_WAIT_MS);
+    if (pthread_clockjoin_np(B.thread, NULL, CLOCK_MONOTONIC, &ts) != 0)
         js_warn("task client: its thread did not end within %d ms; leaving it", JOIN_WAIT_MS);
 }

@@ -9,8 +9,10 @@
 #include <unistd.h>
 
 #include "core/arming.h"
+#include "core/java_names.h"
 #include "core/jfr_stream.h"
 #include "core/names.h"
+#include "core/thread_names.h"
 #include "core/vmevents.h"
 #include "session_int.h"
 #include "sample/sampler.h"
@@ -23,6 +25,7 @@ void js_profiler_init(JavaVM *vm, jvmtiEnv *jvmti)
 {
     js_sess.vm = vm;
     js_names_init(vm, jvmti);
+    js_java_names_init(vm, jvmti);
     js_vmevents_init(vm, jvmti);
     js_arming_init(vm);
 }
@@ -216,9 +219,10 @@ void js_profiler_thread_start(int tid, void *env, const char *name, int64_t java
     js_arming_thread_start(tid, env, name, java_tid);
 }
 
-void js_profiler_thread_end(int tid)
+void js_profiler_thread_end(int tid, const char *name)
 {
     if (atomic_load(&js_sess.state) == JS_STATE_DEAD) return;
+    js_threads_rename_tid(tid, name); /* its last name: it may have been renamed since the last refresh */
     js_arming_thread_end(tid);
 }
 

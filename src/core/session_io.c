@@ -11,6 +11,7 @@
 #include "core/jfr_stream.h"
 #include "session_int.h"
 #include "core/stats_format.h"
+#include "core/java_names.h"
 #include "core/vmevents.h"
 #include "sample/sampler.h"
 #include "sample/stats.h"
@@ -156,6 +157,7 @@ static void log_summary(void)
 
 js_status js_session_stop_locked(const js_args *req, int from_housekeeper, char *out, size_t outlen)
 {
+    js_java_names_refresh(); /* threads renamed since the last refresh: their names as the output is written */
     atomic_store(&js_sess.state, JS_STATE_STOPPING);
     atomic_store(&js_sess.hk_stop, 1);
     if (js_sess.hk_started && !from_housekeeper) pthread_join(js_sess.hk, NULL);
@@ -196,6 +198,7 @@ js_status js_session_stop_locked(const js_args *req, int from_housekeeper, char 
 
 js_status js_session_dump_locked(const js_args *req, char *out, size_t outlen)
 {
+    js_java_names_refresh();
     js_args o = output_args(req);
     if (js_args_output_format(&o, o.file) == JS_OUT_JFR) {
         snprintf(out, outlen, "dump writes text formats; the JFR recording is streamed to its own file, chunk by chunk");

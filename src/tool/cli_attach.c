@@ -46,7 +46,9 @@ static void verb_help(FILE *f, const char *verb)
             "  stop PID                 stop and write the profile (-f, -o)\n"
             "  collect -d SECONDS PID   start, wait (Ctrl-C stops early and still writes), stop\n"
             "  attach-backend PID OPTS  start the SkyWalking task client in the JVM; OPTS as with -agentpath:\n"
-            "                           backend=HOST:PORT,service=NAME[,instance=,token=,tls,cafile=,poll=,...]\n"
+            "                           backend=HOST:PORT,service=NAME[,instance=,token=,tls,cafile=,poll=,...];\n"
+            "                           what they leave out (all of them, if none) comes from the JVM's\n"
+            "                           SW_AGENT_* variables\n"
             "\n"
             "Options:\n"
             "  -e EVENT       cpu (default), ctimer, itimer, wall, alloc, lock, page-faults,\n"
@@ -135,9 +137,6 @@ static int parse(int argc, char **argv, cli_opts *o)
         if (takes) i++;
     }
     if (!o->pid) return js_cli_die(CLI_EXIT_USAGE, "%s: which JVM? give its pid (see jsampler list)", o->verb);
-    if (!strcmp(o->verb, "attach-backend") && (!o->raw || !strstr(o->raw, "backend=")))
-        return js_cli_die(CLI_EXIT_USAGE, "attach-backend: give the task client's options after the pid, like "
-                                          "backend=oap.example:11800,service=checkout");
     if (!strcmp(o->verb, "collect") && !o->duration_s) return js_cli_die(CLI_EXIT_USAGE, "collect: -d SECONDS is required");
     return 0;
 }
@@ -163,11 +162,25 @@ static int add_outputs(const cli_opts *o, char *cmd, size_t len)
     return 0;
 }
 
+/* 1 if the option string opts holds a 'backend' or 'backend=...' token. */
+static int has_backend(const char *opts)
+{
+    for (const char *p = opts ? opts : ""; *p;) {
+        size_t n = strcspn(p, ",");
+        if (n >= 7 && strncmp(p, "backend", 7) == 0 && (n == 7 || p[7] == '=')) return 1;
+        p += n;
+        if (*p == ',') p++;
+    }
+    return 0;
+}
+
 /* The agent command for verb ("start" for collect's first step). 0 or an exit code. */
 static int build(const cli_opts *o, const char *verb, char *cmd, size_t len)
 {
     cmd[0] = 0;
-    int rc = strcmp(verb, "attach-backend") ? add(cmd, len, verb, NULL) : 0; /* its options are the whole command */
+    int rc = 0;
+    if (strcmp(verb, "attach-backend")) rc = add(cmd, len, verb, NULL);
+    else if (!has_backend(o->raw)) rc = add(cmd, len, "backend", NULL); /* the verb asks for the client */
     if (!strcmp(verb, "start")) {
         if (!rc && o->event) rc = add(cmd, len, "event", o->event);
         if (!rc && o->interval) rc = add(cmd, len, "interval", o->interval);

@@ -27,8 +27,8 @@ static const char *level_tag(js_loglevel l)
     }
 }
 
-/* Replace the sink; a failed open keeps the previous one. */
-int js_log_configure(js_loglevel level, const char *path, char *err, size_t errlen)
+/* The log file at path (NULL for ""), or -1 with err. */
+static int open_log(const char *path, FILE **out, char *err, size_t errlen)
 {
     FILE *f = NULL;
     if (path && *path) {
@@ -51,6 +51,15 @@ int js_log_configure(js_loglevel level, const char *path, char *err, size_t errl
         }
         setvbuf(f, NULL, _IOLBF, 0);
     }
+    *out = f;
+    return 0;
+}
+
+/* Replace the sink; a failed open keeps the previous one. */
+int js_log_configure(js_loglevel level, const char *path, char *err, size_t errlen)
+{
+    FILE *f;
+    if (open_log(path, &f, err, errlen) != 0) return -1;
     pthread_mutex_lock(&log_lock);
     if (log_file) fclose(log_file);
     log_file = f;
@@ -147,6 +156,25 @@ static void emit(js_loglevel lvl, const char *text)
     FILE *out = log_file ? log_file : stderr;
     fprintf(out, "[jsampler] %s: %s\n", level_tag(lvl), esc);
     fflush(out);
+    pthread_mutex_unlock(&log_lock);
+}
+
+int js_log_set_file(const char *path, char *err, size_t errlen)
+{
+    FILE *f;
+    if (!path || !*path) return 0;
+    if (open_log(path, &f, err, errlen) != 0) return -1;
+    pthread_mutex_lock(&log_lock);
+    if (log_file) fclose(log_file);
+    log_file = f;
+    pthread_mutex_unlock(&log_lock);
+    return 0;
+}
+
+void js_log_set_level(js_loglevel level)
+{
+    pthread_mutex_lock(&log_lock);
+    log_level = level;
     pthread_mutex_unlock(&log_lock);
 }
 
