@@ -514,8 +514,8 @@ final class AttachChecks {
                 expect("start", jsampler("start", "--libpath", lib, "-i", "1ms", "-f", out.toString(), Long.toString(pid)),
                         0, "profiling started", problems, details);
                 Thread.sleep(3000);
-                expect("stop", jsampler("stop", "--libpath", lib, Long.toString(pid)), 0, "wrote collapsed", problems,
-                        details);
+                expect("stop", jsampler("stop", "--libpath", lib, "-f", out.toString(), Long.toString(pid)), 0,
+                        "wrote collapsed", problems, details); /* a stop without -f writes to stdout, as asprof's */
                 Path seen = Files.isRegularFile(out) ? out : Path.of("/proc/" + pid + "/root" + out);
                 if (!Files.isRegularFile(seen)) {
                     problems.add("no profile written at " + out);

@@ -1,7 +1,8 @@
 /* dump.h - write a profile where the user asked, in the format asked.
  *
- * Outputs are created with O_NOFOLLOW (a symbolic link planted at the path is refused, never followed)
- * and mode 0600. Normal threads only, never from a handler.
+ * Outputs are created as util/safefile.h says: never through a symbolic link, mode 0600, an existing path
+ * replaced only when it is this user's regular file, by a temporary file renamed over it once complete
+ * (a failed write leaves the previous profile). Normal threads only, never from a handler.
  */
 #ifndef JS_DUMP_H
 #define JS_DUMP_H
@@ -12,10 +13,11 @@
 #include "output/profile.h"
 
 /* Check, when a command is accepted, that the output pattern (%p and %t expanded) can be written: its
- * directory exists and is writable by this process, and the path is neither a symbolic link nor a
- * directory nor an existing file this process cannot write. Creates nothing. A device or FIFO (e.g.
- * /dev/full) passes: it cannot be checked without writing to it, so a full device fails when the
- * output is written, with one line. "" (stdout) passes. 0, or -1 with one line naming the path. */
+ * directory exists and is writable by this process, and what is at the path (if anything) may be
+ * replaced: not a symbolic link, a directory, a FIFO or another user's file. Creates nothing. A
+ * character device (e.g. /dev/full) passes: it cannot be checked without writing to it, so a full
+ * device fails when the output is written, with one line. "" (stdout) passes. 0, or -1 with one line
+ * naming the path. */
 int js_dump_check_output(const char *pattern, char *err, size_t errlen);
 /* What a profile is, for the formats that say it (pprof: sample types, period, time). */
 typedef struct {

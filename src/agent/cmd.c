@@ -68,10 +68,10 @@ js_status js_execute_capture(const char *cmd, void *capture, char *out, size_t o
     if (a.action == JS_ACTION_NONE && a.format != JS_OUT_NONE) a.action = JS_ACTION_DUMP; /* "collapsed": a dump */
     js_status st = check_request(&a, out, outlen);
     if (st != JS_OK) return st;
-    if (a.loglevel_set || a.log[0]) {
-        char err[256];
-        if (js_log_configure(a.loglevel, a.log, err, sizeof err) != 0) js_error("%s", err);
-    }
+    /* Each option changes only itself: loglevel= keeps the log file, log= keeps the level. */
+    char err[256];
+    if (a.log[0] && js_log_set_file(a.log, err, sizeof err) != 0) js_error("%s", err);
+    if (a.loglevel_set) js_log_set_level(a.loglevel);
     js_debug("command '%s'", cmd);
     switch (a.action) {
     case JS_ACTION_START:

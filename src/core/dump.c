@@ -2,11 +2,9 @@
 #include "core/dump.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -14,6 +12,7 @@
 #include "output/output.h"
 #include "output/pprof.h"
 #include "util/log.h"
+#include "util/safefile.h"
 #include "util/version.h"
 
 /* The pprof profile of kind m->kind: its sample types and period from the session's options. */
@@ -53,84 +52,50 @@ static int write_format(FILE *f, js_out_format fmt, const js_profile *p, const j
     }
 }
 
-/* Why opening an output failed with errno e, in words a user acts on. */
-static const char *open_error(int e)
-{
-    if (e == ELOOP) return "it is a symbolic link (not followed)";
-    if (e == EISDIR) return "it is a directory";
-    return strerror(e);
-}
-
-/* Open path as every output is created: never through a symbolic link, a new file 0600. FILE* or NULL. */
-static FILE *open_output(const char *path)
-{
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0) return NULL;
-    FILE *f = fdopen(fd, "w");
-    if (!f) {
-        int e = errno;
-        close(fd);
-        errno = e;
-    }
-    return f;
-}
-
-/* Open path (the caller's capture stream, else stdout, if empty), write, flush, close: every failure names the
- * path. */
+/* Create path as every output is (util/safefile.h: a temporary file renamed over the path once complete), or write
+ * to the caller's capture stream (else stdout) if path is empty; write, flush, close: every failure names the path. */
 static int write_file(const char *path, js_out_format fmt, const js_profile *p, const js_args *a,
                       const js_dump_meta *m, char *err, size_t errlen)
 {
-    FILE *out = a->capture ? (FILE *)a->capture : stdout;
-    const char *shown = path[0] ? path : a->capture ? "the caller" : "stdout";
-    FILE *f = path[0] ? open_output(path) : out;
+    if (!path[0]) {
+        FILE *out = a->capture ? (FILE *)a->capture : stdout;
+        const char *shown = a->capture ? "the caller" : "stdout";
+        char why[512] = "";
+        int rc = write_format(out, fmt, p, a, m, why, sizeof why);
+        if (rc == 0 && fflush(out) != 0) snprintf(why, sizeof why, "%s", strerror(errno)), rc = -1;
+        if (rc != 0) snprintf(err, errlen, "cannot write output '%s': %s", shown, why);
+        return rc;
+    }
+    js_safe_file sf;
+    if (js_safe_open(&sf, "output", path, JS_SAFE_ATOMIC, err, errlen) != 0) return -1;
+    FILE *f = fdopen(sf.fd, "w");
     if (!f) {
-        snprintf(err, errlen, "cannot write output '%s': %s", shown, open_error(errno));
+        snprintf(err, errlen, "cannot write output '%s': %s", path, strerror(errno));
+        js_safe_abort(&sf);
         return -1;
     }
     char why[512] = "";
     int rc = write_format(f, fmt, p, a, m, why, sizeof why);
     if (rc == 0 && fflush(f) != 0) snprintf(why, sizeof why, "%s", strerror(errno)), rc = -1;
-    if (f != out && fclose(f) != 0 && rc == 0) snprintf(why, sizeof why, "%s", strerror(errno)), rc = -1;
-    if (rc != 0) snprintf(err, errlen, "cannot write output '%s': %s", shown, why);
-    return rc;
+    if (fclose(f) != 0 && rc == 0) snprintf(why, sizeof why, "%s", strerror(errno)), rc = -1;
+    sf.fd = -1; /* closed with f */
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot write output '%s': %s", path, why);
+        js_safe_abort(&sf);
+        return -1;
+    }
+    return js_safe_commit(&sf, err, errlen);
 }
 
 int js_dump_check_output(const char *pattern, char *err, size_t errlen)
 {
-    char path[JS_PATH_MAX], dir[JS_PATH_MAX];
+    char path[JS_PATH_MAX];
     if (!pattern[0]) return 0;
     if (js_expand_path(pattern, (int)getpid(), (long long)time(NULL), path, sizeof path) != 0) {
         snprintf(err, errlen, "output path '%s' is too long after expansion", pattern);
         return -1;
     }
-    struct stat st;
-    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
-        snprintf(err, errlen, "cannot write output '%s': it is a symbolic link (not followed)", path);
-        return -1;
-    }
-    if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-        snprintf(err, errlen, "cannot write output '%s': it is a directory", path);
-        return -1;
-    }
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (!slash) snprintf(dir, sizeof dir, ".");
-    else if (slash == dir) dir[1] = 0;
-    else *slash = 0;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        snprintf(err, errlen, "cannot write output '%s': directory '%s' does not exist", path, dir);
-        return -1;
-    }
-    if (access(dir, W_OK | X_OK) != 0) {
-        snprintf(err, errlen, "cannot write output '%s': directory '%s' is not writable (%s)", path, dir,
-                 strerror(errno));
-        return -1;
-    }
-    if (access(path, F_OK) == 0 && access(path, W_OK) != 0) {
-        snprintf(err, errlen, "cannot write output '%s': %s", path, strerror(errno));
-        return -1;
-    }
-    return 0;
+    return js_safe_check("output", path, err, errlen);
 }
 
 /* What the stacks of p (of kind k) count, as a's counter asks (see js_counter): the weights are replaced, the total

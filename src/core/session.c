@@ -9,9 +9,11 @@
 #include <unistd.h>
 
 #include "core/arming.h"
+#include "core/java_names.h"
 #include "core/jfr_stream.h"
 #include "core/live.h"
 #include "core/names.h"
+#include "core/thread_names.h"
 #include "core/vmevents.h"
 #include "session_int.h"
 #include "sample/sampler.h"
@@ -24,6 +26,7 @@ void js_profiler_init(JavaVM *vm, jvmtiEnv *jvmti)
 {
     js_sess.vm = vm;
     js_names_init(vm, jvmti);
+    js_java_names_init(vm, jvmti);
     js_vmevents_init(vm, jvmti);
     js_arming_init(vm);
 }
@@ -243,9 +246,10 @@ void js_profiler_thread_start(int tid, void *env, const char *name, int64_t java
     js_arming_thread_start(tid, env, name, java_tid);
 }
 
-void js_profiler_thread_end(int tid)
+void js_profiler_thread_end(int tid, const char *name)
 {
     if (atomic_load(&js_sess.state) == JS_STATE_DEAD) return;
+    js_threads_rename_tid(tid, name); /* its last name: it may have been renamed since the last refresh */
     js_arming_thread_end(tid);
 }
 

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "core/java_names.h"
 #include "core/names.h"
 #include "session_int.h"
 #include "sample/stats.h"
@@ -81,6 +82,7 @@ static void *housekeeper(void *arg)
     int attached = js_sess.vm && (*js_sess.vm)->AttachCurrentThreadAsDaemon(js_sess.vm, (void **)&env, &aa) == JNI_OK;
     pthread_setname_np(pthread_self(), "jsampler-hk");
     int ended = 0, nap = REFRESH_MS, since_new = 0, since_round = 0, since_rescan = RESCAN_MS, since_full = 0;
+    int since_java_names = 0;
     long threads = -1;
     while (!ended && !atomic_load(&js_sess.hk_stop)) {
         struct timespec ts = {0, nap * 1000000L};
@@ -98,6 +100,11 @@ static void *housekeeper(void *arg)
                 since_full = 0;
                 js_arming_rescan();
             }
+        }
+        since_java_names += nap;
+        if (since_java_names >= JS_JAVA_NAMES_MS) { /* threads renamed since they started */
+            since_java_names = 0;
+            js_java_names_refresh();
         }
         if (pthread_mutex_trylock(&js_cmd_lock) != 0) continue;
         if (!atomic_load(&js_sess.hk_stop) && atomic_load(&js_sess.state) == JS_STATE_RUNNING) {

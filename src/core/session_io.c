@@ -12,6 +12,7 @@
 #include "core/live.h"
 #include "session_int.h"
 #include "core/stats_format.h"
+#include "core/java_names.h"
 #include "core/vmevents.h"
 #include "sample/sampler.h"
 #include "sample/stats.h"
@@ -185,6 +186,7 @@ static void log_summary(void)
 
 js_status js_session_stop_locked(const js_args *req, int from_housekeeper, char *out, size_t outlen)
 {
+    js_java_names_refresh(); /* threads renamed since the last refresh: their names as the output is written */
     atomic_store(&js_sess.state, JS_STATE_STOPPING);
     atomic_store(&js_sess.hk_stop, 1);
     if (js_sess.hk_started && !from_housekeeper) pthread_join(js_sess.hk, NULL);
@@ -202,8 +204,8 @@ js_status js_session_stop_locked(const js_args *req, int from_housekeeper, char 
     js_status st = JS_OK;
     char msg[1024];
     if (js_sess.jfr) {
-        if (js_jfr_stream_stop(left > 0, msg, sizeof msg) != 0) st = JS_ERR_IO, js_error("%s", msg);
-        else js_info("%s", msg);
+        if (js_jfr_stream_stop(left > 0, msg, sizeof msg) != 0) st = JS_ERR_IO, js_log_lines(JS_LOG_ERROR, msg);
+        else js_log_lines(JS_LOG_INFO, msg);
         append(out, outlen, msg);
         js_sess.jfr = 0;
     }
@@ -224,10 +226,10 @@ js_status js_session_stop_locked(const js_args *req, int from_housekeeper, char 
         if (silent) {
             append(out, outlen, "profiling stopped; the profile is kept for dump");
         } else if (write_text(js_sess.profiles, &o, js_sess.seq, msg, sizeof msg) != 0) {
-            st = JS_ERR_IO, js_error("%s", msg);
+            st = JS_ERR_IO, js_log_lines(JS_LOG_ERROR, msg);
             append(out, outlen, msg);
         } else {
-            if (!js_sess.args.quiet) js_info("%s", msg);
+            if (!js_sess.args.quiet) js_log_lines(JS_LOG_INFO, msg);
             append(out, outlen, msg);
         }
     }
@@ -249,7 +251,7 @@ js_status js_session_write_retained(const js_args *req, char *out, size_t outlen
     }
     out[0] = 0;
     if (write_text(js_sess.profiles, &o, js_sess.seq, out, outlen) != 0) {
-        js_error("%s", out);
+        js_log_lines(JS_LOG_ERROR, out);
         return JS_ERR_IO;
     }
     return JS_OK;
@@ -257,6 +259,7 @@ js_status js_session_write_retained(const js_args *req, char *out, size_t outlen
 
 js_status js_session_dump_locked(const js_args *req, char *out, size_t outlen)
 {
+    js_java_names_refresh();
     js_args o = output_args(req);
     if (js_args_output_format(&o, o.file) == JS_OUT_JFR) {
         snprintf(out, outlen, "dump writes text formats; the JFR recording is streamed to its own file, chunk by chunk");
@@ -278,7 +281,7 @@ js_status js_session_dump_locked(const js_args *req, char *out, size_t outlen)
         snprintf(out, outlen, "out of memory building the profile");
         st = JS_ERR_IO;
     } else if (write_text(snap, &o, js_sess.seq, out, outlen) != 0) {
-        js_error("%s", out);
+        js_log_lines(JS_LOG_ERROR, out);
         st = JS_ERR_IO;
     }
     js_fold_free_profiles(snap);
@@ -291,15 +294,15 @@ void js_session_next_file(void)
     if (js_sess.text_output) {
         if (js_session_rotate(err, sizeof err) != 0) js_warn("%s", err);
         add_drops(js_sess.profiles);
-        if (write_text(js_sess.profiles, &js_sess.args, js_sess.seq, msg, sizeof msg) != 0) js_error("%s", msg);
-        else js_info("%s", msg);
+        if (write_text(js_sess.profiles, &js_sess.args, js_sess.seq, msg, sizeof msg) != 0) js_log_lines(JS_LOG_ERROR, msg);
+        else js_log_lines(JS_LOG_INFO, msg);
         js_fold_free_profiles(js_sess.profiles);
         js_fold_init_profiles(js_sess.profiles);
         js_sess.file_started_ns = js_session_now();
     }
     if (js_sess.jfr) {
-        if (js_jfr_stream_stop(0, msg, sizeof msg) != 0) js_error("%s", msg);
-        else js_info("%s", msg);
+        if (js_jfr_stream_stop(0, msg, sizeof msg) != 0) js_log_lines(JS_LOG_ERROR, msg);
+        else js_log_lines(JS_LOG_INFO, msg);
         js_sess.jfr = 0;
     }
     js_sess.seq++;

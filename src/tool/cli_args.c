@@ -266,8 +266,5 @@ int js_cli_parse(int argc, char **argv, cli_opts *o)
         }
     }
     if (!target) return js_cli_die(CLI_EXIT_USAGE, "which JVM? give its pid, 'jps' or its main class (see jsampler list)");
-    if (!strcmp(o->action, "attach-backend") && (!o->raw || !strstr(o->raw, "backend=")))
-        return js_cli_die(CLI_EXIT_USAGE, "attach-backend: give the task client's options after the pid, like "
-                                          "backend=oap.example:11800,service=checkout");
     return resolve_target(target, o);
 }

@@ -4,14 +4,14 @@
  * Each action becomes one agent command string (cli_args.c reads asprof's command line), loaded into the
  * target with it (attach.h); the agent's reply is printed. The attach protocol carries only the agent's
  * return code, so the command also names a reply file in the target's /tmp ("reply=PATH", read by the
- * agent's Agent_OnAttach only), which the agent creates and we read and remove. A profile written without -f
- * goes, as with asprof, through a file in the target's /tmp that we copy to our stdout and remove: stdout
- * carries the profile (and status, list, version), stderr the agent's messages.
+ * agent's Agent_OnAttach only, its name not to be guessed), which the agent creates and we read (only if it is
+ * the JVM user's regular file) and remove. A profile written without -f goes, as with asprof, through a file in
+ * the target's /tmp (named and read the same way) that we copy to our stdout and remove: stdout carries the
+ * profile (and status, list, version), stderr the agent's messages.
  */
 #include "cli_int.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -79,42 +79,17 @@ static int prepare(const cli_opts *o, cli_target *ct)
     return 0;
 }
 
-/* Read and remove the reply file; its text (after the status line) into out. */
-static void take_reply(const char *path, char *out, size_t len)
-{
-    out[0] = 0;
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) return;
-    size_t got = 0;
-    ssize_t r;
-    while (got < len - 1 && (r = read(fd, out + got, len - 1 - got)) > 0) got += (size_t)r;
-    out[got] = 0;
-    close(fd);
-    unlink(path);
-    char *nl = strchr(out, '\n');
-    if (nl) memmove(out, nl + 1, strlen(nl + 1) + 1);
-}
-
-/* A name in the target's /tmp for a file the agent writes and we read: "/tmp/.jsampler-<what>-<nspid>-<pid>-<ns>". */
-static void tmp_name(const cli_target *ct, const char *what, char *out, size_t len)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    snprintf(out, len, "/tmp/.jsampler-%s-%d-%d-%ld", what, ct->t.nspid, (int)getpid(), (long)now.tv_nsec);
-}
-
 /* Run one agent command in the target; the reply goes to stdout (to_stdout) or stderr. 0, or an exit code. */
 static int run_agent(const cli_opts *o, const cli_target *ct, const char *command, int to_stdout)
 {
-    char name[96], local[600], opts[CLI_CMD_MAX + 128], text[4096], reply[16384], err[1024];
-    tmp_name(ct, "reply", name, sizeof name);
-    snprintf(local, sizeof local, "%s%s", ct->t.root, name);
+    char name[96], opts[CLI_CMD_MAX + 128], text[4096], reply[16384], err[1024];
+    js_attach_reply_name(&ct->t, name, sizeof name);
     if (snprintf(opts, sizeof opts, "%s%sreply=%s", command, command[0] ? "," : "", name) >= (int)sizeof opts)
         return js_cli_die(CLI_EXIT_USAGE, "the agent command is longer than %d bytes", CLI_CMD_MAX);
     int agent_rc;
     js_attach_code ac = js_attach_load(&ct->t, ct->lib, opts, o->attach_timeout_ms ? o->attach_timeout_ms : DEFAULT_TIMEOUT_MS,
                                        &agent_rc, text, sizeof text, err, sizeof err);
-    take_reply(local, reply, sizeof reply);
+    js_attach_take_reply(&ct->t, name, reply, sizeof reply);
     if (ac != JS_AT_OK) return js_cli_die(CLI_EXIT_ATTACH, "%s", err);
     size_t n = strlen(reply);
     while (n && reply[n - 1] == '\n') reply[--n] = 0;
@@ -127,18 +102,15 @@ static int run_agent(const cli_opts *o, const cli_target *ct, const char *comman
 /* Copy the file the agent wrote (path as the target sees it) to our stdout and remove it. 0, or an exit code. */
 static int print_output(const cli_target *ct, const char *path)
 {
-    char local[600];
-    snprintf(local, sizeof local, "%s%s", ct->t.root, path);
-    int fd = open(local, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    int fd = js_attach_take_file(&ct->t, path);
     if (fd < 0) return 0; /* nothing was written there (e.g. the session's output is a JFR file of its own) */
     static char buf[OUT_CHUNK];
     ssize_t r;
     int rc = 0;
     while ((r = read(fd, buf, sizeof buf)) > 0)
         if (fwrite(buf, 1, (size_t)r, stdout) != (size_t)r) rc = CLI_EXIT_IO;
-    if (r < 0) rc = js_cli_die(CLI_EXIT_IO, "cannot read the profile at %s: %s", local, strerror(errno));
+    if (r < 0) rc = js_cli_die(CLI_EXIT_IO, "cannot read the profile at %s%s: %s", ct->t.root, path, strerror(errno));
     close(fd);
-    unlink(local);
     if (fflush(stdout) != 0) rc = CLI_EXIT_IO;
     return rc;
 }
@@ -155,7 +127,19 @@ static int output_path(const cli_opts *o, const cli_target *ct, int tmp, char *o
         if (!getcwd(cwd, sizeof cwd) || snprintf(out, len, "%s/%s", cwd, o->file) >= (int)len)
             return js_cli_die(CLI_EXIT_USAGE, "-f %s: the path is too long", o->file);
     } else if (tmp) {
-        tmp_name(ct, "out", out, len);
+        js_attach_tmp_name(&ct->t, "out", out, len);
+    }
+    return 0;
+}
+
+/* 1 if the option string opts holds a 'backend' or 'backend=...' token. */
+static int has_backend(const char *opts)
+{
+    for (const char *p = opts ? opts : ""; *p;) {
+        size_t n = strcspn(p, ",");
+        if (n >= 7 && strncmp(p, "backend", 7) == 0 && (n == 7 || p[7] == '=')) return 1;
+        p += n;
+        if (*p == ',') p++;
     }
     return 0;
 }
@@ -167,7 +151,9 @@ static int build(const cli_opts *o, const char *action, const char *file, int qu
     cmd[0] = 0;
     int starts = !strcmp(action, "start") || !strcmp(action, "resume");
     int writes = starts || !strcmp(action, "stop") || !strcmp(action, "dump");
-    int rc = strcmp(action, "attach-backend") ? add(cmd, len, action, NULL) : 0; /* its options are the whole command */
+    int rc = 0;
+    if (strcmp(action, "attach-backend")) rc = add(cmd, len, action, NULL);
+    else if (!has_backend(o->raw)) rc = add(cmd, len, "backend", NULL); /* the action asks for the client */
     if (!rc && writes && file[0]) rc = add(cmd, len, "file", file);
     if (!rc && writes && o->output) rc = add(cmd, len, o->output, NULL);
     if (!rc && writes) rc = add(cmd, len, o->outopts, NULL);

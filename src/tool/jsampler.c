@@ -25,6 +25,7 @@
 #include "output/output.h"
 #include "output/pprof.h"
 #include "output/profile.h"
+#include "util/safefile.h"
 #include "util/version.h"
 #include "cli_int.h"
 
@@ -235,7 +236,9 @@ static void usage(FILE *f)
           "  status           the session: state, event, interval, elapsed, samples, drops, failed walks\n"
           "  list             the events the JVM's agent offers (without a PID: the running JVMs)\n"
           "  version          the agent's version in the JVM (without a PID: this program's)\n"
-          "  attach-backend PID OPTS  start the SkyWalking task client in the JVM (backend=HOST:PORT,service=NAME,...)\n"
+          "  attach-backend PID [OPTS]  start the SkyWalking task client in the JVM; OPTS as with -agentpath\n"
+          "                   (backend=HOST:PORT,service=NAME,...); what they leave out (all of them, if none)\n"
+          "                   comes from the JVM's SW_AGENT_* variables\n"
           "The target is a pid, 'jps' (the newest JVM) or a main class or jar name as jps shows it.\n"
           "Without -f the profile is written to this program's stdout; the agent's messages go to stderr.\n"
           "\n"
@@ -581,16 +584,27 @@ static int write_output(const char *path, js_out_format fmt, const js_profile *p
         if (strcmp(path, "-") == 0) return js_cli_die(EXIT_USAGE, "convert: jfr output needs a file name, not stdout");
         return js_jfr_export(path, p, o->input, NULL, err, sizeof err) == 0 ? 0 : js_cli_die(EXIT_IO, "%s", err);
     }
-    int is_stdout = strcmp(path, "-") == 0;
-    FILE *f = is_stdout ? stdout : fopen(path, "w");
-    if (!f) return js_cli_die(EXIT_IO, "cannot write '%s': %s", path, strerror(errno));
     char err[ERR_MAX] = "";
-    int rc = write_format(f, fmt, p, o, err, sizeof err);
-    if (!is_stdout && fclose(f) != 0 && rc == 0) {
-        snprintf(err, sizeof err, "%s", strerror(errno));
-        rc = -1;
+    if (strcmp(path, "-") == 0) {
+        int rc = write_format(stdout, fmt, p, o, err, sizeof err);
+        if (rc == 0 && fflush(stdout) != 0) snprintf(err, sizeof err, "%s", strerror(errno)), rc = -1;
+        return rc == 0 ? 0 : js_cli_die(EXIT_IO, "cannot write 'stdout': %s", err);
     }
-    return rc == 0 ? 0 : js_cli_die(EXIT_IO, "cannot write '%s': %s", is_stdout ? "stdout" : path, err);
+    js_safe_file sf; /* never through a link; a temporary file renamed over the path once complete */
+    if (js_safe_open(&sf, "output", path, JS_SAFE_ATOMIC, err, sizeof err) != 0) return js_cli_die(EXIT_IO, "%s", err);
+    FILE *f = fdopen(sf.fd, "w");
+    if (!f) {
+        js_safe_abort(&sf);
+        return js_cli_die(EXIT_IO, "cannot write '%s': %s", path, strerror(errno));
+    }
+    int rc = write_format(f, fmt, p, o, err, sizeof err);
+    if (fclose(f) != 0 && rc == 0) snprintf(err, sizeof err, "%s", strerror(errno)), rc = -1;
+    sf.fd = -1; /* closed with f */
+    if (rc != 0) {
+        js_safe_abort(&sf);
+        return js_cli_die(EXIT_IO, "cannot write '%s': %s", path, err);
+    }
+    return js_safe_commit(&sf, err, sizeof err) == 0 ? 0 : js_cli_die(EXIT_IO, "%s", err);
 }
 
 /* 1 if OUTPUT exists and is the INPUT file itself: same device and inode, through links and symbolic links
