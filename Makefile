@@ -125,7 +125,7 @@ $(TDIR)/libjstest.a: $(TEST_OBJS) $(TEST_PB_OBJS)
 
 -include $(wildcard $(BUILD)/tests-*/obj/*/*.d)
 
-$(BUILD)/tests-$(VARIANT)/%: native-tests/%.c $(TDIR)/libjstest.a native-tests/testutil.h
+$(BUILD)/tests-$(VARIANT)/%: native-tests/%.c $(TDIR)/libjstest.a $(wildcard native-tests/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CCLD ($(VARIANT)) $@"
 	@$(CC) $(ALL_CFLAGS) -Wno-error=unused-function -o $@ $< $(TDIR)/libjstest.a $(LDLIBS) $(AGENT_LDLIBS) -lcmocka

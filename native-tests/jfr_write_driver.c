@@ -73,7 +73,7 @@ static int trace_len(uint32_t id)
     return n;
 }
 
-static int src_trace(void *ctx, uint32_t id, js_jfr_frame *out, int max, int *truncated)
+static int src_trace(void *ctx, uint64_t id, js_jfr_frame *out, int max, int *truncated)
 {
     int n = id >= 1 && id <= NTRACES ? trace_len(id) : 0;
     if (n == 0) return -1;
@@ -105,7 +105,7 @@ static int src_thread(void *ctx, uint32_t id, js_jfr_thread *out)
 
 /* ---- bench source: STACKS traces of depth 20 over 200 methods ---- */
 
-static int bench_trace(void *ctx, uint32_t id, js_jfr_frame *out, int max, int *truncated)
+static int bench_trace(void *ctx, uint64_t id, js_jfr_frame *out, int max, int *truncated)
 {
     int n = 20 < max ? 20 : max;
     *truncated = 0;
