@@ -56,6 +56,8 @@ static struct {
     uint64_t gone, prev_gone;         /* events whose stack was no longer in a store, per file */
     const js_store *ev_store;        /* the event being written: source_trace answers from it */
     uint32_t ev_slot;
+    uint8_t kinds[JS_MAX_JSTACKDEPTH + 1]; /* scratch: the frame kinds and lines of the trace pulled */
+    int32_t lines[JS_MAX_JSTACKDEPTH + 1];
     js_method_parts parts;   /* scratch returned to the writer by source_method */
     char pseudo_name[64];    /* scratch for pseudo frames */
     char thread_name[JS_THREAD_NAME_MAX];
@@ -103,16 +105,17 @@ static int source_trace(void *ctx, uint64_t key, js_jfr_frame *out, int max, int
         n--;
         *truncated = 1;
     }
+    js_names_trace_info(f, n, J.kinds, J.lines);
     for (int i = 0; i < n; i++) {
         js_jfr_frame *o = &out[i];
         o->line = -1;
         o->bci = -1;
         if (f[i].kind == JS_RF_JAVA || f[i].kind == JS_RF_NATIVE) {
             o->method = (uint64_t)(uintptr_t)f[i].method;
-            o->type = (uint8_t)js_names_kind(f, i, n);
+            o->type = J.kinds[i];
             if (f[i].kind == JS_RF_JAVA && f[i].bci >= 0) {
                 o->bci = f[i].bci;
-                o->line = js_names_line(f[i].method, f[i].bci);
+                o->line = J.lines[i];
             }
         } else if (f[i].kind == JS_RF_NATIVE_PC) { /* keyed by its symbol, so one function is one method */
             js_symbol_info info;

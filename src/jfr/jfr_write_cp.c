@@ -13,7 +13,12 @@
 uint32_t js_jfrw_method_key(js_jfr_writer *w, uint64_t caller_key)
 {
     uint32_t id = js_jfr_idmap_id(&w->method_ids, caller_key);
-    if (id && id < KEY_LIMIT - 1) return id + 1;
+    if (id && id < KEY_LIMIT - 1) {
+        uint32_t slot = METHOD_MEMO_SLOT(caller_key);
+        w->mmemo_key[slot] = caller_key;
+        w->mmemo_id[slot] = id + 1;
+        return id + 1;
+    }
     js_jfrw_set_error(w, ENOMEM);
     return PLACEHOLDER_METHOD;
 }

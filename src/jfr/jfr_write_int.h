@@ -40,6 +40,7 @@
 #define TRACE_FLUSH_BYTES (1u << 20) /* encoded trace entries held before they are written in a checkpoint */
 #define TRACE_INDEX_MAX (1u << 17)   /* a chunk is due once it has seen this many producer keys or distinct stacks: the
                                       * index of the chunk's traces stays within about 7 MiB */
+#define METHOD_MEMO 256             /* direct-mapped memo in front of the method id map */
 #define CP_FLUSH_COST 40             /* bytes of a checkpoint around its traces: size, type, times, delta, pool head */
 
 /* One distinct stack of the chunk: the hash of its encoded content and its StackTrace key; key 0 = empty. */
@@ -82,12 +83,14 @@ struct js_jfr_writer {
     uint32_t tkey_skip_lo, tkey_skip_hi;    /* skipping the previous chunk's range */
     uint8_t *tenc;            /* the trace just pulled, encoded without its key: truncated, count, frames */
     size_t tenc_len, tenc_cap;
-    uint32_t *tmeth;          /* its frames' method keys, o.max_depth + 1 */
+    uint32_t *tmeth;          /* its frames' method keys (each once, mostly), o.max_depth + 1 */
     uint32_t tmeth_n, ttypes; /* how many, and the frame types it uses (bits) */
     js_jfr_set est_methods, est_classes; /* already counted in reserve */
     js_jfr_strtab symbols;
     /* writer lifetime */
     js_jfr_idmap method_ids;
+    uint64_t mmemo_key[METHOD_MEMO]; /* recent caller method keys and their ids + 1 (0: empty) */
+    uint32_t mmemo_id[METHOD_MEMO];
     js_jfr_strtab class_names;
     js_jfr_frame *frames; /* scratch, o.max_depth */
     js_jfr_stats st;
@@ -124,6 +127,8 @@ uint64_t js_jfrw_pos(const js_jfr_writer *w);
 int js_jfrw_flush(js_jfr_writer *w);
 /* Append n bytes (n <= BUF_CAP), flushing first if they do not fit; nothing once failed. */
 void js_jfrw_put(js_jfr_writer *w, const void *p, size_t n);
+/* Append n bytes of any size: through the buffer when they fit in it, else straight to the file after it. */
+void js_jfrw_put_large(js_jfr_writer *w, const void *p, size_t n);
 /* Append a varint. */
 void js_jfrw_put_var(js_jfr_writer *w, uint64_t v);
 /* Append a JFR int: its 32-bit two's complement as a varint (-1 takes 5 bytes, as HotSpot's). */
@@ -174,6 +179,13 @@ void js_jfrw_trace_free(js_jfr_writer *w);
 
 /* Method key of a caller's method key (stable for the writer's life; the placeholder without memory). */
 uint32_t js_jfrw_method_key(js_jfr_writer *w, uint64_t caller_key);
+#define METHOD_MEMO_SLOT(k) ((uint32_t)((k) >> 3 ^ (k) >> 13) & (METHOD_MEMO - 1))
+/* The same, from the memo of recent keys when it has it (deep stacks repeat their methods). */
+static inline uint32_t js_jfrw_method_key_memo(js_jfr_writer *w, uint64_t caller_key)
+{
+    uint32_t slot = METHOD_MEMO_SLOT(caller_key);
+    return w->mmemo_key[slot] == caller_key && w->mmemo_id[slot] ? w->mmemo_id[slot] : js_jfrw_method_key(w, caller_key);
+}
 /* Whether `bytes` more event bytes, plus the pool entries their ids add, keep the file within
  * max_size; the first refusal caps the writer for good. trace: the event's resolved trace (fresh content adds
  * its entry and the methods it names). */

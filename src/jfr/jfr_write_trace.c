@@ -31,32 +31,62 @@ static int room(uint8_t **p, size_t *cap, size_t len, size_t more)
     return 0;
 }
 
-/* Append frame (method key m, line, bci, type) to the encoded trace. The buffer has room. */
-static void put_frame(js_jfr_writer *w, uint32_t m, int32_t line, int32_t bci, uint8_t type)
+/* v as a varint at o, the one- and two-byte forms inline (most of a frame's fields); its length. */
+static inline size_t var32(uint8_t *o, uint32_t v)
+{
+    if (v < 0x80) {
+        o[0] = (uint8_t)v;
+        return 1;
+    }
+    if (v < 0x4000) {
+        o[0] = (uint8_t)(v | 0x80);
+        o[1] = (uint8_t)(v >> 7);
+        return 2;
+    }
+    return js_jfr_varint(o, v);
+}
+
+/* Append frame (method key m, line, bci, type) to the encoded trace, and m to the trace's methods unless memo (a
+ * direct-mapped set of recent ones) has it. The buffer has room. */
+static void put_frame(js_jfr_writer *w, uint32_t *memo, uint32_t m, int32_t line, int32_t bci, uint8_t type)
 {
     uint8_t *o = w->tenc + w->tenc_len;
-    size_t n = js_jfr_varint(o, m);
-    n += js_jfr_varint(o + n, (uint32_t)line);
-    n += js_jfr_varint(o + n, (uint32_t)bci);
+    size_t n = var32(o, m);
+    n += var32(o + n, (uint32_t)line);
+    n += var32(o + n, (uint32_t)bci);
     o[n++] = type;
     w->tenc_len += n;
-    w->tmeth[w->tmeth_n++] = m;
+    uint32_t *seen = &memo[(m * 0x9E3779B1u) >> 26]; /* 64 slots */
+    if (*seen != m) {
+        *seen = m;
+        w->tmeth[w->tmeth_n++] = m;
+    }
     w->ttypes |= 1u << type;
 }
 
-/* Hash of the encoded trace (never 0): its length, then 8 bytes at a time. */
+/* 64x64 -> 128-bit multiply, folded. */
+static inline uint64_t mum(uint64_t a, uint64_t b)
+{
+    __uint128_t r = (__uint128_t)a * b;
+    return (uint64_t)r ^ (uint64_t)(r >> 64);
+}
+
+/* Hash of the encoded trace (never 0): 16 bytes per multiply, chained, then the tail and the length. */
 static uint64_t content_hash(const uint8_t *p, size_t n)
 {
-    uint64_t h = js_mix64(0x243F6A8885A308D3ULL ^ (uint64_t)n);
+    const uint64_t k0 = 0xa0761d6478bd642fULL, k1 = 0xe7037ed1a0b428dbULL, k2 = 0x8ebc6af09c88c6e3ULL;
+    uint64_t h = k2 ^ (uint64_t)n, a, b;
     size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t v;
-        memcpy(&v, p + i, 8);
-        h = js_mix64(h ^ v) + i;
+    for (; i + 16 <= n; i += 16) {
+        memcpy(&a, p + i, 8);
+        memcpy(&b, p + i + 8, 8);
+        h = mum(a ^ k0 ^ h, b ^ k1);
     }
-    uint64_t tail = 0;
-    memcpy(&tail, p + i, n - i);
-    h = js_mix64(h ^ tail ^ (uint64_t)(n - i) << 56);
+    a = b = 0;
+    memcpy(&a, p + i, n - i < 8 ? n - i : 8);
+    if (n - i > 8) memcpy(&b, p + i + 8, n - i - 8);
+    h = mum(a ^ k0 ^ h, b ^ k1 ^ (uint64_t)(n - i));
+    h = mum(h ^ k2, (uint64_t)n ^ k0);
     return h ? h : 1;
 }
 
@@ -75,10 +105,11 @@ static int pull(js_jfr_writer *w, uint64_t key)
     w->tenc_len = 1 + js_jfr_varint(w->tenc + 1, (uint64_t)(n ? n : 1));
     w->tmeth_n = 0;
     w->ttypes = 0;
-    if (!n) put_frame(w, PLACEHOLDER_METHOD, 0, -1, 4);
+    uint32_t memo[64] = {0};
+    if (!n) put_frame(w, memo, PLACEHOLDER_METHOD, 0, -1, 4);
     for (int i = 0; i < n; i++) {
         const js_jfr_frame *f = &w->frames[i];
-        put_frame(w, js_jfrw_method_key(w, f->method), js_jfrw_line(f->line), f->bci, f->type > 6 ? 4 : f->type);
+        put_frame(w, memo, js_jfrw_method_key_memo(w, f->method), js_jfrw_line(f->line), f->bci, f->type > 6 ? 4 : f->type);
     }
     return w->err_no ? -1 : 0;
 }
@@ -197,11 +228,7 @@ static void put_pool(js_jfr_writer *w)
 {
     js_jfrw_put_var(w, JS_JFR_T_STACK_TRACE);
     js_jfrw_put_var(w, w->tpend_count);
-    for (size_t off = 0; off < w->tpend_len;) { /* in pieces the output buffer takes */
-        size_t n = w->tpend_len - off < BUF_CAP / 2 ? w->tpend_len - off : BUF_CAP / 2;
-        js_jfrw_put(w, w->tpend + off, n);
-        off += n;
-    }
+    js_jfrw_put_large(w, w->tpend, w->tpend_len);
     if (w->o.max_size) w->reserve -= w->tpend_len < w->reserve ? w->tpend_len : w->reserve;
     w->tpend_len = 0;
     w->tpend_count = 0;
