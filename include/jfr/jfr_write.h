@@ -19,7 +19,7 @@
  *   - methods and threads lazily, at chunk end: method keys must stay valid (same key = same
  *     method) for the writer's life, thread ids until the chunk that references them ends.
  * Method, class and thread keys stay stable across chunks (same key = same content). A chunk writes
- * each distinct stack once: encoded entries wait in memory up to 1 MiB, then go to the file in a
+ * each distinct stack once: encoded entries wait in memory up to 1 MiB (trace_buffer), then go to the file in a
  * checkpoint of their own inside the chunk (chained to the chunk's last checkpoint, as HotSpot
  * chains its own). Memory: those entries, per-chunk sets of referenced ids and an index of the
  * chunk's stacks (a chunk is due for rotation once it has seen 128 Ki keys or stacks, so the index
@@ -92,6 +92,8 @@ typedef struct {
                              * counted in dropped_by_cap and no chunk is started; the file stays
                              * complete. A cap below one empty chunk (about 3 KB) still writes it. */
     int max_depth;          /* frames asked of source->trace; 0 = 2048 */
+    uint32_t trace_buffer;  /* bytes of encoded stack traces held before they are written in a checkpoint
+                             * of their own within the chunk; 0 = 1 MiB */
     const char *recording_name;              /* jdk.ActiveRecording name */
     const js_jfr_setting *settings; int nsettings; /* written as jdk.ActiveSetting in every chunk */
 } js_jfr_options;

@@ -402,7 +402,7 @@ static void report(char *msg, size_t msglen, const char *path, const js_jfr_stat
     struct stat sb;
     long long bytes = stat(path, &sb) == 0 ? (long long)sb.st_size : -1;
     char extra[96] = "";
-    if (gone) snprintf(extra, sizeof extra, ", %llu whose stack was gone with an abandoned store", (unsigned long long)gone);
+    if (gone) snprintf(extra, sizeof extra, ", %llu of a store already emptied or abandoned", (unsigned long long)gone);
     snprintf(msg, msglen, "wrote JFR recording (%llu events, %lld bytes; %llu events over jfrmaxsize, %llu lost to "
              "full buffers%s) to %s", (unsigned long long)st->events, bytes, (unsigned long long)st->dropped_by_cap,
              (unsigned long long)lost, extra, path);

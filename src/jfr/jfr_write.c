@@ -108,6 +108,7 @@ static int copy_options(js_jfr_writer *w, const js_jfr_options *o)
     w->o = o ? *o : none;
     if (!w->o.chunk_size) w->o.chunk_size = DEFAULT_CHUNK_SIZE;
     if (w->o.max_depth <= 0) w->o.max_depth = DEFAULT_DEPTH;
+    if (!w->o.trace_buffer) w->o.trace_buffer = TRACE_FLUSH_BYTES;
     if (w->o.max_depth > DEPTH_LIMIT) w->o.max_depth = DEPTH_LIMIT;
     const char *name = w->o.recording_name ? w->o.recording_name : "jsampler";
     if (w->o.nsettings < 0 || !w->o.settings) w->o.nsettings = 0;

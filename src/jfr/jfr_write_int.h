@@ -5,7 +5,7 @@
  * resolution through the js_jfr_source, the size estimates behind max_size) and the chunk's stack traces
  * (jfr_write_trace.c): a trace is pulled from the source the first time a chunk sees its producer key, encoded
  * as the StackTrace entry will be written, and identified by its content, so the chunk writes each distinct
- * stack once whatever keys name it. Entries wait in memory up to TRACE_FLUSH_BYTES, then go to the file in a
+ * stack once whatever keys name it. Entries wait in memory up to o.trace_buffer bytes, then go to the file in a
  * checkpoint of their own within the chunk (the chunk's checkpoints are chained by their deltas), so a chunk may
  * hold any number of traces while the writer holds a bounded amount.
  */
@@ -37,7 +37,7 @@
 #define JS_JFRW_NO_STATE UINT32_MAX /* js_jfrw_admit: the event has no thread state */
 #define STATE_COST (VAR_MAX + 1 + VAR_MAX + 32)
 #define TRACE_KEEP_BYTES (1u << 20) /* trace tables a chunk end keeps allocated for the next chunk */
-#define TRACE_FLUSH_BYTES (1u << 20) /* encoded trace entries held before they are written in a checkpoint */
+#define TRACE_FLUSH_BYTES (1u << 20) /* default o.trace_buffer: encoded trace entries held before they are written */
 #define TRACE_INDEX_MAX (1u << 17)   /* a chunk is due once it has seen this many producer keys or distinct stacks: the
                                       * index of the chunk's traces stays within about 7 MiB */
 #define METHOD_MEMO 256             /* direct-mapped memo in front of the method id map */
@@ -162,7 +162,7 @@ typedef struct {
  * encoded, and its content looked up. 0, or -1 with the error recorded (out of memory). Takes nothing yet. */
 int js_jfrw_trace_resolve(js_jfr_writer *w, uint64_t key, js_jfrw_trace_ref *ref);
 /* Make `key` (resolved into ref, nothing resolved since) part of the chunk: map it, and for fresh content queue its
- * entry (written in a checkpoint of its own once TRACE_FLUSH_BYTES wait, at ticks). 0, or -1 (recorded). */
+ * entry (written in a checkpoint of its own once o.trace_buffer bytes wait, at ticks). 0, or -1 (recorded). */
 int js_jfrw_trace_take(js_jfr_writer *w, uint64_t key, const js_jfrw_trace_ref *ref, uint64_t ticks);
 /* Whether the chunk's trace index reached TRACE_INDEX_MAX. */
 int js_jfrw_trace_index_full(const js_jfr_writer *w);

@@ -6,7 +6,7 @@
  * in another store generation, or native frames that name the same functions) takes its key and writes nothing.
  * Two contents with one hash are taken as one stack, as the call-trace store takes two stacks with one hash
  * (about n^2 / 2^65 for n stacks). A new content gets the next StackTrace key and its entry is queued; queued
- * entries go to the file in a checkpoint of their own once TRACE_FLUSH_BYTES wait, the rest in the chunk's last
+ * entries go to the file in a checkpoint of their own once o.trace_buffer bytes wait, the rest in the chunk's last
  * checkpoint. Keys ascend from 1 within a chunk and skip the previous chunk's range, because the JDK's reader
  * keeps the previous chunk's entry for a key it sees again in the next one; they stay small (a few varint bytes in
  * every event).
@@ -214,7 +214,7 @@ int js_jfrw_trace_take(js_jfr_writer *w, uint64_t key, const js_jfrw_trace_ref *
     for (uint32_t i = 0; i < w->tmeth_n; i++) js_jfrw_ref(w, &w->methods, w->tmeth[i]);
     w->frame_types |= w->ttypes;
     w->st.traces++;
-    if (w->tpend_len >= TRACE_FLUSH_BYTES) js_jfrw_trace_flush(w, ticks);
+    if (w->tpend_len >= w->o.trace_buffer) js_jfrw_trace_flush(w, ticks);
     return w->err_no ? -1 : 0;
 }
 
