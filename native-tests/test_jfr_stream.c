@@ -155,7 +155,7 @@ static void *worker(void *arg)
     volatile uint64_t x = 0;
     while (atomic_load(&g_run_workers))
         for (int i = 0; i < 100000; i++) x += (uint64_t)i * 2654435761u;
-    js_profiler_thread_end((int)syscall(SYS_gettid));
+    js_profiler_thread_end((int)syscall(SYS_gettid), NULL);
     return NULL;
 }
 
