@@ -112,7 +112,8 @@ class Backend:
 
     def pprof_wait_log(self, task, op, timeout, instance=None):
         return wait_for(lambda: [e for e in self.pprof_progress(task)["logs"] if e["operationType"] == op and
-                                 (instance is None or e["instance"] == instance)], timeout, f"{op} on pprof task {task}")
+                                 (instance is None or e["instance"] == instance)],
+                        timeout, f"{op} on pprof task {task}")
 
     def pprof_uploads(self, task):
         return [u for u in self.get("/pprof/uploads") if u["taskId"] == task]

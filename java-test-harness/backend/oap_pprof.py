@@ -279,8 +279,9 @@ class PprofTaskService:
         with st.lock:
             ps.uploads.append(entry)
             st.save()
+        error = f", parse error: {entry['parseError']}" if "parseError" in entry else ""
         st.log(f"pprof collect {meta.service}/{meta.serviceInstance} task {meta.taskId}: {received} bytes, "
-               f"{entry.get('samples', 0)} Sample messages{', parse error: ' + entry['parseError'] if 'parseError' in entry else ''}")
+               f"{entry.get('samples', 0)} Sample messages{error}")
 
 
 def safe(s):

@@ -1,7 +1,7 @@
 /* backend.c - see backend.h: the task client's thread. One loop, one thread, every call bounded:
- * heartbeat (keepAlive, then reportInstanceProperties every 10th), task polls (async-profiler and
- * pprof), the running task's clock, uploads of what waits in taskdir. Failures back off with jitter and are logged once per
- * change of state, not per attempt. */
+ * heartbeat (keepAlive, then reportInstanceProperties every 10th), task polls (async-profiler,
+ * pprof), the running task's clock, uploads of what waits in taskdir. Failures back off with
+ * jitter and are logged once per change of state, not per attempt. */
 #include "backend/backend.h"
 
 #include <pthread.h>

@@ -78,7 +78,8 @@ static void put_line(FILE *f, const char *key, const char *v)
 
 int js_spool_put(const char *dir, const js_spool_entry *e, char *err, size_t errlen)
 {
-    char name[JS_TASK_ID_MAX + JS_BACKEND_NAME_MAX + 8], path[JS_BACKEND_PATH_MAX + 400], tmp[JS_BACKEND_PATH_MAX + 420];
+    char name[JS_TASK_ID_MAX + JS_BACKEND_NAME_MAX + 8], path[JS_BACKEND_PATH_MAX + 400];
+    char tmp[JS_BACKEND_PATH_MAX + 420];
     entry_name(e->kind, e->id, e->instance, name, sizeof name);
     snprintf(path, sizeof path, "%s/%s.task", dir, name);
     snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid());

@@ -105,7 +105,8 @@ int js_sw_heartbeat(js_sw_client *s, int with_properties, char *err, size_t errl
         m.serviceinstance = (char *)s->conf->instance;
         m.n_properties = properties(kv, ptrs, vals, MAX_PROPS);
         m.properties = ptrs;
-        st = js_sw_unary(s, "/skywalking.v3.ManagementService/reportInstanceProperties", &m.base, &resp, &len, err, errlen);
+        st = js_sw_unary(s, "/skywalking.v3.ManagementService/reportInstanceProperties", &m.base, &resp, &len, err,
+                         errlen);
     } else {
         Skywalking__V3__InstancePingPkg m = SKYWALKING__V3__INSTANCE_PING_PKG__INIT;
         m.service = (char *)s->conf->service;
@@ -138,7 +139,8 @@ int js_sw_poll(js_sw_client *s, long long last_ms, js_sw_task *out, int max, int
     q.lastcommandtime = last_ms;
     uint8_t *resp = NULL;
     size_t len = 0;
-    int st = js_sw_unary(s, "/skywalking.v10.AsyncProfilerTask/getAsyncProfilerTaskCommands", &q.base, &resp, &len, err, errlen);
+    int st = js_sw_unary(s, "/skywalking.v10.AsyncProfilerTask/getAsyncProfilerTaskCommands", &q.base, &resp, &len,
+                         err, errlen);
     if (st != JS_GRPC_OK) return st;
     Skywalking__V3__Commands *cmds = skywalking__v3__commands__unpack(NULL, len, resp);
     free(resp);
@@ -242,7 +244,8 @@ static int send_content(js_grpc_call *c, const js_collect_codec *k, int fd, int6
         size_t want = size - off < SLICE ? (size_t)(size - off) : SLICE;
         ssize_t r = pread(fd, slice, want, off);
         if (r != (ssize_t)want) {
-            snprintf(err, errlen, "reading the %s at %lld: %s", k->what, (long long)off, r < 0 ? strerror(errno) : "short");
+            snprintf(err, errlen, "reading the %s at %lld: %s", k->what, (long long)off,
+                     r < 0 ? strerror(errno) : "short");
             return JS_GRPC_CANCELLED;
         }
         int st = send_msg(c, k, NULL, NULL, 0, slice, want, buf, cap, off + (int64_t)want == size);

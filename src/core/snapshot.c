@@ -202,7 +202,8 @@ static int count_start(const js_raw_frame *raw, int n)
             uint32_t k = S.index[slot];
             if (!k) break;
             start_stack *st = &S.stacks[k - 1];
-            if (st->hash == h && st->n == (uint32_t)n && memcmp(&S.frames[st->off], raw, (size_t)n * sizeof *raw) == 0) {
+            if (st->hash == h && st->n == (uint32_t)n &&
+                memcmp(&S.frames[st->off], raw, (size_t)n * sizeof *raw) == 0) {
                 st->count++;
                 rc = 0;
                 break;
