@@ -225,20 +225,28 @@ static int count_start(const js_raw_frame *raw, int n)
 
 void js_snapshot_thread_started(void)
 {
-    jvmtiFrameInfo fi[JS_STARTS_DEPTH + 1];
-    js_raw_frame raw[JS_STARTS_DEPTH + 1];
+    /* on the heap: Thread.start may be called with little native stack left */
+    jvmtiFrameInfo *fi = malloc((JS_STARTS_DEPTH + 1) * sizeof *fi);
+    js_raw_frame *raw = malloc((JS_STARTS_DEPTH + 1) * sizeof *raw);
     jint count = 0;
-    if (!S.jvmti || (*S.jvmti)->GetStackTrace(S.jvmti, NULL, 0, JS_STARTS_DEPTH + 1, fi, &count) != JVMTI_ERROR_NONE) {
+    if (!fi || !raw) {
+        pthread_mutex_lock(&S.lock);
+        S.dropped++;
+        pthread_mutex_unlock(&S.lock);
+    } else if (!S.jvmti ||
+               (*S.jvmti)->GetStackTrace(S.jvmti, NULL, 0, JS_STARTS_DEPTH + 1, fi, &count) != JVMTI_ERROR_NONE) {
         pthread_mutex_lock(&S.lock); /* before the live phase: no stacks yet */
         S.early++;
         pthread_mutex_unlock(&S.lock);
-        return;
+    } else {
+        int n = raw_of(fi, count, JS_STARTS_DEPTH, raw);
+        if (count_start(raw, n) == 1) { /* a new stack: its names, while its classes are surely alive */
+            char name[NAME_MAX_LEN];
+            for (int i = 0; i < n; i++) js_names_frame(raw, i, n, 0, 0, name, sizeof name);
+        }
     }
-    int n = raw_of(fi, count, JS_STARTS_DEPTH, raw);
-    if (count_start(raw, n) == 1) { /* a new stack: its names, while its classes are surely alive */
-        char name[NAME_MAX_LEN];
-        for (int i = 0; i < n; i++) js_names_frame(raw, i, n, 0, 0, name, sizeof name);
-    }
+    free(fi);
+    free(raw);
 }
 
 js_status js_snapshot_thread_starts(const js_args *a, char *out, size_t outlen)
