@@ -15,7 +15,8 @@ median() { sort -n | sed -n 2p; }
 for home in ${JDK17_HOME:-/usr/lib/jvm/java-17-openjdk-amd64} ${JDK25_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}; do
     [ -x "$home/bin/java" ] || continue
     v=$("$home/bin/java" -version 2>&1 | sed -n '1s/.*version "\([0-9]*\).*/\1/p')
-    rm -rf "$OUT/classes" && "$home/bin/javac" --release 17 -d "$OUT/classes" "$ROOT/java-test-harness/ThreadStarts.java"
+    rm -rf "$OUT/classes"
+    "$home/bin/javac" --release 17 -d "$OUT/classes" "$ROOT/java-test-harness/ThreadStarts.java"
     for mode in bare idle traced; do
         case $mode in
         bare) opt= ;;

@@ -207,9 +207,9 @@ static int setup_jvmti(void)
         js_error("JVMTI AddCapabilities failed (error %d)", (int)e);
         return -1;
     }
-    /* Tracing LockSupport.park and Thread.start0 needs native method binding (a VM that refuses it still profiles). What the alloc
-     * and lock events need is added by the session that asks for them and given back when it ends (vmevents.c):
-     * sampled allocations are one JVMTI environment's at a time, and other agents may want them. */
+    /* Tracing LockSupport.park and Thread.start0 needs native method binding (a VM that refuses it still profiles).
+     * What the alloc and lock events need is added by the session that asks for them and given back when it ends
+     * (vmevents.c): sampled allocations are one JVMTI environment's at a time, and other agents may want them. */
     jvmtiCapabilities bind;
     memset(&bind, 0, sizeof bind);
     bind.can_generate_native_method_bind_events = 1;

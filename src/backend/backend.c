@@ -219,7 +219,8 @@ static void poll_tasks(void)
     js_sw_task tasks[MAX_TASKS_PER_POLL];
     int n = 0;
     char err[JS_GRPC_ERR_MAX];
-    int st = B.polling ? js_sw_poll(&B.cli, B.last_cmd_ms, tasks, MAX_TASKS_PER_POLL, &n, err, sizeof err) : JS_GRPC_OK;
+    int st = JS_GRPC_OK;
+    if (B.polling) st = js_sw_poll(&B.cli, B.last_cmd_ms, tasks, MAX_TASKS_PER_POLL, &n, err, sizeof err);
     B.run.probe_cpu_ns = B.prun.probe_cpu_ns = js_plan_process_cpu_ns(); /* the plan's CPU reading: one poll period */
     B.run.probe_at_ns = B.prun.probe_at_ns = mono_ms() * 1000000LL;
     if (st == JS_GRPC_UNIMPLEMENTED) {
