@@ -173,7 +173,8 @@ test: deps
 demo: deps all
 	@sh java-test-harness/demo.sh
 
-# The SkyWalking loop on the demo: test backend, task created, profiled, uploaded, analysis printed (about 30 s).
+# The SkyWalking loop on the demo: test backend, tasks created (async-profiler, pprof), profiled, uploaded, analysis
+# printed (about a minute and a half).
 demo-task: deps all
 	@/usr/bin/python3 java-test-harness/backend/demo_task.py
 
@@ -261,3 +262,8 @@ event-cost: all
 
 wall-idle: all
 	@sh bench/wall_idle.sh
+
+# ---- what tracing thread starts (pprof THREADCREATE tasks) costs a Thread.start, JDK 17 and 25 ----
+.PHONY: thread-starts
+thread-starts: all
+	@sh bench/thread_starts.sh

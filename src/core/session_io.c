@@ -118,7 +118,7 @@ static int write_text(js_profile profiles[JS_KINDS], const js_args *o, unsigned 
     uint64_t mono = js_session_now(), since = mono > js_sess.file_started_ns ? mono - js_sess.file_started_ns : 0;
     int64_t real = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
     for (int k = 0; k < JS_KINDS; k++) {
-        js_dump_meta meta = {(js_kind)k, real - (int64_t)since, (int64_t)since};
+        js_dump_meta meta = {(js_kind)k, real - (int64_t)since, (int64_t)since, NULL};
         if (!js_kind_on(&js_sess.args, (js_kind)k)) continue;
         js_args w = *o;
         char one[1024], pattern[JS_PATH_MAX];
