@@ -58,6 +58,10 @@ void js_log(js_loglevel lvl, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
     va_end(ap);
+    /* One line whatever the text holds: messages quote what others sent (a backend's task id or status message, a
+     * file name, a JVM's reply), and a newline or an escape sequence there would forge lines or drive a terminal. */
+    for (char *c = line + n; *c; c++)
+        if (((unsigned char)*c < 0x20 && *c != '\t') || *c == 0x7f) *c = '?';
     pthread_mutex_lock(&log_lock);
     FILE *out = log_file ? log_file : stderr;
     fprintf(out, "%s\n", line);
