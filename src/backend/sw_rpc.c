@@ -141,11 +141,18 @@ int js_sw_poll(js_sw_client *s, long long last_ms, js_sw_task *out, int max, int
     size_t len = 0;
     int st = unary(s, "/skywalking.v10.AsyncProfilerTask/getAsyncProfilerTaskCommands", &q.base, &resp, &len, err, errlen);
     if (st != JS_GRPC_OK) return st;
-    Skywalking__V3__Commands *cmds = skywalking__v3__commands__unpack(NULL, len, resp);
+    int rc = js_sw_read_commands(resp, len, out, max, n, err, errlen);
     free(resp);
+    return rc == 0 ? JS_GRPC_OK : JS_GRPC_INTERNAL;
+}
+
+int js_sw_read_commands(const uint8_t *msg, size_t len, js_sw_task *out, int max, int *n, char *err, size_t errlen)
+{
+    *n = 0;
+    Skywalking__V3__Commands *cmds = skywalking__v3__commands__unpack(NULL, len, msg);
     if (!cmds) {
         snprintf(err, errlen, "the task answer is not a valid Commands message (%zu bytes)", len);
-        return JS_GRPC_INTERNAL;
+        return -1;
     }
     for (size_t i = 0; i < cmds->n_commands && *n < max; i++) {
         const Skywalking__V3__Command *c = cmds->commands[i];
@@ -154,7 +161,17 @@ int js_sw_poll(js_sw_client *s, long long last_ms, js_sw_task *out, int max, int
         (*n)++;
     }
     skywalking__v3__commands__free_unpacked(cmds, NULL);
-    return JS_GRPC_OK;
+    return 0;
+}
+
+int js_sw_read_collect_answer(const uint8_t *msg, size_t len)
+{
+    Skywalking__V10__AsyncProfilerCollectionResponse *r =
+        skywalking__v10__async_profiler_collection_response__unpack(NULL, len, msg);
+    if (!r) return -1;
+    int oversize = r->type == SKYWALKING__V10__ASYNC_PROFILING_STATUS__TERMINATED_BY_OVERSIZE;
+    skywalking__v10__async_profiler_collection_response__free_unpacked(r, NULL);
+    return oversize;
 }
 
 /* Send one AsyncProfilerData message (last: the request ends with it). */
@@ -240,11 +257,8 @@ static js_upload_result upload_body(js_grpc_call *c, int fd, int64_t size, uint6
         snprintf(err, errlen, "%s: no answer to the upload's metadata: %s", js_grpc_code_name(st), js_grpc_error(c));
         return JS_UP_RETRY;
     }
-    Skywalking__V10__AsyncProfilerCollectionResponse *r =
-        skywalking__v10__async_profiler_collection_response__unpack(NULL, mlen, m);
-    int oversize = r && r->type == SKYWALKING__V10__ASYNC_PROFILING_STATUS__TERMINATED_BY_OVERSIZE;
-    if (r) skywalking__v10__async_profiler_collection_response__free_unpacked(r, NULL);
-    if (!r) {
+    int oversize = js_sw_read_collect_answer(m, mlen);
+    if (oversize < 0) {
         snprintf(err, errlen, "the upload's answer is not a valid message (%zu bytes)", mlen);
         return JS_UP_RETRY;
     }

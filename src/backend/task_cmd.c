@@ -198,3 +198,14 @@ int js_task_parse_exec(const char *exec, js_task_opts *o, char *err, size_t errl
     if (!o->event[0]) snprintf(o->event, sizeof o->event, "cpu");
     return 0;
 }
+
+int js_task_start_command(const js_task_opts *o, long long interval_ns, uint64_t max_bytes, const char *file,
+                          char *cmd, size_t len)
+{
+    char ivopt[48] = "";
+    if (o->timed) snprintf(ivopt, sizeof ivopt, ",interval=%lld", interval_ns);
+    int n = snprintf(cmd, len, "start,event=%s%s%s%s,jfrmaxsize=%llu,file=%s%s%s", o->event, ivopt,
+                     o->kinds[0] ? "," : "", o->kinds, (unsigned long long)max_bytes, file, o->extra[0] ? "," : "",
+                     o->extra);
+    return n < 0 || (size_t)n >= len ? -1 : 0;
+}

@@ -192,7 +192,7 @@ static int default_lib(char *buf, size_t len)
     return snprintf(buf, len, "%s/libjsampler.so", exe) < (int)len ? 0 : -1;
 }
 
-/* Read and remove the reply file; its text (after the status line) into out. */
+/* Read and remove the reply file; its text (after the status line, ready to print) into out. */
 static void take_reply(const char *path, char *out, size_t len)
 {
     out[0] = 0;
@@ -204,8 +204,7 @@ static void take_reply(const char *path, char *out, size_t len)
     out[got] = 0;
     close(fd);
     unlink(path);
-    char *nl = strchr(out, '\n');
-    if (nl) memmove(out, nl + 1, strlen(nl + 1) + 1);
+    js_cli_reply_text(out);
 }
 
 /* Attach to o->pid and run one agent command; prints the reply. 0, or an exit code. */
@@ -241,8 +240,6 @@ static int run_agent(const cli_opts *o, const char *command)
                         sizeof text, err, sizeof err);
     take_reply(local, reply, sizeof reply);
     if (ac != JS_AT_OK) return js_cli_die(CLI_EXIT_ATTACH, "%s", err);
-    size_t n = strlen(reply);
-    while (n && reply[n - 1] == '\n') reply[--n] = 0;
     if (agent_rc != 0)
         return js_cli_die(CLI_EXIT_AGENT, "%s", reply[0] ? reply : "the agent refused the command (see the JVM's log)");
     if (reply[0]) printf("%s\n", reply);
