@@ -172,6 +172,11 @@ static void test_plan(void **state)
     /* the same at 2 busy CPUs needs a shorter interval than at 16 */
     assert_true(js_plan_interval(1000000, 2.0, 600, 30u << 20, NULL) < iv);
     assert_true(js_plan_process_cpu_ns() >= 0);
+    /* /proc/PID/stat: the fields after the command name's last ')'; a text that ends there is refused, never read
+     * past its end (here: the fields after the terminator must not count) */
+    assert_int_equal(js_plan_stat_cpu_ns("42 (a) b) S 1 42 42 0 -1 0 0 0 0 0 250 50 0", 100), 3000000000LL);
+    static const char cut[] = "42 (x)\0S 1 42 42 0 -1 0 0 0 0 0 250 50 0";
+    assert_int_equal(js_plan_stat_cpu_ns(cut, 100), -1);
 }
 
 /* A fresh private taskdir under /tmp. */

@@ -282,6 +282,8 @@ js_attach_code js_attach_load_reply(const char *text, int pid, const char *lib, 
     char first[512];
     snprintf(first, sizeof first, "%s", body[0] ? body : text);
     first[strcspn(first, "\n")] = 0;
+    for (char *c = first; *c; c++) /* the JVM's words in our one-line message: no control characters */
+        if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
     if (strstr(body, "Dynamic agent loading is not enabled"))
         snprintf(err, errlen, "process %d refuses dynamic agents (-XX:-EnableDynamicAgentLoading): restart it "
                  "without that flag, or use -agentpath", pid);

@@ -11,10 +11,10 @@
 
 /* Ids, namespace pid, SIGQUIT disposition and run state of t from a /proc/<pid>/status text (NUL-terminated). */
 void js_target_parse_status(const char *status, js_target *t);
-/* Main class or jar and -XX:+DisableAttachMechanism from a /proc/<pid>/cmdline of n bytes (NUL-separated
- * arguments; buf[n] must be a NUL). */
+/* Main class or jar (control characters as '?') and -XX:+DisableAttachMechanism from a /proc/<pid>/cmdline of
+ * n bytes (NUL-separated arguments; buf[n] must be a NUL). */
 void js_target_parse_cmdline(const char *buf, size_t n, js_target *t);
-/* JAVA_VERSION and the major version from a JDK release file's text. */
+/* JAVA_VERSION (control characters as '?') and the major version from a JDK release file's text. */
 void js_target_parse_release(const char *text, js_target *t);
 /* 1 if a /proc/<pid>/maps stream maps libjvm.so, 0 if not, -1 if it is empty. */
 int js_target_maps_jvm(FILE *maps);

@@ -45,6 +45,13 @@ static ssize_t read_small(const char *path, char *buf, size_t len)
     return (ssize_t)n;
 }
 
+/* Replaces control characters in s by '?': text from a target is printed to a terminal (`list`, warnings). */
+static void no_controls(char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f) *s = '?';
+}
+
 /* The value after "key:" on its line of a status text, or NULL. */
 static const char *status_field(const char *status, const char *key)
 {
@@ -130,6 +137,7 @@ void js_target_parse_cmdline(const char *buf, size_t n, js_target *t)
             skip = 0;
         } else if (next_is_main || a[0] != '-') {
             snprintf(t->main, sizeof t->main, "%s", a);
+            no_controls(t->main);
         } else if (!strcmp(a, "-cp") || !strcmp(a, "-classpath") || !strcmp(a, "--class-path") || !strcmp(a, "-p") ||
                    !strcmp(a, "--module-path") || !strcmp(a, "--add-opens") || !strcmp(a, "--add-exports")) {
             skip = 1;
@@ -164,8 +172,10 @@ void js_target_parse_release(const char *buf, js_target *t)
     if (k >= sizeof t->java_version) k = sizeof t->java_version - 1;
     memcpy(t->java_version, v, k);
     t->java_version[k] = 0;
-    t->java_major = atoi(t->java_version);
-    if (t->java_major == 1) t->java_major = atoi(t->java_version + 2); /* 1.8.0_x */
+    no_controls(t->java_version);
+    long major = strtol(t->java_version, NULL, 10);
+    if (major == 1) major = strtol(t->java_version + 2, NULL, 10); /* 1.8.0_x */
+    t->java_major = major > 0 && major < 1000 ? (int)major : 0;
 }
 
 /* 1 if /proc/<pid>/ns/mnt differs from ours. */

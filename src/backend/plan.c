@@ -21,7 +21,7 @@ long long js_plan_stat_cpu_ns(const char *stat, long hz)
 {
     const char *p = strrchr(stat, ')'); /* the command name may hold spaces and parentheses */
     unsigned long long ut = 0, st = 0;
-    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+    if (!p || !p[1] || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
         return -1;
     if (hz <= 0) hz = 100;
     unsigned long long ticks = ut + st < ut ? ULLONG_MAX : ut + st, per = 1000000000ULL / (unsigned long long)hz;
