@@ -135,6 +135,11 @@ static void test_exec_args(void **state)
     assert_string_equal(o.event, "cpu");
     assert_int_equal(o.interval_ns, 1000000); /* bare interval: ns, as async-profiler reads it */
     assert_non_null(strstr(o.notes, "ctimer sampled by the cpu engine"));
+    /* an option that does not fit with the others is refused, never dropped (the task would run without it) */
+    char big[700];
+    snprintf(big, sizeof big, "event=cpu,include=%0590d", 7);
+    assert_int_equal(js_task_parse_exec(big, &o, err, sizeof err), -1);
+    assert_non_null(strstr(err, "too long: include=000"));
     /* several events, as the SkyWalking UI writes them: the execution event, the others as options */
     assert_int_equal(js_task_parse_exec("event=cpu,alloc,lock=10us,interval=5ms", &o, err, sizeof err), 0);
     assert_string_equal(o.event, "cpu");
