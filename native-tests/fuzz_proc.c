@@ -100,7 +100,7 @@ static void names(fz_in *in)
             js_threads_label(serial, buf, cap);
             FZ_CHECK(memchr(buf, 0, cap) && buf[cap] == 'x', "label into %zu bytes", cap);
             if (model[serial].present && cap > 2) FZ_CHECK(buf[0] == '[', "label '%s'", buf);
-        } else if (op == 5 && !filled) { /* past the bound: the oldest names are evicted */
+        } else if (op == 5 && !filled && fz_u8(in) == 0xe5) { /* past the bound (65536 names: costly, so rare) */
             filled = 1;
             uint32_t n = JS_THREAD_NAMES_MAX + (uint32_t)fz_range(in, 0, 8);
             for (uint32_t i = 0; i < n; i++) {
