@@ -19,7 +19,8 @@ static void check_args(const js_args *a)
 {
     FZ_CHECK(a->action <= JS_ACTION_VERSION && a->event <= JS_EV_NONE, "action %d event %d", a->action, a->event);
     if (js_event_is_count(a->event)) FZ_CHECK(a->interval_ns >= 1 && a->interval_ns <= 1000000000LL, "count");
-    else FZ_CHECK(a->interval_ns >= JS_MIN_INTERVAL_NS && a->interval_ns <= JS_HOUR_NS, "interval %lld", a->interval_ns);
+    else FZ_CHECK(a->interval_ns >= JS_MIN_INTERVAL_NS && a->interval_ns <= JS_HOUR_NS, "interval %lld",
+                  a->interval_ns);
     FZ_CHECK(a->jstackdepth >= 1 && a->jstackdepth <= JS_MAX_JSTACKDEPTH, "jstackdepth %d", a->jstackdepth);
     FZ_CHECK(a->wall_ns == 0 || (a->wall_ns >= 1000000LL && a->wall_ns <= JS_HOUR_NS) ||
                  (a->event == JS_EV_WALL && a->wall_ns == a->interval_ns),
@@ -27,12 +28,14 @@ static void check_args(const js_args *a)
     FZ_CHECK(a->lock_ns >= -1 && a->lock_ns <= JS_HOUR_NS, "lock %lld", a->lock_ns);
     FZ_CHECK(a->alloc_bytes <= (1ull << 50), "alloc %llu", (unsigned long long)a->alloc_bytes);
     FZ_CHECK(a->chunk_size == 0 || a->chunk_size >= 65536, "chunksize");
-    FZ_CHECK(a->chunk_time_ns == 0 || (a->chunk_time_ns >= 1000000000LL && a->chunk_time_ns <= JS_HOUR_NS), "chunktime");
+    FZ_CHECK(a->chunk_time_ns == 0 || (a->chunk_time_ns >= 1000000000LL && a->chunk_time_ns <= JS_HOUR_NS),
+             "chunktime");
     FZ_CHECK(a->jfr_max_size == 0 || a->jfr_max_size >= 65536, "jfrmaxsize");
     FZ_CHECK(a->timeout_ns == 0 || a->timeout_ns >= 1000000LL, "timeout");
     FZ_CHECK(a->loop_ns == 0 || a->loop_ns >= 1000000000LL, "loop");
     FZ_CHECK(a->flat_top >= 0 && a->flat_top <= 100000, "flat %d", a->flat_top);
-    FZ_CHECK(fz_fits(a->file, sizeof a->file) && fz_fits(a->jfrfile, sizeof a->jfrfile) && fz_fits(a->log, sizeof a->log) &&
+    FZ_CHECK(fz_fits(a->file, sizeof a->file) && fz_fits(a->jfrfile, sizeof a->jfrfile) &&
+                 fz_fits(a->log, sizeof a->log) &&
                  fz_fits(a->title, sizeof a->title) && fz_fits(a->include, sizeof a->include) &&
                  fz_fits(a->exclude, sizeof a->exclude) && fz_fits(a->filter, sizeof a->filter) &&
                  fz_fits(a->tracepoint, sizeof a->tracepoint) && fz_fits(a->interval_raw, sizeof a->interval_raw),
@@ -71,8 +74,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (js_task_parse_exec(s, &o, err, sizeof err) == 0) {
         char cmd[2048];
         const char *file = "/var/tmp/jsampler-tasks/t@i.seg0.jfr";
-        FZ_CHECK(js_task_start_command(&o, o.interval_ns ? o.interval_ns : 10000000, 1 << 20, file, cmd, sizeof cmd) == 0,
-                 "start command does not fit");
+        long long iv = o.interval_ns ? o.interval_ns : 10000000;
+        FZ_CHECK(js_task_start_command(&o, iv, 1 << 20, file, cmd, sizeof cmd) == 0, "start command does not fit");
         js_args_defaults(&a);
         err[0] = 0;
         if (js_args_parse(cmd, &a, err, sizeof err) == 0) {

@@ -417,8 +417,11 @@ static void event(gb *out, fz_in *in, const layout *l, int k, const sizes *z, ui
     if (fz_chance(in, 16)) put(&pay, "\0\0\0", 3); /* trailing bytes inside an event are skipped */
     record(out, in, &pay);
     free(pay.p);
-    int kind = k == K_EXEC || k == K_NATIVE ? 0 : k == K_WALL ? 1 : k >= K_TLAB && k <= K_ASAMPLE ? 2 : k == K_OTHER ? -1
-                                                                                                      : 3;
+    int kind = k == K_EXEC || k == K_NATIVE    ? 0
+               : k == K_WALL                   ? 1
+               : k >= K_TLAB && k <= K_ASAMPLE ? 2
+               : k == K_OTHER                  ? -1
+                                               : 3;
     if (kind < 0) return;
     uint64_t w = 1;
     if (kind == 1) w = has(l, k, "samples") ? samples : 1;
