@@ -29,10 +29,10 @@ for name in "$@"; do
     bin=$out/fuzz_$name
     [ -x "$bin" ] || { echo "fuzz: $bin is not built (make fuzz-build)"; failed=1; continue; }
     case $name in
-    jfr_read) maxlen=262144 ;;
-    jfr_gen | elf) maxlen=65536 ;;
+    jfr_read) maxlen=262144 ;; # whole JDK recordings (150 KB)
+    elf) maxlen=65536 ;;
     collapsed | backend_msg | grpc | proc) maxlen=16384 ;;
-    *) maxlen=4096 ;;
+    *) maxlen=4096 ;; # jfr_gen: a recipe; 4 KB of it already makes recordings of hundreds of KB
     esac
     dict=""
     [ -f "$corp/$name.dict" ] && dict="-dict=$corp/$name.dict"
