@@ -4,7 +4,7 @@
  * The input is not a file but a recipe: it picks class ids, the order and presence of fields (the reader finds
  * them by name), the encoding of every string (3 UTF-8, 4 UTF-16 units, 5 Latin-1, 2 a String pool reference,
  * null, empty) and its length (up to three times the reader's 8192-byte cap, in runs of one- and two-byte
- * characters), how many symbols, classes, methods, threads and stack traces the pools hold and in how many
+ * characters; four such long strings per recording at most), how many symbols, classes, methods, threads and stack traces the pools hold and in how many
  * chained checkpoints, padded or minimal record sizes, one or two chunks (and an unfinished one after them),
  * and the events of every kind the reader knows with their threads, stacks, classes and weights. So every
  * input is a well-formed recording that gets past every structural check, with the reader's string arena
@@ -138,6 +138,11 @@ NO_COV static void long_chars(gb *b, uint8_t enc, size_t n, size_t run, int high
     }
 }
 
+/* Long strings still allowed in the recording being built: reading them is most of an input's time, and a few
+ * are enough to meet the arena at every fill level (the short ones fill it). */
+#define LONGS_PER_RECORDING 4
+static int longs_left;
+
 /* Appends a string value picked by the input: null, empty, a String pool reference (when refs, keys 1..nstr),
  * or encoding 3, 4 or 5 of a short text from the input or a long one in runs of one- and two-byte characters. */
 static void any_str(gb *b, fz_in *in, int refs, uint64_t nstr)
@@ -150,7 +155,7 @@ static void any_str(gb *b, fz_in *in, int refs, uint64_t nstr)
         return var(b, fz_range(in, 0, nstr + 1));
     }
     uint8_t enc = (uint8_t)(3 + fz_u8(in) % 3);
-    if (form < 30) { /* short, its bytes from the input */
+    if (form < 30 || longs_left == 0) { /* short, its bytes from the input */
         size_t n;
         const uint8_t *p = fz_take(in, 40, &n);
         u8(b, enc);
@@ -170,6 +175,7 @@ static void any_str(gb *b, fz_in *in, int refs, uint64_t nstr)
     u8(b, enc);
     var(b, n);
     long_chars(b, enc, n, run, high);
+    longs_left--;
 }
 
 /* ---- metadata ---------------------------------------------------------------------------------------- */
@@ -535,6 +541,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fz_in in = {data, size};
     static gb rec; /* kept from input to input: its pages stay mapped */
     rec.n = 0;
+    longs_left = LONGS_PER_RECORDING;
     expect e = {{0}, {0}};
     uint8_t first = fz_u8(&in);
     int nchunks = 1 + (first & 1), kind = (first >> 1) & 3; /* one kind read per input: four times the inputs */
