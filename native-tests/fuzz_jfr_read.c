@@ -37,12 +37,19 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     return 0;
 }
 
-/* The profile as collapsed text (normalised first); caller frees. */
+/* The profile as collapsed text (normalised first; stacks of weight 0 left out: the export writes one event per
+ * unit of weight, so they have none); caller frees. */
 static char *collapsed_text(js_profile *p)
 {
     char *buf = NULL, err[256];
     size_t len = 0;
     FZ_CHECK(js_profile_normalize(p) == 0, "normalize");
+    size_t n = 0;
+    for (size_t i = 0; i < p->nstacks; i++) {
+        if (p->stacks[i].weight) p->stacks[n++] = p->stacks[i];
+        else free(p->stacks[i].frames);
+    }
+    p->nstacks = n;
     FILE *f = open_memstream(&buf, &len);
     FZ_CHECK(f && js_write_collapsed(f, p, err, sizeof err) == 0, "collapsed: %s", err);
     fclose(f);

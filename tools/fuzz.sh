@@ -10,8 +10,8 @@
 # Each target's options: the largest input (JFR recordings are big, options strings small) and a dictionary
 # (native-tests/fuzz-corpus/NAME.dict) when there is one. A crash, leak, timeout or broken invariant leaves its
 # input in build/fuzz as NAME-crash-*, NAME-leak-*, NAME-timeout-*, NAME-oom-*; the run goes on with the next
-# target and the script fails at the end. The summary (executions, seconds, executions/s, corpus, findings) is
-# printed and kept in build/fuzz/summary-MODE.txt.
+# target and the script fails at the end. The timeout is 60 s of wall-clock time (room for a busy machine). The
+# summary (executions, seconds, executions/s, corpus, findings) is printed and kept in build/fuzz/summary-MODE.txt.
 set -u
 mode=$1
 secs=$2
@@ -52,7 +52,8 @@ for name in "$@"; do
     before=$(ls "$out" | grep -c "^$name-\(crash\|leak\|timeout\|oom\|slow-unit\)-" || true)
     start=$(date +%s)
     # shellcheck disable=SC2086 # word splitting of the option and seed lists is wanted
-    nice -n "$nice" "$bin" $limit -max_len=$maxlen -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    # -timeout is wall-clock time: at nice 19 on a busy machine an input of 0.2 s once took 25 s
+    nice -n "$nice" "$bin" $limit -max_len=$maxlen -timeout=60 -rss_limit_mb=2048 -print_final_stats=1 \
         -artifact_prefix="$out/$name-" $dict "$work" $seeds > "$log" 2>&1
     rc=$?
     end=$(date +%s)
