@@ -45,7 +45,7 @@ JAR  := $(BUILD)/jsampler.jar
 JAVA_SRCS := $(wildcard src/java/jsampler/*.java)
 
 .PHONY: all deps test demo demo-task clean check-layers check-tsan native-test check-asan java-test backend-test jfr-test \
-        pprof-test browser-test bench bench-smoke
+        pprof-test browser-test bench bench-smoke sample-cost
 all: $(LIB) $(TOOL) $(JAR)
 
 # Header dependencies are tracked by the compiler (-MMD); the generated page header is an order-only prerequisite.
@@ -188,6 +188,11 @@ bench: all
 
 bench-smoke: all
 	BENCH_MAKE_TARGET=$@ /usr/bin/python3 bench/bench.py --smoke
+
+# make sample-cost: cost per sample at 10/50/200/2000 frames, random-period options and aliasing, JFR bytes per
+# sample, beside the JDK's JFR and (ASPROF_LIB=path of libasyncProfiler.so) async-profiler; about 45 minutes.
+sample-cost: all
+	/usr/bin/python3 bench/sample_cost.py
 
 # ---- fuzzing the JFR reader (not part of make test) ----
 # make fuzz-jfr [FUZZ_TIME=seconds, default 300]: installs clang and libclang-rt-14-dev if missing, builds
