@@ -45,7 +45,7 @@ JAR  := $(BUILD)/jsampler.jar
 JAVA_SRCS := $(wildcard src/java/jsampler/*.java)
 
 .PHONY: all deps test demo demo-task clean check-layers check-tsan native-test check-asan java-test backend-test jfr-test \
-        pprof-test browser-test bench bench-smoke
+        pprof-test browser-test bench bench-smoke sample-cost
 all: $(LIB) $(TOOL) $(JAR)
 
 # Header dependencies are tracked by the compiler (-MMD); the generated page header is an order-only prerequisite.
@@ -189,6 +189,12 @@ bench: all
 
 bench-smoke: all
 	BENCH_MAKE_TARGET=$@ /usr/bin/python3 bench/bench.py --smoke
+
+# make sample-cost: cost per sample at 10/50/200/2000 frames, random-period options and aliasing, JFR bytes per
+# sample, beside the JDK's JFR and (ASPROF_LIB=path of libasyncProfiler.so) async-profiler; about 45 minutes.
+sample-cost: all
+	/usr/bin/python3 bench/sample_cost.py
+
 
 # ---- fuzzing: a libFuzzer target per parser of input jsampler does not control (docs/FUZZING.md) ----
 # native-tests/fuzz_NAME.c, built with clang's libFuzzer and ASan/UBSan over the library's sources (compiled once
