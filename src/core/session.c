@@ -13,6 +13,7 @@
 #include "core/jfr_stream.h"
 #include "core/live.h"
 #include "core/names.h"
+#include "core/snapshot.h"
 #include "core/thread_names.h"
 #include "core/vmevents.h"
 #include "session_int.h"
@@ -28,6 +29,7 @@ void js_profiler_init(JavaVM *vm, jvmtiEnv *jvmti)
     js_names_init(vm, jvmti);
     js_java_names_init(vm, jvmti);
     js_vmevents_init(vm, jvmti);
+    js_snapshot_init(vm, jvmti);
     js_arming_init(vm);
 }
 

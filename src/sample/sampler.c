@@ -35,7 +35,7 @@ static js_raw_frame *block_frames(frame_block *b, int k)
     return (js_raw_frame *)((char *)b + BLOCK_HEADER) + (size_t)k * (size_t)b->depth;
 }
 /* A thread's cpu handlers may use at most 1/(1+QUIET_FACTOR) of its CPU time (see over_budget). */
-#define QUIET_FACTOR 7
+#define QUIET_FACTOR 4
 #define MIN_CREDIT_CAP_NS 1000000LL /* the budget's cap when the session has no sampling interval */
 #define WAIT_STEP_NS 1000000L /* 1 ms */
 #define WAIT_NS 1000000000ULL /* bounded waits: 1 s on the clock (not a count of naps: a loaded machine stretches them) */
@@ -207,6 +207,7 @@ static int store_event(const js_raw_frame *buf, int n, js_thread *t, int tid, js
     uint32_t g = js_store_gen(store), gen = g & JS_SAMPLER_GEN_MASK;
     if (id) {
         ev->trace = gen << JS_SAMPLER_GEN_SHIFT | id;
+        ev->gen = g;
         ev->thread = serial;
         /* Streamed while still counted into the store: a rotation waits for us, so the writer takes this event
          * before the store it names is emptied. */

@@ -41,5 +41,8 @@ int js_cli_parse(int argc, char **argv, cli_opts *o);
 int js_cli_run(const cli_opts *o);
 /* jsampler list: running JVMs. */
 int js_cli_list(int argc, char **argv);
+/* The agent's reply file text (NUL-terminated) made ready to print, in place: the status line and trailing
+ * newlines dropped, control characters but newline and tab as '?' (cli_reply.c). */
+void js_cli_reply_text(char *text);
 
 #endif
