@@ -343,7 +343,7 @@ static pid_t fake_container(const char *root)
 }
 
 /* In a container whose /tmp is a symbolic link to an absolute path, that path is the container's, not ours: the
- * library copy goes inside the container's root, and a reply file is looked for there only. */
+ * library copy goes inside the container's root, and a reply file or a profile file is looked for there only. */
 static void test_container_links_stay_inside(void **state UNUSED)
 {
     if (geteuid() != 0) {
@@ -371,6 +371,13 @@ static void test_container_links_stay_inside(void **state UNUSED)
     fclose(f);
     assert_int_equal(js_attach_take_reply(&t, "/tmp/.jsampler-reply-1", reply, sizeof reply), -1);
     assert_string_equal(reply, "");
+    snprintf(path, sizeof path, "%s/.jsampler-out-1", victim); /* a profile the CLI would copy to its stdout */
+    f = fopen(path, "we");
+    assert_non_null(f);
+    fputs("host;secret 1\n", f);
+    fclose(f);
+    assert_int_equal(js_attach_take_file(&t, "/tmp/.jsampler-out-1"), -1);
+    assert_int_equal(access(path, F_OK), 0); /* neither read nor removed */
     js_attach_code c = js_attach_place_library(&t, "/proc/self/exe", where, sizeof where, err, sizeof err);
     kill(child, SIGKILL);
     waitpid(child, NULL, 0);
