@@ -17,6 +17,7 @@ typedef struct {
     int in_jvm;          /* the code is libjvm's (C++ of the VM) */
     int kernel;          /* a kernel address */
     char lib[64];        /* the object's file name ("libz.so.1"), "" for the kernel and outside every object */
+    int no_symbol;       /* no symbol there: named "[lib]", start is the object's (where its first symbol may be) */
 } js_symbol_info;
 
 /* Name of the code at pc into buf: "deflate", "G1ParScanThreadState::trim_queue()", or "[libz.so.1]" when the

@@ -27,6 +27,7 @@
 #define NATIVE_KEY (1ULL << 61)        /* method keys of native functions: NATIVE_KEY | the symbol's address (48 bits, */
 #define KERNEL_BIT (1ULL << 60)        /* and KERNEL_BIT for a kernel address, sign-extended back when named) */
 #define ADDR_BITS 0xffffffffffffULL
+#define NOSYM_BIT (1ULL << 59)         /* with NATIVE_KEY: the library at that address, no symbol of it ("[libz.so.1]") */
 #define NULL_ID_CODE 0x100000000ULL    /* "[unknown_method]": a Java frame without a jmethodID */
 #define MAX_SETTINGS 16
 #define SLOT_MASK ((1u << JS_SAMPLER_GEN_SHIFT) - 1)
@@ -120,7 +121,8 @@ static int source_trace(void *ctx, uint64_t key, js_jfr_frame *out, int max, int
         } else if (f[i].kind == JS_RF_NATIVE_PC) { /* keyed by its symbol, so one function is one method */
             js_symbol_info info;
             js_symbols_name((uintptr_t)f[i].method - (f[i].bci ? 1 : 0), J.native_name, sizeof J.native_name, &info);
-            o->method = NATIVE_KEY | (info.kernel ? KERNEL_BIT : 0) | (info.start & ADDR_BITS);
+            o->method = NATIVE_KEY | (info.kernel ? KERNEL_BIT : 0) | (info.no_symbol ? NOSYM_BIT : 0) |
+                        (info.start & ADDR_BITS);
             o->type = info.kernel ? JS_FT_KERNEL : info.in_jvm ? JS_FT_CPP : JS_FT_NATIVE;
         } else {
             o->method = PSEUDO_KEY | (f[i].kind == JS_RF_ERROR ? (uint64_t)(uint32_t)f[i].bci : NULL_ID_CODE);
@@ -145,7 +147,10 @@ static int source_method(void *ctx, uint64_t key, js_jfr_method *out)
     }
     if ((key & (PSEUDO_KEY | NATIVE_KEY)) == NATIVE_KEY) {
         uint64_t addr = (key & ADDR_BITS) | (key & KERNEL_BIT ? ~ADDR_BITS : 0);
-        js_symbols_name((uintptr_t)addr, J.native_name, sizeof J.native_name, NULL);
+        js_symbol_info info;
+        js_symbols_name((uintptr_t)addr, J.native_name, sizeof J.native_name, &info);
+        if ((key & NOSYM_BIT) && info.lib[0]) /* the object's start may be its first symbol's address too */
+            snprintf(J.native_name, sizeof J.native_name, "[%s]", info.lib);
         out->class_name = "";
         out->name = J.native_name;
         out->descriptor = "";

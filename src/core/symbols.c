@@ -286,6 +286,7 @@ void js_symbols_name(uintptr_t pc, char *buf, size_t len, js_symbol_info *info)
     const js_sym *s = js_symtab_find(&o->tab, pc);
     if (!s) { /* no symbol there (a stripped library's internal function): the library itself */
         info->start = o->lo;
+        info->no_symbol = 1;
         snprintf(buf, len, "[%s]", base_name(o->path));
         pthread_mutex_unlock(&Y.lock);
         return;
