@@ -1,7 +1,7 @@
 # jsampler - low-overhead sampling profiler for the JVM.
 # make            build/libjsampler.so and build/jsampler
 # make demo       profile the bundled demo app, print the flame graph's path
-# make test       every test: native unit tests (+ASan/UBSan), JVM integration, browser
+# make test       every test: native unit tests (+ASan/UBSan), JVM integration, browser, stress (short form)
 # make clean
 
 JAVA_HOME ?= $(shell dirname $$(dirname $$(readlink -f $$(command -v javac 2>/dev/null || echo /nonexistent/bin/javac))))
@@ -45,7 +45,7 @@ JAR  := $(BUILD)/jsampler.jar
 JAVA_SRCS := $(wildcard src/java/jsampler/*.java)
 
 .PHONY: all deps test demo demo-task clean check-layers check-tsan native-test check-asan java-test backend-test jfr-test \
-        pprof-test browser-test bench bench-smoke
+        pprof-test browser-test bench bench-smoke stress stress-smoke
 all: $(LIB) $(TOOL) $(JAR)
 
 # Header dependencies are tracked by the compiler (-MMD); the generated page header is an order-only prerequisite.
@@ -173,6 +173,7 @@ test: deps
 	@$(MAKE) --no-print-directory jfr-test
 	@$(MAKE) --no-print-directory pprof-test
 	@$(MAKE) --no-print-directory browser-test
+	@$(MAKE) --no-print-directory stress-smoke
 
 demo: deps all
 	@sh java-test-harness/demo.sh
@@ -225,6 +226,19 @@ fuzz-pprof: $(BUILD)/gen/proto/pprof/profile.pb-c.c
 	    -lprotobuf-c -lz
 	cd $(FUZZ_DIR) && ./fuzz_pprof_read -max_total_time=$(FUZZ_TIME) -max_len=131072 -timeout=10 -rss_limit_mb=2048 \
 	    -print_final_stats=1 corpus-pprof $(CURDIR)/native-tests/fuzz-corpus/pprof
+
+# ---- stress: every hard case of a JVM at once, sessions started, dumped and stopped from the Java API, attach and
+# backend tasks at once, watchdogs, RSS/fds/threads at quiet points, every output checked (bench/stress.py).
+# make stress [STRESS_MINUTES=60] [STRESS_CPU_HOURS=H: until the JVM used H CPU-hours, STRESS_MINUTES the cap]
+# [STRESS_JDKS="17 25"] runs for hours (not part of make test); make stress-smoke, about a minute per JDK, is. ----
+STRESS_MINUTES ?= 60
+STRESS_CPU_HOURS ?= 0
+STRESS_JDKS ?= 17 25
+stress: all
+	@/usr/bin/python3 bench/stress.py --minutes $(STRESS_MINUTES) --cpu-hours $(STRESS_CPU_HOURS) --jdks "$(STRESS_JDKS)"
+
+stress-smoke: all
+	@/usr/bin/python3 bench/stress.py --smoke --jdks "$(STRESS_JDKS)"
 
 # ---- memory soak (not part of make test): 10 minutes at 1 kHz on 8 threads with JFR streaming; see bench/soak.sh ----
 # ---- the agent's own cost on deep stacks with thread churn: see bench/agent_cost.sh ----

@@ -6,11 +6,12 @@ One JVM per JDK runs java-test-harness/Stress.java (waves of short threads, recu
 deoptimisation, classes loaded and unloaded through throw-away loaders, heavy GC, JNI, contended monitors and
 locks) with the agent loaded from the start:
 
-  -agentpath:libjsampler.so=start,event=cpu,interval=1ms,wall,alloc,lock,cstack=dwarf,loop=1s,file=.../p-%n.jfr,
-                            backend=127.0.0.1:PORT,service=stress,instance=jdkNN,poll=1s,taskdir=...
+  -agentpath:libjsampler.so=start,event=cpu,interval=1ms,wall,alloc,lock,cstack=dwarf,loop=1s,timeout=30s,
+                            file=.../p-%n.jfr,backend=127.0.0.1:PORT,service=stress,instance=jdkNN,poll=1s,taskdir=...
 
-while three drivers start, dump and stop sessions at once: the workload's Java API (StressApi), `build/jsampler`
-over attach (AttachDriver) and SkyWalking tasks created on the grpcio test backend (BackendDriver); `jcmd
+(the first session, which ends by itself: timeout=5s in the smoke form) while three drivers start, dump and stop
+sessions at once: the workload's Java API (StressApi), `build/jsampler` over attach (AttachDriver, which also stops
+other drivers' sessions now and then) and SkyWalking tasks created on the grpcio test backend (BackendDriver); `jcmd
 Thread.print` runs now and then (JcmdDriver). See bench/stress_drivers.py for what a refusal is.
 
 Timeline: warm-up; a quiet point (drivers parked, no session, two System.gc()): the baseline of RSS, open files and
@@ -32,6 +33,7 @@ Results: OUT/jdkNN/summary.txt and summary.json, resources.csv, the JVM's stdout
 import argparse
 import json
 import os
+import re
 import shutil
 import signal
 import statistics
@@ -68,12 +70,12 @@ class Plan:
     def __init__(self, a):
         self.smoke = a.smoke
         if a.smoke:
-            self.warmup_s, self.main_s, self.cpu_s = 12, 26, None
+            self.warmup_s, self.main_s, self.cpu_s, self.agentpath_s = 12, 26, None, 5
             self.stall_s, self.stall_cpu_s, self.deadline_s, self.jcmd_s = 60, 60, 60, 15
             self.sample_s, self.validate_s, self.jfr_cli_every, self.go_every = 1, None, 10, 5
             self.min_full = {"api": 3, "attach": 1, "backend": 1}
         else:
-            self.warmup_s = a.warmup
+            self.warmup_s, self.agentpath_s = a.warmup, 30
             self.main_s = a.minutes * 60
             self.cpu_s = a.cpu_hours * 3600 if a.cpu_hours else None
             self.stall_s, self.stall_cpu_s, self.deadline_s, self.jcmd_s = a.stall, 300, 300, 60
@@ -193,6 +195,24 @@ def diagnose(jvm, out_dir, why):
     jvm.proc.wait()
 
 
+def nmt_summary(jcmd, pid, path):
+    """The JVM's own memory by category (Native Memory Tracking), committed KiB: {'Total': n, 'Class': n, ...};
+    the text kept in path."""
+    try:
+        r = subprocess.run([jcmd, str(pid), "VM.native_memory", "summary"], capture_output=True, text=True,
+                           timeout=120)
+    except subprocess.TimeoutExpired:
+        return {}
+    path.write_text(r.stdout + r.stderr)
+    out = {}
+    for m in re.finditer(r"(?m)^(?:-\s+)?(\S[^(\n]*?)\s*\(reserved=(\d+)KB, committed=(\d+)KB\)", r.stdout):
+        out[m.group(1).strip()] = int(m.group(3))
+    m = re.search(r"Total: reserved=(\d+)KB, committed=(\d+)KB", r.stdout)
+    if m:
+        out["Total"] = int(m.group(2))
+    return out
+
+
 def jcmd_of(jvm):
     return str(Path(jvm.proc.args[0]).parent / "jcmd")
 
@@ -266,7 +286,7 @@ class Run:
         (self.run_dir / "control").write_text("pause\n")
         if not jvm.expect("STRESS_PAUSED", self.plan.stall_s):
             return None
-        stopped = attach.stop_any(self.out / "attach" / f"quiet-{tag}.collapsed")
+        stopped = attach.stop_any()
         r = subprocess.run([str(CLI), "status", str(jvm.pid)], capture_output=True, text=True, timeout=120)
         state = r.stdout.split(" ", 1)[0]
         time.sleep(3)  # the session's threads end after stop returns
@@ -275,10 +295,12 @@ class Run:
             rows.append(proc_figures(jvm.pid))
             time.sleep(0.5)
         rows = [r_ for r_ in rows if r_]
+        nmt = nmt_summary(jcmd_of(jvm), jvm.pid, self.out / f"nmt-{tag}.txt")
         fig = {"rss_kib": int(statistics.median(r_[0] for r_ in rows)), "fds_min": min(r_[1] for r_ in rows),
                "fds_max": max(r_[1] for r_ in rows), "threads": min(r_[2] for r_ in rows),
                "cpu_s": rows[-1][3], "thread_names": thread_names(jvm.pid), "fd_targets": fd_targets(jvm.pid),
-               "stopped_session": stopped, "state": state, "workload": jvm.lines.get("STRESS_PAUSED", "")}
+               "stopped_session": stopped, "state": state, "workload": jvm.lines.get("STRESS_PAUSED", ""),
+               "nmt_committed_kib": nmt}
         log(f"jdk{self.label} quiet point {tag}: RSS {fig['rss_kib']} KiB, fds {fig['fds_min']}..{fig['fds_max']}, "
             f"threads {fig['threads']}, CPU {fig['cpu_s']:.0f} s, session stopped: {stopped}, {state}")
         (self.run_dir / "control").write_text("run\n")
@@ -303,10 +325,10 @@ class Run:
                        [str(ROOT / "java-test-harness" / s) for s in SOURCES], check=True)
         backend = Backend(self.out, "oap")
         instance = f"stress-jdk{self.label}"
-        opts = (f"start,event=cpu,interval=1ms,wall,alloc,lock,cstack=dwarf,loop=1s,"
+        opts = (f"start,event=cpu,interval=1ms,wall,alloc,lock,cstack=dwarf,loop=1s,timeout={p.agentpath_s}s,"
                 f"file={self.out}/agentpath/p-%n.jfr,backend=127.0.0.1:{backend.port},service=stress,"
                 f"instance={instance},poll=1s,taskdir={taskdir}")
-        cmd = [f"{self.home}/bin/java", "-Xms256m", "-Xmx256m", "-XX:+AlwaysPreTouch",
+        cmd = [f"{self.home}/bin/java", "-Xms256m", "-Xmx256m", "-XX:+AlwaysPreTouch", "-XX:NativeMemoryTracking=summary",
                f"-XX:ErrorFile={self.out}/hs_err_pid%p.log", f"-agentpath:{AGENT}={opts}",
                "-cp", f"{JAR}:{classes}", "Stress", str(self.run_dir), str(int(p.stall_s)), str(int(p.stall_cpu_s))]
         (self.run_dir / "control").write_text("run\n")
@@ -435,12 +457,34 @@ class Run:
                    f"{len(self.checked)} files checked {checker.counts} from {checker.seen}; jfr summary on "
                    f"{checker.jfr_cli_runs}, go tool pprof on {checker.go_runs}; totals agreed {checker.samples}"
                    + "".join(f"\n    {k}: {v}" for k, v in list(invalid.items())[:20]))
+        missing = self.cycle_outputs()
+        self.check("cycle-outputs", not missing, f"{len(missing)} accepted commands without their output"
+                   + "".join(f"\n    {m}" for m in missing[:20]))
         levels = classify_log((self.out / "agent.log").read_text(errors="replace"))
         self.figures["log"] = {k: len(v) for k, v in levels.items()}
         self.figures["log_errors"] = levels["ERROR"][:50]
         self.figures["log_warn_sample"] = sorted(set(l.split(": ", 1)[-1][:120] for l in levels["WARN"]))[:50]
         self.figures["wall_s"] = round(time.monotonic() - self.started)
         return self.summary()
+
+    def cycle_outputs(self):
+        """Every accepted dump left a file, every accepted start of a JFR configuration its recording (the
+        cycles of api.log and attach.log); the names of what is missing."""
+        names = set(self.checked)
+        missing = []
+        for logf, jfr_cfgs in ((self.run_dir / "api.log", ("full-jfr", "loop-jfr", "jfrfile")),
+                               (self.out / "attach.log", ("full-jfr", "loop-jfr"))):
+            if not logf.exists():
+                continue
+            for line in logf.read_text().splitlines():
+                f = dict(kv.split("=", 1) for kv in line.split()[3:] if "=" in kv)
+                base, cfg = f.get("base", ""), line.split()[2]
+                if f.get("dump") == "ok" and not any(n.startswith(base + "-dump") for n in names):
+                    missing.append(f"{base}: dump accepted, no file")
+                if f.get("start") == "ok" and cfg in jfr_cfgs and \
+                        not any(n.startswith(base) and n.endswith(".jfr") for n in names):
+                    missing.append(f"{base}: start accepted, no recording")
+        return missing
 
     def resources(self):
         p = self.plan
@@ -457,17 +501,27 @@ class Run:
               and agent(base) == ["jsampler-tasks"] and java(end) == java(base))
         run = [s for s in self.samples if s[5] in ("main", "quiet-end")]
         peak = lambda i: max((s[i] for s in run), default=0)
+        nb, ne = base.get("nmt_committed_kib") or {}, end.get("nmt_committed_kib") or {}
+        nmt_delta = sorted(((ne.get(k, 0) - nb.get(k, 0), k) for k in set(nb) | set(ne) if k != "Total"), reverse=True)
+        untracked = lambda f, n: f["rss_kib"] - n.get("Total", 0)
+        self.figures["nmt"] = {"base": nb, "end": ne}
         self.figures["resources"] = {
             "rss_base_kib": base["rss_kib"], "rss_end_kib": end["rss_kib"], "rss_growth_kib": grow,
             "rss_bound_kib": p.rss_bound_kib, "rss_peak_kib": peak(1), "fds_base": base["fds_min"],
             "fds_end": end["fds_min"], "fds_peak": peak(2), "threads_base": base["threads"],
             "threads_end": end["threads"], "threads_peak": peak(3), "jvm_pool_threads_base": pools(base),
-            "jvm_pool_threads_end": pools(end), "cpu_s_end": end["cpu_s"], "new_fds": new_fds}
+            "jvm_pool_threads_end": pools(end), "cpu_s_end": end["cpu_s"], "new_fds": new_fds,
+            "nmt_total_base_kib": nb.get("Total"), "nmt_total_end_kib": ne.get("Total"),
+            "rss_minus_nmt_base_kib": untracked(base, nb), "rss_minus_nmt_end_kib": untracked(end, ne),
+            "nmt_growth_kib": dict((k, d) for d, k in nmt_delta[:6])}
         self.check("resources", ok,
                    f"RSS {base['rss_kib']} -> {end['rss_kib']} KiB ({grow:+d}, bound {p.rss_bound_kib}; peak "
                    f"{peak(1)}); fds {base['fds_min']} -> {end['fds_min']} (peak {peak(2)}){' new: ' + str(new_fds) if new_fds else ''}; "
                    f"threads {base['threads']} -> {end['threads']} (peak {peak(3)}; JVM pools {pools(base)} -> "
-                   f"{pools(end)}); agent threads at rest {agent(base)} / {agent(end)}"
+                   f"{pools(end)}); agent threads at rest {agent(base)} / {agent(end)}; the JVM's own memory (NMT) "
+                   f"{nb.get('Total')} -> {ne.get('Total')} KiB committed (most grown: "
+                   f"{', '.join(f'{k} {d:+d}' for d, k in nmt_delta[:3])}), RSS beyond it "
+                   f"{untracked(base, nb)} -> {untracked(end, ne)} KiB"
                    + ("" if java(end) == java(base) else
                       f"; other threads differ: +{sorted(set(java(end)) - set(java(base)))} "
                       f"-{sorted(set(java(base)) - set(java(end)))}"))
@@ -505,7 +559,7 @@ def main():
             sys.exit(f"stress: {p} is not built (run make)")
     plan = Plan(a)
     results, ran = {}, 0
-    for label in [j for j in a.jdks.split(",") if j]:
+    for label in [j for j in a.jdks.replace(" ", ",").split(",") if j]:
         home = JDKS.get(label)
         if not home or not os.access(f"{home}/bin/java", os.X_OK):
             log(f"SKIP: no JDK {label} at {home}")

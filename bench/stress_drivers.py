@@ -79,7 +79,8 @@ class Driver(threading.Thread):
 
 
 class AttachDriver(Driver):
-    """Cycles through `jsampler start|dump|status|stop PID`, configurations in turn; outputs under out_dir."""
+    """Cycles through `jsampler start|dump|status|stop PID`, configurations in turn; outputs under out_dir. A start
+    refused because another session runs is followed, one time in ten (foreign_stop), by a stop of that session."""
 
     # name, start arguments, dump arguments, stop arguments; {B} is the cycle's path prefix.
     CONFIGS = [
@@ -87,15 +88,16 @@ class AttachDriver(Driver):
          ["-f", "{B}-dump-%e.collapsed"], []),
         ("loop-jfr", ["--", "event=cpu,interval=1ms,wall,alloc,lock,cstack=dwarf,loop=1s,file={B}-%n.jfr"],
          ["-f", "{B}-dump-%e.txt"], []),
-        ("flags-html", ["-e", "cpu", "-i", "1ms", "-f", "{B}.html"], ["-f", "{B}-dump.collapsed"],
-         ["-f", "{B}-stop.tree"]),
+        ("flags-html", ["-e", "cpu", "-i", "1ms", "-f", "{B}.html"], ["-f", "{B}-dump-%e.collapsed"],
+         ["-f", "{B}-stop-%e.tree"]),
         ("wall-pprof", ["--", "event=wall,interval=5ms,alloc,file={B}-%e.pb.gz"], ["-f", "{B}-dump-%e.collapsed"], []),
         ("ctimer-threads", ["-e", "ctimer", "-i", "1ms", "-t", "-f", "{B}.collapsed", "--", "cstack=dwarf"],
-         ["-f", "{B}-dump.html"], []),
+         ["-f", "{B}-dump-%e.html"], []),
     ]
 
-    def __init__(self, cli, pid, out_dir, deadline_s, log_path):
+    def __init__(self, cli, pid, out_dir, deadline_s, log_path, foreign_stop=0.1):
         super().__init__("attach")
+        self.foreign_stop = foreign_stop
         self.cli, self.pid, self.out_dir, self.deadline_s = str(cli), str(pid), Path(out_dir), deadline_s
         self.out_dir.mkdir(parents=True, exist_ok=True)
         self.log = open(log_path, "a")
@@ -135,6 +137,10 @@ class AttachDriver(Driver):
         fill = lambda args: [a.replace("{B}", base) for a in args]
         s, _ = self.command("start", fill(start), BUSY, "busy")
         d = st = "skip"
+        if s == "busy" and self.rng.random() < self.foreign_stop:
+            # now and then, stop another entry point's session (the next command of its driver is refused)
+            st, _ = self.command("stop", [], STOP_IDLE, "idle")
+            self.count(f"foreign_stop_{st}")
         if s == "ok":
             time.sleep(self.rng.uniform(0.2, 1.5))
             d, _ = self.command("dump", fill(dump), DUMP_IDLE, "idle")
@@ -153,9 +159,9 @@ class AttachDriver(Driver):
         self.log.flush()
         time.sleep(self.rng.uniform(0.05, 1.0))
 
-    def stop_any(self, path):
-        """Stops whatever session runs (for a quiet point): 'ok' or 'idle'."""
-        s, _ = self.command("stop", ["-f", str(path)], STOP_IDLE, "idle")
+    def stop_any(self):
+        """Stops whatever session runs (for a quiet point), writing it where it was to go: 'ok' or 'idle'."""
+        s, _ = self.command("stop", [], STOP_IDLE, "idle")
         return s
 
 

@@ -20,7 +20,7 @@ final class StressApi extends Stress.Activity {
         {"full-jfr", "event=cpu,interval=1ms,wall,alloc,lock,cstack=dwarf,file=%B.jfr", "%B-dump-%e.collapsed"},
         {"loop-jfr", "event=cpu,interval=1ms,wall,alloc,lock,cstack=dwarf,loop=1s,file=%B-%n.jfr", "%B-dump-%e.html"},
         {"text", "event=cpu,interval=1ms,alloc,lock,file=%B-%e.collapsed", "%B-dump-%e.txt"},
-        {"ctimer-html", "event=ctimer,interval=1ms,threads,cstack=fp,file=%B.html", "%B-dump.tree"},
+        {"ctimer-html", "event=ctimer,interval=1ms,threads,cstack=fp,file=%B.html", "%B-dump-%e.tree"},
         {"pprof", "event=cpu,interval=1ms,wall,file=%B-%e.pb.gz", "%B-dump-%e.pb.gz"},
         {"jfrfile", "event=cpu,interval=1ms,alloc,lock,cstack=dwarf,jfrfile=%B.jfr,file=%B-%e.txt",
             "%B-dump-%e.collapsed"},
