@@ -103,9 +103,13 @@ check-asan: deps
 # Each variant (plain, asan) compiles the library sources once into build/tests-VARIANT/libjstest.a.
 TDIR = $(BUILD)/tests-$(VARIANT)
 TEST_OBJS = $(TEST_LIB_SRCS:src/%.c=$(TDIR)/obj/%.o)
+# Suites that time what they check (timer periods, bounded waits, deadlines) take a lock, so that the variants, which
+# make test runs side by side, never run two of them at once.
+TIMED_TESTS := test_engines test_sampler test_session test_backend_live
 run-native-tests: $(NATIVE_TESTS:%=$(BUILD)/tests-$(VARIANT)/%)
-	@set -e; pass=0; for t in $^; do echo "== $$t"; ./$$t; pass=$$((pass+1)); done; \
-	 echo "native tests ($(VARIANT)): $$pass suites passed"
+	@set -e; pass=0; for t in $^; do echo "== $$t"; \
+	   case " $(TIMED_TESTS) " in *" $$(basename $$t) "*) flock $(BUILD)/.timed-tests.lock ./$$t ;; *) ./$$t ;; esac; \
+	   pass=$$((pass+1)); done; echo "native tests ($(VARIANT)): $$pass suites passed"
 
 $(TDIR)/obj/%.o: src/%.c | $(GEN_HDRS)
 	@mkdir -p $(dir $@)
@@ -162,18 +166,9 @@ browser-test: all
 	@html=$(BUILD)/java-test/profile-jdk17.html; [ -f $$html ] || html=$(BUILD)/java-test/profile-jdk25.html; \
 	 if [ -f $$html ]; then JSAMPLER_HTML=$$html; export JSAMPLER_HTML; fi; sh java-test-harness/browser/run.sh
 
+# Every test, in timed phases (tools/test_all.sh; the seconds per phase in build/test-times.txt).
 test: deps
-	@$(MAKE) --no-print-directory all
-	@$(MAKE) --no-print-directory check-layers
-	@$(MAKE) --no-print-directory native-test
-	@$(MAKE) --no-print-directory check-asan
-	@$(MAKE) --no-print-directory check-tsan
-	@$(MAKE) --no-print-directory java-test
-	@$(MAKE) --no-print-directory backend-test
-	@$(MAKE) --no-print-directory jfr-test
-	@$(MAKE) --no-print-directory pprof-test
-	@$(MAKE) --no-print-directory browser-test
-	@$(MAKE) --no-print-directory stress-smoke
+	@MAKE="$(MAKE)" sh tools/test_all.sh
 
 demo: deps all
 	@sh java-test-harness/demo.sh

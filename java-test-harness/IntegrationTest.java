@@ -192,13 +192,13 @@ public final class IntegrationTest {
         safely("attach-other-uid", attach::otherUid);
         safely("attach-namespace", attach::namespace);
         EventChecks events = new EventChecks(this);
-        safely("wall-split", events::wallSplit);
+        alone("wall-split", events::wallSplit);
         LoadChecks load = new LoadChecks(this);
         alone("wall-loaded", load::wallLoaded);
         if (primary) {
             alone("cpu-no-throttle", load::cpuNoThrottle);
         }
-        safely("alloc-split", events::allocSplit);
+        alone("alloc-split", events::allocSplit);
         safely("lock-split", events::lockSplit);
         safely("multi-event-jfr", events::multiEventJfr);
         NativeChecks natives = new NativeChecks(this);

@@ -154,9 +154,9 @@ int js_safe_open(js_safe_file *f, const char *what, const char *path, js_safe_mo
         if (errno != EEXIST) { /* EEXIST: something appeared at the name meanwhile: judged again */
             char dir[JS_SAFE_PATH_MAX];
             dir_of(path, dir, sizeof dir);
-            if (errno == ENOENT) snprintf(why, sizeof why, "directory '%s' does not exist", dir);
+            if (errno == ENOENT) snprintf(why, sizeof why, "directory '%.400s' does not exist", dir);
             else if (errno == EACCES || errno == EROFS)
-                snprintf(why, sizeof why, "directory '%s' is not writable (%s)", dir, strerror(errno));
+                snprintf(why, sizeof why, "directory '%.400s' is not writable (%s)", dir, strerror(errno));
             else snprintf(why, sizeof why, "%s", strerror(errno));
             break;
         }
