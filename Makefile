@@ -225,7 +225,8 @@ fuzz-pprof: $(BUILD)/gen/proto/pprof/profile.pb-c.c
 # ---- stress: every hard case of a JVM at once, sessions started, dumped and stopped from the Java API, attach and
 # backend tasks at once, watchdogs, RSS/fds/threads at quiet points, every output checked (bench/stress.py).
 # make stress [STRESS_MINUTES=60] [STRESS_CPU_HOURS=H: until the JVM used H CPU-hours, STRESS_MINUTES the cap]
-# [STRESS_JDKS="17 25"] runs for hours (not part of make test); make stress-smoke, about a minute per JDK, is. ----
+# [STRESS_JDKS="17 25"] runs for hours (not part of make test); make stress-smoke, about a minute per JDK, is, on
+# JDK 25 (tools/test_all.sh). ----
 STRESS_MINUTES ?= 60
 STRESS_CPU_HOURS ?= 0
 STRESS_JDKS ?= 17 25
