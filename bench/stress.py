@@ -23,7 +23,8 @@ driver's: a JVM that prints no heartbeat for --stall seconds, or runs past its t
 (gdb), its Java stacks (jcmd) and /proc's view of its threads, and is killed: the run fails. So does a driver's
 command that does not return within its deadline.
 
-Pass: exit 0 and STRESS_DONE; no hs_err file; no stall; no driver failure (every refusal clean); every driver
+Pass: exit 0 and STRESS_DONE; no hs_err file (a long run lifts the core size limit, so a crash also leaves its core
+file in OUT/jdkNN/run for gdb); no stall; no driver failure (every refusal clean); every driver
 completed cycles; at the end quiet point RSS within --rss-bound-mib of the baseline, no more open files, no agent
 thread but the task client's and the same Java threads; every output valid; the taskdir empty.
 
@@ -34,6 +35,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shutil
 import signal
 import statistics
@@ -128,11 +130,14 @@ def fd_targets(pid):
 class Jvm:
     """The stress JVM: its stdout read line by line (heartbeats, pause acknowledgements, stall reports)."""
 
-    def __init__(self, cmd, cwd, out_dir):
+    def __init__(self, cmd, cwd, out_dir, core=False):
         self.stdout_path = out_dir / "stdout.txt"
         self.err = open(out_dir / "agent.log", "w")
         (out_dir / "command.txt").write_text(" ".join(cmd) + "\n")
-        self.proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=self.err, text=True, bufsize=1)
+        # a long run lets a crash leave a core file (in cwd, where the kernel's core_pattern allows) for gdb
+        unlimit = lambda: resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+        self.proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=self.err, text=True, bufsize=1,
+                                     preexec_fn=unlimit if core else None)
         self.pid = self.proc.pid
         self.last_beat = time.monotonic()
         self.beats = []
@@ -333,7 +338,7 @@ class Run:
                "-cp", f"{JAR}:{classes}", "Stress", str(self.run_dir), str(int(p.stall_s)), str(int(p.stall_cpu_s))]
         (self.run_dir / "control").write_text("run\n")
         t0 = time.monotonic()
-        jvm = Jvm(cmd, self.run_dir, self.out)
+        jvm = Jvm(cmd, self.run_dir, self.out, core=not p.smoke)
         checker = Checker(self.home, CLI, classes, p.jfr_cli_every, p.go_every)
         drivers = []
         try:
@@ -420,7 +425,9 @@ class Run:
         done = jvm.lines.get("STRESS_DONE", "")
         self.check("exit", rc == 0 and done, f"exit status {rc}; {done or 'no STRESS_DONE line'}")
         errs = list(self.out.glob("hs_err*")) + list(self.run_dir.glob("hs_err*"))
-        self.check("no-hs_err", not errs, f"{[str(e) for e in errs] or 'none'}")
+        cores = [str(c) for c in self.run_dir.glob("core*")]
+        self.check("no-hs_err", not errs and not cores, f"{[str(e) for e in errs] or 'none'}"
+                   + (f"; core files {cores}" if cores else ""))
         self.check("no-stall", not self.stalled, self.stalled or "none (heartbeats every 5 s, no activity stalled)")
         fails = [l for l in Path(jvm.stdout_path).read_text(errors="replace").splitlines()
                  if l.startswith("STRESS_FAIL")]
