@@ -125,7 +125,7 @@ $(TDIR)/libjstest.a: $(TEST_OBJS) $(TEST_PB_OBJS)
 
 -include $(wildcard $(BUILD)/tests-*/obj/*/*.d)
 
-$(BUILD)/tests-$(VARIANT)/%: native-tests/%.c $(TDIR)/libjstest.a native-tests/testutil.h
+$(BUILD)/tests-$(VARIANT)/%: native-tests/%.c $(TDIR)/libjstest.a $(wildcard native-tests/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CCLD ($(VARIANT)) $@"
 	@$(CC) $(ALL_CFLAGS) -Wno-error=unused-function -o $@ $< $(TDIR)/libjstest.a $(LDLIBS) $(AGENT_LDLIBS) -lcmocka
@@ -173,7 +173,8 @@ test: deps
 demo: deps all
 	@sh java-test-harness/demo.sh
 
-# The SkyWalking loop on the demo: test backend, task created, profiled, uploaded, analysis printed (about 30 s).
+# The SkyWalking loop on the demo: test backend, tasks created (async-profiler, pprof), profiled, uploaded, analysis
+# printed (about a minute and a half).
 demo-task: deps all
 	@/usr/bin/python3 java-test-harness/backend/demo_task.py
 
@@ -275,3 +276,8 @@ event-cost: all
 
 wall-idle: all
 	@sh bench/wall_idle.sh
+
+# ---- what tracing thread starts (pprof THREADCREATE tasks) costs a Thread.start, JDK 17 and 25 ----
+.PHONY: thread-starts
+thread-starts: all
+	@sh bench/thread_starts.sh

@@ -866,7 +866,7 @@ static void test_unfinished_chunk(void **state)
 /* ---- a recording cut inside its third chunk (made by the project's writer) ------------------------------ */
 
 /* Writer source: trace id has one frame, method id; every thread is "main". */
-static int cut_trace(void *ctx, uint32_t id, js_jfr_frame *out, int max, int *truncated)
+static int cut_trace(void *ctx, uint64_t id, js_jfr_frame *out, int max, int *truncated)
 {
     *truncated = 0;
     out[0] = (js_jfr_frame){id, -1, -1, 1};
