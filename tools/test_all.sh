@@ -8,9 +8,6 @@
 #    and alone where a check judges time or CPU shares).
 # 4. backend: the SkyWalking task client against the grpcio test backend (timing and CPU matter to its size plan).
 # 5. readers: the JFR, pprof and browser checks, side by side.
-# 6. stress: the short form of the stress run on JDK 25 (bench/stress.py --smoke, about a minute: every hard case
-#    of a JVM at once while the Java API, attach and a backend task start, dump and stop sessions; make stress runs
-#    it for hours on both JDKs).
 # Stops at the first phase that fails.
 set -eu
 cd "$(dirname "$0")/.."
@@ -39,7 +36,6 @@ phase native $MAKE --no-print-directory -j3 -O check-layers native-test check-as
 phase java $MAKE --no-print-directory java-test
 phase backend $MAKE --no-print-directory backend-test
 phase readers $MAKE --no-print-directory -j3 -O jfr-test pprof-test browser-test
-phase stress $MAKE --no-print-directory stress-smoke STRESS_JDKS=25
 
 echo "total $(($(date +%s) - total))" >> "$times"
 echo
