@@ -165,6 +165,11 @@ static void test_exec_args(void **state)
     assert_string_equal(o.event, "cpu");
     assert_int_equal(o.interval_ns, 1000000); /* bare interval: ns, as async-profiler reads it */
     assert_non_null(strstr(o.notes, "ctimer sampled by the cpu engine"));
+    /* an option that does not fit with the others is refused, never dropped (the task would run without it) */
+    char big[700];
+    snprintf(big, sizeof big, "event=cpu,include=%0590d", 7);
+    assert_int_equal(js_task_parse_exec(big, &o, err, sizeof err), -1);
+    assert_non_null(strstr(err, "too long: include=000"));
     /* several events, as the SkyWalking UI writes them: the execution event, the others as options */
     assert_int_equal(js_task_parse_exec("event=cpu,alloc,lock=10us,interval=5ms", &o, err, sizeof err), 0);
     assert_string_equal(o.event, "cpu");
@@ -280,6 +285,11 @@ static void test_plan(void **state)
     iv = js_plan_interval_pprof(1000000, 16.0, 900, 256u << 10, &est);
     assert_true(iv > 1000000);
     assert_true(est <= (256u << 10) * 0.80 + 1);
+    /* /proc/PID/stat: the fields after the command name's last ')'; a text that ends there is refused, never read
+     * past its end (here: the fields after the terminator must not count) */
+    assert_int_equal(js_plan_stat_cpu_ns("42 (a) b) S 1 42 42 0 -1 0 0 0 0 0 250 50 0", 100), 3000000000LL);
+    static const char cut[] = "42 (x)\0S 1 42 42 0 -1 0 0 0 0 0 250 50 0";
+    assert_int_equal(js_plan_stat_cpu_ns(cut, 100), -1);
 }
 
 /* A fresh private taskdir under /tmp. */

@@ -6,7 +6,7 @@
  * string encoding, nested structs, arrays and pool references. Fault switches break one thing at a time;
  * each malformed input must fail with "NAME: offset N: phrase" at the expected offset. Also: multi-chunk
  * files, filters, the JSON tree (exact text, escaping, allocation split) and a replay of the fuzzing corpus
- * and crash reproducers (native-tests/fuzz-corpus/jfr*), which must read or fail cleanly.
+ * and crash reproducers (native-tests/fuzz-corpus/jfr_read*), which must read or fail cleanly.
  *
  * With JFR_TEST_SEEDS=DIR set, the valid built files are also written to DIR (the fuzzer's seeds).
  */
@@ -1188,8 +1188,8 @@ static void replay_dir(const char *sub)
 /* Seeds and crash reproducers found by fuzzing read or fail with a clean error. */
 static void test_corpus_replay(void **state)
 {
-    replay_dir("jfr");
-    replay_dir("jfr-crashes");
+    replay_dir("jfr_read");
+    replay_dir("jfr_read-crashes");
 }
 
 /* ---- JSON tree --------------------------------------------------------------------------------------- */

@@ -44,6 +44,10 @@ typedef struct {
 /* Read ExecArgs the way the SkyWalking UI writes them ("event=cpu,alloc,interval=5ms"). 0, or -1 with
  * err naming every token jsampler cannot honour. */
 int js_task_parse_exec(const char *exec, js_task_opts *o, char *err, size_t errlen);
+/* The dispatcher's start command of one recording segment: o's event, interval (when timed), kinds and
+ * passed-through options, the size cap and the file. 0, or -1 when it does not fit len bytes. */
+int js_task_start_command(const js_task_opts *o, long long interval_ns, uint64_t max_bytes, const char *file,
+                          char *cmd, size_t len);
 
 /* ---- pprof_task.c: PprofTaskQuery commands and what serves each event (pure) ---- */
 
@@ -104,6 +108,8 @@ int js_pprof_task_plan(const js_pprof_task *t, js_pprof_plan *p, char *err, size
 
 /* Process CPU time (user + system) in ns, from /proc/self/stat; -1 if unreadable. */
 long long js_plan_process_cpu_ns(void);
+/* The same from a /proc/PID/stat text and the clock ticks per second; -1 if malformed or out of range. */
+long long js_plan_stat_cpu_ns(const char *stat, long hz);
 /* The interval (ns) to record at: requested, or longer when cpus busy CPUs sampled for duration_s
  * would not fit the budget of upload_max. *est gets the expected bytes at that interval. */
 long long js_plan_interval(long long requested_ns, double cpus, long long duration_s, uint64_t upload_max,
@@ -165,6 +171,13 @@ int js_sw_unary(js_sw_client *s, const char *path, const ProtobufCMessage *msg, 
 int js_sw_heartbeat(js_sw_client *s, int properties, char *err, size_t errlen);
 /* getAsyncProfilerTaskCommands: up to max tasks into out (*n). The gRPC status; err. */
 int js_sw_poll(js_sw_client *s, long long last_ms, js_sw_task *out, int max, int *n, char *err, size_t errlen);
+/* The tasks of a getAsyncProfilerTaskCommands answer (a packed Commands message): its AsyncProfilerTaskQuery
+ * commands read into out, up to max (*n; one that cannot be read has t->invalid set), the other commands
+ * ignored. 0, or -1 with err when the bytes are not a Commands message. */
+int js_sw_read_commands(const uint8_t *msg, size_t len, js_sw_task *out, int max, int *n, char *err, size_t errlen);
+/* What the answer to an upload's metadata says: 1 the server refuses the recording as too large
+ * (TERMINATED_BY_OVERSIZE), 0 go on, -1 not an AsyncProfilerCollectionResponse message. */
+int js_sw_read_collect_answer(const uint8_t *msg, size_t len);
 
 /* What differs between the two collect services (AsyncProfilerTask, PprofTask): the messages, equal in layout but
  * distinct types, and what makes a file whole. */

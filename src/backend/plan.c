@@ -1,6 +1,7 @@
 /* plan.c - see backend_int.h: a sampling interval whose recording fits the upload limit. */
 #include "backend_int.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -16,12 +17,18 @@ long long js_plan_process_cpu_ns(void)
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
     buf[n] = 0;
-    const char *p = strrchr(buf, ')'); /* the command name may hold spaces */
+    return js_plan_stat_cpu_ns(buf, sysconf(_SC_CLK_TCK));
+}
+
+long long js_plan_stat_cpu_ns(const char *stat, long hz)
+{
+    const char *p = strrchr(stat, ')'); /* the command name may hold spaces and parentheses */
     unsigned long long ut = 0, st = 0;
-    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2) return -1;
-    long hz = sysconf(_SC_CLK_TCK);
+    if (!p || !p[1] || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+        return -1;
     if (hz <= 0) hz = 100;
-    return (long long)((ut + st) * (1000000000ULL / (unsigned long long)hz));
+    unsigned long long ticks = ut + st < ut ? ULLONG_MAX : ut + st, per = 1000000000ULL / (unsigned long long)hz;
+    return per && ticks > (unsigned long long)LLONG_MAX / per ? -1 : (long long)(ticks * per);
 }
 
 /* The interval for a format of per_sample bytes a sample and fixed bytes. */

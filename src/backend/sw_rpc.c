@@ -142,11 +142,18 @@ int js_sw_poll(js_sw_client *s, long long last_ms, js_sw_task *out, int max, int
     int st = js_sw_unary(s, "/skywalking.v10.AsyncProfilerTask/getAsyncProfilerTaskCommands", &q.base, &resp, &len,
                          err, errlen);
     if (st != JS_GRPC_OK) return st;
-    Skywalking__V3__Commands *cmds = skywalking__v3__commands__unpack(NULL, len, resp);
+    int rc = js_sw_read_commands(resp, len, out, max, n, err, errlen);
     free(resp);
+    return rc == 0 ? JS_GRPC_OK : JS_GRPC_INTERNAL;
+}
+
+int js_sw_read_commands(const uint8_t *msg, size_t len, js_sw_task *out, int max, int *n, char *err, size_t errlen)
+{
+    *n = 0;
+    Skywalking__V3__Commands *cmds = skywalking__v3__commands__unpack(NULL, len, msg);
     if (!cmds) {
         snprintf(err, errlen, "the task answer is not a valid Commands message (%zu bytes)", len);
-        return JS_GRPC_INTERNAL;
+        return -1;
     }
     for (size_t i = 0; i < cmds->n_commands && *n < max; i++) {
         const Skywalking__V3__Command *c = cmds->commands[i];
@@ -155,7 +162,17 @@ int js_sw_poll(js_sw_client *s, long long last_ms, js_sw_task *out, int max, int
         (*n)++;
     }
     skywalking__v3__commands__free_unpacked(cmds, NULL);
-    return JS_GRPC_OK;
+    return 0;
+}
+
+int js_sw_read_collect_answer(const uint8_t *msg, size_t len)
+{
+    Skywalking__V10__AsyncProfilerCollectionResponse *r =
+        skywalking__v10__async_profiler_collection_response__unpack(NULL, len, msg);
+    if (!r) return -1;
+    int oversize = r->type == SKYWALKING__V10__ASYNC_PROFILING_STATUS__TERMINATED_BY_OVERSIZE;
+    skywalking__v10__async_profiler_collection_response__free_unpacked(r, NULL);
+    return oversize;
 }
 
 /* The first AsyncProfilerData message (metadata, and the error text of an error report) or a content slice,
@@ -187,17 +204,6 @@ static size_t jfr_pack(const js_spool_entry *e, const char *error, int64_t size,
     return n <= cap ? skywalking__v10__async_profiler_data__pack(&d, buf) : 0;
 }
 
-/* The answer to the metadata: 0 go ahead, 1 too large, -1 unreadable. */
-static int jfr_answer(const uint8_t *m, size_t len)
-{
-    Skywalking__V10__AsyncProfilerCollectionResponse *r =
-        skywalking__v10__async_profiler_collection_response__unpack(NULL, len, m);
-    if (!r) return -1;
-    int oversize = r->type == SKYWALKING__V10__ASYNC_PROFILING_STATUS__TERMINATED_BY_OVERSIZE;
-    skywalking__v10__async_profiler_collection_response__free_unpacked(r, NULL);
-    return oversize;
-}
-
 /* A whole JFR file: its magic and at least a chunk header. */
 static int jfr_whole(int fd, int64_t size, char *why, size_t whylen)
 {
@@ -207,7 +213,7 @@ static int jfr_whole(int fd, int64_t size, char *why, size_t whylen)
     return -1;
 }
 
-const js_collect_codec js_jfr_codec = {"/skywalking.v10.AsyncProfilerTask/collect", "recording", jfr_pack, jfr_answer,
+const js_collect_codec js_jfr_codec = {"/skywalking.v10.AsyncProfilerTask/collect", "recording", jfr_pack, js_sw_read_collect_answer,
                                        jfr_whole};
 
 /* Pack and send one message (last: the request ends with it). */

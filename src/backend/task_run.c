@@ -62,11 +62,10 @@ static int start_segment(js_run *r, long long iv, uint64_t max_bytes, char *why,
     char cmd[2048], reply[REPLY_MAX];
     size_t stem = strlen(r->jfr) - 4; /* without ".jfr" */
     snprintf(r->seg_path[r->nseg], sizeof r->seg_path[0], "%.*s.seg%d.jfr", (int)stem, r->jfr, r->nseg);
-    char ivopt[48] = "";
-    if (r->opts.timed) snprintf(ivopt, sizeof ivopt, ",interval=%lld", iv);
-    snprintf(cmd, sizeof cmd, "start,event=%s%s%s%s,jfrmaxsize=%llu,file=%s%s%s", r->opts.event, ivopt,
-             r->opts.kinds[0] ? "," : "", r->opts.kinds, (unsigned long long)max_bytes, r->seg_path[r->nseg],
-             r->opts.extra[0] ? "," : "", r->opts.extra);
+    if (js_task_start_command(&r->opts, iv, max_bytes, r->seg_path[r->nseg], cmd, sizeof cmd) != 0) {
+        snprintf(why, whylen, "the start command for %s is longer than %zu bytes", r->seg_path[r->nseg], sizeof cmd);
+        return -1;
+    }
     if (js_run_dispatch(r->host, cmd, reply, sizeof reply) != 0) {
         snprintf(why, whylen, "the profiler refused to start: %s", reply);
         return -1;
