@@ -139,6 +139,7 @@ public final class IntegrationTest {
         safely("unload-churn", this::unloadChurn);
         WalkerChecks walker = new WalkerChecks(this);
         safely("walker-poly", walker::polymorphic);
+        safely("walker-shapes", walker::shapes);
         safely("walker-stress", walker::stress);
         safely("truncated-stacks", walker::truncation);
         AttachChecks attach = new AttachChecks(this);

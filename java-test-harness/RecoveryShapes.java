@@ -1,3 +1,5 @@
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
@@ -12,6 +14,7 @@ import java.util.zip.CRC32C;
 import javax.crypto.Cipher;
 import javax.crypto.spec.IvParameterSpec;
 import javax.crypto.spec.SecretKeySpec;
+import jsampler.JSampler;
 
 /**
  * Compiled Java that spends its time outside Java code without leaving the Java thread state, the places a stack
@@ -25,24 +28,38 @@ import javax.crypto.spec.SecretKeySpec;
  * multiplication, Base64, Math functions, StringBuilder, {@code Arrays.fill} and {@code copyOf}, String coding.</li>
  * </ul>
  *
- * <p>Usage: {@code java RecoveryShapes time|intrinsics [seconds=5] [threads=2]}; prints
- * {@code RecoveryShapes done mode=M threads=T calls=N checksum=X}.
+ * <p>Usage: {@code java RecoveryShapes time|intrinsics [seconds=5] [threads=2] [minCpuSeconds=0] [warmupSeconds=0
+ * profilerOptions]}. With profiler options the workers first run {@code warmupSeconds} unprofiled (class loading,
+ * first compilations and their deoptimizations done), then the profiler, loaded idle by {@code -agentpath}, is started
+ * through {@link JSampler} with those options and stopped at the end. The measured part ends once {@code seconds}
+ * have passed and the workers used {@code minCpuSeconds} of CPU in it (at most three times {@code seconds}: on a
+ * busy machine a profile still gets its samples). Prints
+ * {@code RecoveryShapes done mode=M threads=T calls=N cpu_ms=C checksum=X} (calls and CPU of the measured part).
  */
 public final class RecoveryShapes {
+    static final ThreadMXBean MX = ManagementFactory.getThreadMXBean();
     static final AtomicLong calls = new AtomicLong();
     static final AtomicLong checksum = new AtomicLong();
+    static final AtomicLong cpuNanos = new AtomicLong();
+    static volatile boolean measuring;
+    static volatile long softEnd, hardEnd;
+    static long minCpuNanos;
 
     public static void main(String[] args) throws Exception {
         String mode = args.length > 0 ? args[0] : "time";
         double seconds = args.length > 1 ? Double.parseDouble(args[1]) : 5.0;
         int threads = args.length > 2 ? Integer.parseInt(args[2]) : 2;
-        long end = System.nanoTime() + (long) (seconds * 1e9);
+        double minCpuSeconds = args.length > 3 ? Double.parseDouble(args[3]) : 0.0;
+        double warmupSeconds = args.length > 4 ? Double.parseDouble(args[4]) : 0.0;
+        String profilerOptions = args.length > 5 ? args[5] : null;
+        MX.setThreadCpuTimeEnabled(true);
+        minCpuNanos = (long) (minCpuSeconds * 1e9);
         Thread[] workers = new Thread[threads];
         for (int i = 0; i < threads; i++) {
             Runnable body;
             switch (mode) {
-                case "time": body = () -> timeLoop(end); break;
-                case "intrinsics": body = () -> intrinsicsLoop(end); break;
+                case "time": body = RecoveryShapes::timeLoop; break;
+                case "intrinsics": body = RecoveryShapes::intrinsicsLoop; break;
                 default: throw new IllegalArgumentException("mode must be time or intrinsics: " + mode);
             }
             workers[i] = new Thread(body, "shapes-" + mode + "-" + i);
@@ -52,20 +69,53 @@ public final class RecoveryShapes {
             });
             workers[i].start();
         }
+        Thread.sleep((long) (warmupSeconds * 1000));
+        if (profilerOptions != null) {
+            System.out.println("profiler: " + JSampler.getInstance().start(profilerOptions));
+        }
+        long start = System.nanoTime();
+        softEnd = start + (long) (seconds * 1e9);
+        hardEnd = start + (long) (3 * seconds * 1e9);
+        measuring = true;
         for (Thread w : workers) {
             w.join();
         }
+        if (profilerOptions != null) {
+            System.out.println("profiler: " + JSampler.getInstance().stop());
+        }
         System.out.println("RecoveryShapes done mode=" + mode + " threads=" + threads + " calls=" + calls.get()
-                + " checksum=" + Long.toHexString(checksum.get()));
+                + " cpu_ms=" + cpuNanos.get() / 1_000_000 + " checksum=" + Long.toHexString(checksum.get()));
     }
 
-    /** Rounds of clock reads until end. */
-    static void timeLoop(long end) {
-        long acc = 0, n = 0;
-        while (System.nanoTime() < end) {
-            acc += clocks(4096);
-            n += 4096;
+    /**
+     * True once the run may end: called by a worker after each round. cpu[0] is the worker's CPU time when the
+     * measured part began (its last round before), cpu[1] what of it was added to the total.
+     */
+    static boolean done(long[] cpu) {
+        long now = MX.getCurrentThreadCpuTime();
+        if (!measuring) {
+            cpu[0] = now;
+            return false;
         }
+        long total = cpuNanos.addAndGet(now - cpu[0] - cpu[1]);
+        cpu[1] = now - cpu[0];
+        long t = System.nanoTime();
+        return t >= hardEnd || (t >= softEnd && total >= minCpuNanos);
+    }
+
+    /** Rounds of clock reads: a wait for the next millisecond spinning on currentTimeMillis (as a timeout loop
+     *  does), then a run of nanoTime and currentTimeMillis reads. */
+    static void timeLoop() {
+        long[] cpu = {MX.getCurrentThreadCpuTime(), 0};
+        long acc = 0, n = 0;
+        do {
+            long t = System.currentTimeMillis(), spins = 0;
+            while (System.currentTimeMillis() == t) {
+                spins++;
+            }
+            acc += spins + clocks(1024);
+            n += measuring ? spins + 2048 : 0;
+        } while (!done(cpu));
         calls.addAndGet(n);
         checksum.accumulateAndGet(acc, (x, y) -> x ^ y);
     }
@@ -80,27 +130,33 @@ public final class RecoveryShapes {
         return acc;
     }
 
-    /** Rounds of the intrinsic mix until end. */
-    static void intrinsicsLoop(long end) {
+    /** Rounds of the intrinsic mix. */
+    static void intrinsicsLoop() {
+        long[] cpu = {MX.getCurrentThreadCpuTime(), 0};
         Mix m;
         try {
             m = new Mix();
         } catch (GeneralSecurityException e) {
             throw new IllegalStateException(e);
         }
-        long acc = 0, n = 0;
-        while (System.nanoTime() < end) {
-            acc += m.round(n);
-            n++;
-        }
-        calls.addAndGet(n);
+        long acc = 0, n = 0, before = 0;
+        do {
+            if (!measuring) {
+                before = n;
+            }
+            for (int i = 0; i < 64; i++, n++) {
+                acc += m.round(n);
+            }
+        } while (!done(cpu));
+        calls.addAndGet(n - before);
         checksum.accumulateAndGet(acc, (x, y) -> x ^ y);
     }
 
     /**
      * One thread's buffers and engines for the intrinsic mix. Results go into preallocated buffers where the JDK
-     * offers it, so the mix allocates a few hundred bytes a round: allocation's slow path (a call into the VM,
-     * under its own thread state) is not the shape this workload is about.
+     * offers it and the allocating intrinsics run every eighth round, so the mix allocates some tens of bytes a
+     * round: allocation's slow path (a call into the VM under the VM's thread state, where AsyncGetCallTrace
+     * needs a frame anchor HotSpot completes only lazily) is another shape than the one this workload is about.
      */
     static final class Mix {
         final byte[] bytes = new byte[4096];
@@ -114,6 +170,7 @@ public final class RecoveryShapes {
         final byte[] encoded = new byte[2048];
         final byte[] digest = new byte[32];
         final String[] words = new String[64];
+        final String[] needles = new String[64];
         final StringBuilder sb = new StringBuilder(256);
         final CRC32 crc = new CRC32();
         final CRC32C crcc = new CRC32C();
@@ -139,6 +196,9 @@ public final class RecoveryShapes {
             for (int i = 0; i < words.length; i++) {
                 words[i] = new String(chars, i, 200 + i);
             }
+            for (int i = 0; i < needles.length; i++) {
+                needles[i] = words[(i + 1) & 63].substring(150, 153); /* short: indexOf copies it to the stack */
+            }
             byte[] key = new byte[16];
             r.nextBytes(key);
             aes.init(Cipher.ENCRYPT_MODE, new SecretKeySpec(key, "AES"), new IvParameterSpec(new byte[16]));
@@ -155,7 +215,9 @@ public final class RecoveryShapes {
             System.arraycopy(ints, k, ints, 512, 256 + k);
             System.arraycopy(longs, 0, longs, 256, 128 + k);
             System.arraycopy(objects, 0, objects, 128, 64 + k);
-            acc += Arrays.copyOf(ints, 16 + k)[k] + Arrays.copyOfRange(bytes, k, 48 + k).length;
+            if ((n & 7) == 0) {
+                acc += Arrays.copyOf(ints, 16 + k)[k] + Arrays.copyOfRange(bytes, k, 48 + k).length;
+            }
             Arrays.fill(longs, 0, 200, n);
             Arrays.fill(bytes, 3000, 3500, (byte) n);
             // equality, comparison and search (array equals, mismatch, String intrinsics)
@@ -164,7 +226,7 @@ public final class RecoveryShapes {
             acc += Arrays.compare(bytes, 0, 2000, other, 0, 2000);
             String a = words[k], b = words[(k + 1) & 63];
             acc += a.equals(b) ? 3 : 4;
-            acc += a.compareTo(b) + a.indexOf("zq") + a.indexOf(b.substring(150, 153)) + a.hashCode();
+            acc += a.compareTo(b) + a.indexOf("zq") + a.indexOf(needles[k]) + a.hashCode();
             // checksums (CRC32, CRC32C and Adler32 stubs)
             crc.reset();
             crc.update(bytes, k, 4000);
@@ -197,7 +259,9 @@ public final class RecoveryShapes {
                 sb.append(a, i, i + 12).append(i).append(',');
             }
             acc += sb.length() + sb.indexOf(",");
-            acc += new String(chars, k, 40).length() + new String(bytes, k, 40, StandardCharsets.ISO_8859_1).hashCode();
+            if ((n & 7) == 0) {
+                acc += new String(chars, k, 40).length() + new String(bytes, k, 40, StandardCharsets.ISO_8859_1).hashCode();
+            }
             return acc;
         }
     }

@@ -165,7 +165,7 @@ static void test_init(void **state UNUSED)
 /* ---- tables built here ---------------------------------------------------------------------------------- */
 
 /* One object: text (never read) and a read-only image of .eh_frame_hdr, its table, one CIE and one FDE. */
-static uint8_t text[256];
+static uint8_t text[256] __attribute__((aligned(16)));
 static uint8_t img[512] __attribute__((aligned(8)));
 enum { HDR = 0, CIE = 64, FDE = 128 };
 static size_t fde_end;
@@ -272,6 +272,27 @@ static void test_built_refused_rules(void **state UNUSED)
     assert_int_equal(r.sp, (uintptr_t)&stk[1]);
 }
 
+/* The GNU linker's lazy-binding PLT: its one CFA expression (rsp + 8, + 8 once the entry pushed its index). */
+static void test_built_plt(void **state UNUSED)
+{
+    static const uint8_t plt[] = {0x0f, 11, 0x77, 0x08, 0x80, 0x00, 0x3f, 0x1a, 0x3b, 0x2a, 0x33, 0x24, 0x22};
+    build(plt, sizeof plt);
+    assert_int_equal(add_img(fde_end), 0);
+    js_regs r;
+    assert_int_equal(step_at(16, 1, &r), JS_CFI_OK); /* at the entry's jmp *GOT: the return address on top */
+    assert_int_equal(r.pc, 0x5555);
+    assert_int_equal(r.sp, (uintptr_t)&stk[1]);
+    assert_int_equal(step_at(16 + 11, 1, &r), JS_CFI_OK); /* after its push: one word more */
+    assert_int_equal(r.pc, 0xaaaa);
+    assert_int_equal(r.sp, (uintptr_t)&stk[2]);
+    uint8_t other[sizeof plt];
+    memcpy(other, plt, sizeof plt);
+    other[3] = 0x10; /* any other expression is refused */
+    build(other, sizeof other);
+    assert_int_equal(add_img(fde_end), 0);
+    assert_int_equal(step_at(16, 1, &r), JS_CFI_BAD);
+}
+
 /* Corrupt headers, tables, CIEs and FDEs: refused at registration or at the step, never read out of the image. */
 static void test_built_corrupt(void **state UNUSED)
 {
@@ -339,6 +360,7 @@ int main(void)
         cmocka_unit_test(test_init),
         cmocka_unit_test(test_built_table),
         cmocka_unit_test(test_built_refused_rules),
+        cmocka_unit_test(test_built_plt),
         cmocka_unit_test(test_built_corrupt),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -187,8 +187,14 @@ typedef struct {
     int64_t off;
 } rule;
 
+/* The one CFA expression read: the GNU linker's for its lazy-binding PLT entries (`jmp *GOT; push index; jmp
+ * PLT0`), CFA = rsp + 8, plus 8 once the entry's push has run (the pc's low four bits at 11 or more):
+ * breg7 8; breg16 0; lit15; and; lit11; ge; lit3; shl; plus. */
+static const uint8_t PLT_EXPR[] = {0x77, 0x08, 0x80, 0x00, 0x3f, 0x1a, 0x3b, 0x2a, 0x33, 0x24, 0x22};
+enum { CFA_PLT = 100 };
+
 typedef struct {
-    int cfa_reg; /* REG_RSP or REG_RBP; -1 when it is an expression or another register */
+    int cfa_reg; /* REG_RSP, REG_RBP, CFA_PLT; -1 when it is another expression or another register */
     int64_t cfa_off;
     rule rbp, ra;
 } row;
@@ -278,10 +284,15 @@ static int run(cursor *c, const cie_info *ci, const cfi_object *o, row *r, const
                 r->cfa_reg = reg == REG_RSP || reg == REG_RBP ? (int)reg : -1;
                 break;
             case 0x0e: r->cfa_off = (int64_t)rd_uleb(c); break; /* def_cfa_offset */
-            case 0x0f:                                          /* def_cfa_expression */
-                skip(c, rd_uleb(c));
-                r->cfa_reg = -1;
+            case 0x0f: { /* def_cfa_expression */
+                uint64_t n = rd_uleb(c);
+                uintptr_t e = c->p;
+                skip(c, n);
+                r->cfa_reg = !c->bad && n == sizeof PLT_EXPR && !memcmp((const void *)e, PLT_EXPR, sizeof PLT_EXPR)
+                                 ? CFA_PLT
+                                 : -1;
                 break;
+            }
             case 0x10: /* expression */
             case 0x16: /* val_expression */
                 reg = rd_uleb(c);
@@ -398,8 +409,9 @@ int js_cfi_step(const js_safe_range *st, js_regs *r, int interrupted)
     int rc = row_at(o, fde, pc, &w);
     if (rc != JS_CFI_OK) return rc;
     if (w.cfa_reg < 0 || w.ra.kind != RULE_OFFSET || w.rbp.kind == RULE_OTHER) return JS_CFI_BAD;
-    uintptr_t base = w.cfa_reg == REG_RSP ? r->sp : r->fp;
+    uintptr_t base = w.cfa_reg == REG_RBP ? r->fp : r->sp;
     uintptr_t cfa = base + (uintptr_t)w.cfa_off, ret, fp = r->fp;
+    if (w.cfa_reg == CFA_PLT) cfa = r->sp + 8 + ((r->pc & 15) >= 11 ? 8 : 0);
     if (cfa <= r->sp || cfa > st->hi) return JS_CFI_BAD; /* the caller's frame is above this one, on this stack */
     if (stack_word(st, cfa + (uintptr_t)w.ra.off, &ret) != 0) return JS_CFI_BAD;
     uintptr_t fp_slot = cfa + (uintptr_t)w.rbp.off;
