@@ -13,11 +13,13 @@ CFLAGS_COMMON := -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter
 CFLAGS   ?= -O2
 ALL_CFLAGS = $(CFLAGS_COMMON) $(CFLAGS)
 LDLIBS   := -lpthread -ldl -lrt -lm
-AGENT_LDLIBS := -lcurl -lprotobuf-c -lunwind-x86_64 -lunwind
+AGENT_LDLIBS := -lcurl -lprotobuf-c -lz -lunwind-x86_64 -lunwind
+TOOL_LDLIBS  := -lprotobuf-c -lz
 
 # Layers, one folder each (docs/ARCHITECTURE.md; `make check-layers` keeps them honest):
 #   util < sample < engine < core < agent;  util < output < jfr < core;  util < attach;  util < backend < agent;
-#   tool = attach + output + jfr + util. The backend's wire messages are generated from proto/ by protoc-c.
+#   tool = attach + output + jfr + util. The backend's wire messages and the pprof profile (output/) are generated
+#   from proto/ by protoc-c.
 # The CLI links the pure-C layers; the agent links everything. New files need no edit here.
 COMMON_SRCS := $(wildcard src/util/*.c src/output/*.c src/jfr/*.c) src/core/args.c
 PROTOS      := $(wildcard proto/*/*.proto)
@@ -27,13 +29,14 @@ AGENT_SRCS  := $(wildcard src/sample/*.c src/engine/*.c src/agent/*.c src/backen
                $(filter-out src/core/args.c,$(wildcard src/core/*.c))
 TOOL_SRCS   := $(wildcard src/tool/*.c src/attach/*.c)
 JFR_READ_SRCS  := $(wildcard src/jfr/jfr_read*.c src/jfr/jfr_meta_read*.c)
-JFR_WRITE_SRCS := $(wildcard src/jfr/jfr_write*.c) src/jfr/jfr_meta.c src/jfr/jfr_pool.c
+JFR_WRITE_SRCS := $(wildcard src/jfr/jfr_write*.c) src/jfr/jfr_meta.c src/jfr/jfr_pool.c src/util/safefile.c
 TREE_SRCS      := src/output/calltree.c src/output/out_tree.c src/output/out_json.c
 
 COMMON_OBJS := $(COMMON_SRCS:src/%.c=$(BUILD)/obj/%.o)
 AGENT_OBJS  := $(AGENT_SRCS:src/%.c=$(BUILD)/obj/%.o)
 TOOL_OBJS   := $(TOOL_SRCS:src/%.c=$(BUILD)/obj/%.o)
 PB_OBJS     := $(PB_SRCS:$(BUILD)/gen/proto/%.c=$(BUILD)/obj/proto/%.o)
+PPROF_PB_OBJ := $(BUILD)/obj/proto/pprof/profile.pb-c.o
 GEN_HDRS    := $(BUILD)/gen/flamegraph_html.h $(PB_HDRS)
 
 LIB  := $(BUILD)/libjsampler.so
@@ -42,7 +45,7 @@ JAR  := $(BUILD)/jsampler.jar
 JAVA_SRCS := $(wildcard src/java/jsampler/*.java)
 
 .PHONY: all deps test demo demo-task clean check-layers check-tsan native-test check-asan java-test backend-test jfr-test \
-        browser-test bench bench-smoke
+        pprof-test browser-test bench bench-smoke
 all: $(LIB) $(TOOL) $(JAR)
 
 # Header dependencies are tracked by the compiler (-MMD); the generated page header is an order-only prerequisite.
@@ -76,12 +79,12 @@ $(JAR): $(JAVA_SRCS)
 	$(JAVA_HOME)/bin/javac --release 8 -Xlint:-options -d $(BUILD)/java-api $(JAVA_SRCS)
 	$(JAVA_HOME)/bin/jar --create --file $@ -C $(BUILD)/java-api .
 
-$(TOOL): $(TOOL_OBJS) $(COMMON_OBJS)
-	$(CC) -o $@ $^ $(LDLIBS)
+$(TOOL): $(TOOL_OBJS) $(COMMON_OBJS) $(PPROF_PB_OBJ)
+	$(CC) -o $@ $^ $(LDLIBS) $(TOOL_LDLIBS)
 
 # ---- dependencies: install missing Debian packages without asking ----
-DEB_PKGS := libunwind-dev libprotobuf-c-dev protobuf-c-compiler libcurl4-openssl-dev libcmocka-dev \
-            pkg-config chromium nodejs npm jattach python3-grpcio python3-grpc-tools python3-protobuf openssl
+DEB_PKGS := libunwind-dev libprotobuf-c-dev protobuf-c-compiler libcurl4-openssl-dev libcmocka-dev zlib1g-dev \
+            pkg-config chromium nodejs npm jattach python3-grpcio python3-grpc-tools python3-protobuf openssl golang-go
 deps:
 	@sh tools/deps.sh $(DEB_PKGS)
 
@@ -100,9 +103,13 @@ check-asan: deps
 # Each variant (plain, asan) compiles the library sources once into build/tests-VARIANT/libjstest.a.
 TDIR = $(BUILD)/tests-$(VARIANT)
 TEST_OBJS = $(TEST_LIB_SRCS:src/%.c=$(TDIR)/obj/%.o)
+# Suites that time what they check (timer periods, bounded waits, deadlines) take a lock, so that the variants, which
+# make test runs side by side, never run two of them at once.
+TIMED_TESTS := test_engines test_sampler test_session test_backend_live
 run-native-tests: $(NATIVE_TESTS:%=$(BUILD)/tests-$(VARIANT)/%)
-	@set -e; pass=0; for t in $^; do echo "== $$t"; ./$$t; pass=$$((pass+1)); done; \
-	 echo "native tests ($(VARIANT)): $$pass suites passed"
+	@set -e; pass=0; for t in $^; do echo "== $$t"; \
+	   case " $(TIMED_TESTS) " in *" $$(basename $$t) "*) flock $(BUILD)/.timed-tests.lock ./$$t ;; *) ./$$t ;; esac; \
+	   pass=$$((pass+1)); done; echo "native tests ($(VARIANT)): $$pass suites passed"
 
 $(TDIR)/obj/%.o: src/%.c | $(GEN_HDRS)
 	@mkdir -p $(dir $@)
@@ -146,6 +153,11 @@ jfr-test: all
 	@sh native-tests/jfr_jdk_check.sh
 	@sh java-test-harness/jfr_check.sh
 
+# pprof: the agent's and the converter's files read by `go tool pprof` and by protobuf as SkyWalking's OAP reads them,
+# with the collapsed output's shares; our reader on what go tool pprof and a Go program's runtime/pprof write.
+pprof-test: all
+	@sh java-test-harness/pprof_check.sh
+
 # The SkyWalking task client end to end: JVMs with the agent against a grpcio test backend (java-test-harness/backend).
 backend-test: all
 	@/usr/bin/python3 java-test-harness/backend/run.py
@@ -154,16 +166,9 @@ browser-test: all
 	@html=$(BUILD)/java-test/profile-jdk17.html; [ -f $$html ] || html=$(BUILD)/java-test/profile-jdk25.html; \
 	 if [ -f $$html ]; then JSAMPLER_HTML=$$html; export JSAMPLER_HTML; fi; sh java-test-harness/browser/run.sh
 
+# Every test, in timed phases (tools/test_all.sh; the seconds per phase in build/test-times.txt).
 test: deps
-	@$(MAKE) --no-print-directory all
-	@$(MAKE) --no-print-directory check-layers
-	@$(MAKE) --no-print-directory native-test
-	@$(MAKE) --no-print-directory check-asan
-	@$(MAKE) --no-print-directory check-tsan
-	@$(MAKE) --no-print-directory java-test
-	@$(MAKE) --no-print-directory backend-test
-	@$(MAKE) --no-print-directory jfr-test
-	@$(MAKE) --no-print-directory browser-test
+	@MAKE="$(MAKE)" sh tools/test_all.sh
 
 demo: deps all
 	@sh java-test-harness/demo.sh
@@ -203,6 +208,20 @@ fuzz-jfr:
 	cd $(FUZZ_DIR) && ./fuzz_jfr_read -max_total_time=$(FUZZ_TIME) -max_len=131072 -timeout=10 -rss_limit_mb=2048 \
 	    -print_final_stats=1 corpus $(CURDIR)/native-tests/fuzz-corpus/jfr
 
+# ---- fuzzing the pprof reader (not part of make test): make fuzz-pprof [FUZZ_TIME=seconds], seeds in
+# native-tests/fuzz-corpus/pprof, what it finds in build/fuzz/corpus-pprof; fixed crashes go to fuzz-corpus/pprof-crashes
+# (test_pprof replays both). ----
+PPROF_FUZZ_SRCS := $(wildcard src/output/pprof_*.c) src/output/profile.c src/output/collapsed_read.c src/output/out_util.c
+.PHONY: fuzz-pprof
+fuzz-pprof: $(BUILD)/gen/proto/pprof/profile.pb-c.c
+	@sh tools/deps.sh clang libclang-rt-14-dev
+	@mkdir -p $(FUZZ_DIR)/corpus-pprof
+	$(FUZZ_CC) -std=gnu11 -g -O1 -D_GNU_SOURCE -Iinclude -I$(BUILD)/gen -I$(BUILD)/gen/proto -fsanitize=fuzzer,address,undefined \
+	    -fno-sanitize-recover=all -o $(FUZZ_DIR)/fuzz_pprof_read native-tests/fuzz_pprof_read.c $(PPROF_FUZZ_SRCS) $< \
+	    -lprotobuf-c -lz
+	cd $(FUZZ_DIR) && ./fuzz_pprof_read -max_total_time=$(FUZZ_TIME) -max_len=131072 -timeout=10 -rss_limit_mb=2048 \
+	    -print_final_stats=1 corpus-pprof $(CURDIR)/native-tests/fuzz-corpus/pprof
+
 # ---- memory soak (not part of make test): 10 minutes at 1 kHz on 8 threads with JFR streaming; see bench/soak.sh ----
 # ---- the agent's own cost on deep stacks with thread churn: see bench/agent_cost.sh ----
 # ---- the stack walker: 10 minutes of WalkStress at 1 kHz (soak-walker); handler cost per walker (walker-cost) ----
@@ -231,6 +250,11 @@ attach-cost: all
 
 agent-cost: all
 	@sh bench/agent_cost.sh
+
+# ---- pprof: one Sample per sample against the aggregated form, sizes and convert times (docs/BENCHMARKS.md) ----
+.PHONY: pprof-size
+pprof-size: all
+	@sh bench/pprof_size.sh
 
 event-cost: all
 	@/usr/bin/python3 bench/event_cost.py

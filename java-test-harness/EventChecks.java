@@ -231,6 +231,14 @@ final class EventChecks {
             IntegrationTest.Run r = t.launch(name, List.of(), "start,event=alloc,alloc=64k,file=" + out,
                     "AllocSplit", "8", "split", "256");
             IntegrationTest.requireCleanExit(r);
+            // A session of VM events takes no signal, and its text output counts bytes, not samples.
+            String start = r.startLine();
+            if (start == null || !start.contains(" signal=none")) {
+                problems.add("the start line of an alloc-only session should say signal=none: " + start);
+            }
+            if (r.agentLines().stream().noneMatch(l -> l.contains("wrote collapsed profile (") && l.contains(" bytes, "))) {
+                problems.add("the alloc profile's 'wrote' line should count bytes: " + r.agentLines());
+            }
             Map<String, String> truth = Tallies.truth(r, "TRUTH ");
             IntegrationTest.Profile p = IntegrationTest.Profile.read(out, r);
             long big = p.samplesContaining("AllocSplit.allocBig");

@@ -6,6 +6,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -23,14 +24,16 @@ import java.util.stream.Stream;
  * Integration driver: launches child JVMs with the agent and checks what they print and write.
  *
  * <pre>
- * java -cp CLASSES IntegrationTest --java JAVA --agent LIBJSAMPLER --classes CLASSES --work DIR
- *      --html OUT.html --label jdk17 [--noperf NOPERF] [--only check,check]
+ * java -cp CLASSES IntegrationTest --java jdk17=JAVA,jdk25=JAVA --agent LIBJSAMPLER --classes CLASSES
+ *      --work DIR [--noperf NOPERF] [--only check,check]
  * </pre>
  *
- * Every child runs in a fresh working directory under {@code --work} with {@code -XX:ErrorFile} pointing into
- * it, is killed after {@value #TIMEOUT_SECONDS} s, and keeps its stdout/stderr/profile there for inspection.
- * Each check prints {@code PASS name} or {@code FAIL name: why}; the last line is {@code N passed, N failed}
- * (plus {@code , N skipped} if any), and the exit status is non-zero on any failure.
+ * One driver per JDK ({@code LABEL=path of its java}); their checks run side by side ({@link CheckRunner}). Every
+ * child runs in a fresh working directory under {@code DIR/LABEL} with {@code -XX:ErrorFile} pointing into it, is
+ * killed after {@value #TIMEOUT_SECONDS} s, and keeps its stdout/stderr/profile there for inspection; the flame
+ * graph the html check writes is {@code DIR/profile-LABEL.html}. Each check prints {@code [LABEL] PASS name} or
+ * {@code [LABEL] FAIL name: why}; each driver's last line is {@code N passed, N failed} (plus {@code , N skipped} if
+ * any), and the exit status is non-zero on any failure.
  */
 public final class IntegrationTest {
     static final long TIMEOUT_SECONDS = 60;
@@ -54,23 +57,28 @@ public final class IntegrationTest {
     private final Path work;
     private final Path html;
     private final Path noperf;
-    private final String label;
+    final String label;
+    private final boolean primary; /* the first JDK: runs the checks of the engines alone too */
     private final Set<String> only;
-    private final List<Run> runs = new ArrayList<>();
+    private final CheckRunner runner;
+    private final List<Run> runs = Collections.synchronizedList(new ArrayList<>());
     private int passed;
     private int failed;
     private int skipped;
 
-    IntegrationTest(Map<String, String> opts) {
-        java = requiredPath(opts, "java");
+    IntegrationTest(Map<String, String> opts, String label, Path java, CheckRunner runner, boolean primary) {
+        this.java = java;
+        this.primary = primary;
         agent = requiredPath(opts, "agent");
         classes = requiredPath(opts, "classes");
         jar = opts.containsKey("jar") ? Path.of(opts.get("jar")).toAbsolutePath() : null;
-        work = requiredPath(opts, "work");
-        html = requiredPath(opts, "html");
+        Path root = requiredPath(opts, "work");
+        work = root.resolve(label);
+        html = root.resolve("profile-" + label + ".html");
         noperf = opts.containsKey("noperf") ? Path.of(opts.get("noperf")).toAbsolutePath() : null;
-        label = opts.getOrDefault("label", "jdk");
+        this.label = label;
         only = opts.containsKey("only") ? new HashSet<>(Arrays.asList(opts.get("only").split(","))) : null;
+        this.runner = runner;
     }
 
     public static void main(String[] args) throws Exception {
@@ -84,14 +92,36 @@ public final class IntegrationTest {
         if (args.length % 2 != 0) {
             usage("missing value after " + args[args.length - 1]);
         }
-        IntegrationTest t = new IntegrationTest(opts);
-        System.exit(t.runAll() ? 0 : 1);
+        if (!opts.containsKey("java")) {
+            usage("--java is required");
+        }
+        CheckRunner runner = new CheckRunner();
+        List<IntegrationTest> drivers = new ArrayList<>();
+        for (String spec : opts.get("java").split(",")) {
+            String[] kv = spec.split("=", 2);
+            if (kv.length != 2) {
+                usage("--java takes LABEL=JAVA[,LABEL=JAVA]: " + spec);
+            }
+            drivers.add(new IntegrationTest(opts, kv[0], Path.of(kv[1]).toAbsolutePath().normalize(), runner,
+                    drivers.isEmpty()));
+        }
+        long start = System.nanoTime();
+        boolean ok = true;
+        for (IntegrationTest t : drivers) {
+            ok &= t.register();
+        }
+        CheckRunner.holdOutput();
+        runner.runAll();
+        for (IntegrationTest t : drivers) {
+            ok &= t.summary(start);
+        }
+        System.exit(ok ? 0 : 1);
     }
 
     static void usage(String why) {
         System.err.println("IntegrationTest: " + why);
-        System.err.println("usage: IntegrationTest --java JAVA --agent LIB --classes DIR --work DIR --html FILE"
-                + " --label NAME [--noperf NOPERF] [--only check,...]");
+        System.err.println("usage: IntegrationTest --java LABEL=JAVA[,LABEL=JAVA] --agent LIB --classes DIR --work DIR"
+                + " [--noperf NOPERF] [--only check,...]");
         System.exit(2);
     }
 
@@ -103,43 +133,55 @@ public final class IntegrationTest {
         return Path.of(v).toAbsolutePath().normalize();
     }
 
-    boolean runAll() throws IOException {
-        long start = System.nanoTime();
+    /** Hands this driver's checks to the runner; false (after saying why) if it cannot run at all. */
+    boolean register() throws IOException {
         System.out.println("== jsampler integration tests (" + label + "): " + java);
         if (!Files.isRegularFile(agent)) {
             fail("agent", "agent library not found: " + agent, List.of());
-            return summary(start);
+            return false;
         }
         Files.createDirectories(work);
+        // Checks that judge time, CPU shares or sample counts against what the machine gives run alone (alone());
+        // the rest share it (safely()). no-hs-err looks at every run, so it comes last. Checks of an engine alone
+        // (its periods, rate and handler budget: accuracy-ctimer, alias-cpu, cpu-no-throttle), which the JDK does
+        // not change, run on the first JDK only (primary); everything the JVM takes part in runs on each.
 
-        safely("accuracy-cpu", () -> accuracy("cpu"));
-        safely("accuracy-ctimer", () -> accuracy("ctimer"));
+        alone("accuracy-cpu", () -> accuracy("cpu"));
+        if (primary) {
+            alone("accuracy-ctimer", () -> accuracy("ctimer"));
+        }
         safely("threads", this::threads);
         safely("churn-cpu", () -> churn("cpu"));
         safely("churn-ctimer", () -> churn("ctimer"));
         safely("bad-option-evnt", () -> badOption("bad-option-evnt", "start,evnt=cpu", "evnt"));
         safely("bad-option-interval", () -> badOption("bad-option-interval", "start,interval=abc", "abc"));
         safely("output-faults", this::unwritableOutput);
+        FaultChecks faults = new FaultChecks(this);
+        safely("output-dir-deleted", faults::dirDeleted);
+        safely("output-disk-full", faults::diskFull);
+        safely("exit-during-dump", faults::exitDuringDump);
         safely("perf-refused-ctimer", this::perfRefused);
         safely("itimer", this::itimer);
         safely("html", this::htmlOutput);
         safely("options", this::optionChecks);
         SessionChecks session = new SessionChecks(this);
-        safely("deep-livelock", session::deepLivelock);
+        alone("deep-livelock", session::deepLivelock);
         safely("sigterm-recording", session::sigtermRecording);
         safely("agentpath-no-command", session::agentpathNoCommand);
         safely("agentpath-twice", session::agentpathTwice);
         safely("include-lines-debug", session::filtersAndDebug);
         safely("loop-files", session::loopFiles);
-        safely("alias-cpu", new SamplingChecks(this)::aliasCpu);
+        if (primary) {
+            alone("alias-cpu", new SamplingChecks(this)::aliasCpu);
+        }
         ApiChecks api = new ApiChecks(this);
         safely("api-cycles", api::cycles);
         safely("api-system-load", api::systemLoad);
         safely("api-exit-race", api::exitRace);
         safely("unload-churn", this::unloadChurn);
         WalkerChecks walker = new WalkerChecks(this);
-        safely("walker-poly", walker::polymorphic);
-        safely("walker-shapes", walker::shapes);
+        alone("walker-poly", walker::polymorphic);
+        alone("walker-shapes", walker::shapes);
         safely("walker-stress", walker::stress);
         safely("truncated-stacks", walker::truncation);
         AttachChecks attach = new AttachChecks(this);
@@ -151,8 +193,13 @@ public final class IntegrationTest {
         safely("attach-other-uid", attach::otherUid);
         safely("attach-namespace", attach::namespace);
         EventChecks events = new EventChecks(this);
-        safely("wall-split", events::wallSplit);
-        safely("alloc-split", events::allocSplit);
+        alone("wall-split", events::wallSplit);
+        LoadChecks load = new LoadChecks(this);
+        alone("wall-loaded", load::wallLoaded);
+        if (primary) {
+            alone("cpu-no-throttle", load::cpuNoThrottle);
+        }
+        alone("alloc-split", events::allocSplit);
         safely("lock-split", events::lockSplit);
         safely("multi-event-jfr", events::multiEventJfr);
         NativeChecks natives = new NativeChecks(this);
@@ -162,12 +209,28 @@ public final class IntegrationTest {
         safely("hw-events", natives::hwEvents);
         safely("wall-filter", natives::wallFilter);
         safely("tracepoint", natives::tracepoint);
-        safely("no-hs-err", this::noCrashes);
-        return summary(start);
+        EnvChecks env = new EnvChecks(this);
+        safely("caps-two-copies", env::capsTwoCopies);
+        safely("thread-rename", env::threadRename);
+        safely("attach-thread-names", env::attachThreadNames);
+        safely("log-options", env::logOptions);
+        safely("fd-limit", env::fdLimit);
+        runner.add(this, "no-hs-err", true, true, this::noCrashes);
+        return true;
+    }
+
+    /** A check that shares the machine with others. */
+    void safely(String name, Runnable check) {
+        runner.add(this, name, false, false, check);
+    }
+
+    /** A check that runs alone: it judges time, CPU shares or sample counts. */
+    void alone(String name, Runnable check) {
+        runner.add(this, name, true, false, check);
     }
 
     /** A harness error (e.g. a child that cannot be started) fails that check, not the whole run. */
-    void safely(String name, Runnable check) {
+    void runCheck(String name, Runnable check) {
         try {
             check.run();
         } catch (RuntimeException e) {
@@ -175,10 +238,11 @@ public final class IntegrationTest {
         }
     }
 
-    boolean summary(long start) {
+    synchronized boolean summary(long start) {
         System.out.printf(Locale.ROOT, "(%s: %d child JVMs, %.1f s)%n", label, runs.size(),
                 (System.nanoTime() - start) / 1e9);
-        String line = passed + " passed, " + failed + " failed" + (skipped > 0 ? ", " + skipped + " skipped" : "");
+        String line = label + ": " + passed + " passed, " + failed + " failed"
+                + (skipped > 0 ? ", " + skipped + " skipped" : "");
         System.out.println(line);
         return failed == 0;
     }
@@ -1160,7 +1224,7 @@ public final class IntegrationTest {
         return only == null || only.contains(name);
     }
 
-    void report(String name, List<String> problems, List<String> details, long t0) {
+    synchronized void report(String name, List<String> problems, List<String> details, long t0) {
         if (problems.isEmpty()) {
             passed++;
             System.out.println("PASS " + name + elapsed(t0));
@@ -1172,14 +1236,14 @@ public final class IntegrationTest {
         System.out.flush();
     }
 
-    void fail(String name, String why, List<String> evidence) {
+    synchronized void fail(String name, String why, List<String> evidence) {
         failed++;
         System.out.println("FAIL " + name + ": " + why);
         evidence.forEach(d -> System.out.println("    " + d));
         System.out.flush();
     }
 
-    void skip(String name, String why) {
+    synchronized void skip(String name, String why) {
         skipped++;
         System.out.println("SKIP " + name + ": " + why);
     }

@@ -271,7 +271,7 @@ final class SessionChecks {
         t.report(name, problems, details, t0);
     }
 
-    /** loop=1s for 30 s: about 30 files of each output, each readable and holding the workload's hot methods. */
+    /** loop=1s for 8 s: about 8 files of each output, each readable and holding the workload's hot methods. */
     void loopFiles() {
         String name = "loop-files";
         if (!t.selected(name)) {
@@ -282,7 +282,7 @@ final class SessionChecks {
         List<String> details = new ArrayList<>();
         Path dir = t.runDir(name);
         IntegrationTest.Run r = t.launch(name, List.of(), 120, "start,interval=10ms,loop=1s,file=" + dir
-                + "/p-%n.collapsed,jfrfile=" + dir + "/p-%n.jfr", "CpuSplit", "30", "2");
+                + "/p-%n.collapsed,jfrfile=" + dir + "/p-%n.jfr", "CpuSplit", "8", "2");
         if (r.timedOut || r.exitCode != 0) {
             problems.add("exit " + r.exitCode + (r.timedOut ? " (timed out)" : ""));
         }
@@ -322,10 +322,10 @@ final class SessionChecks {
                 problems.add("cannot check file " + n + ": " + e);
             }
         }
-        // 30 s of workload plus start-up and the last, partial period: 30 or 31 files, 29 if the JVM was slow.
+        // 8 s of workload plus start-up and the last, partial period: 8 or 9 files, 7 if the JVM was slow.
         for (int[] kind : new int[][] {{collapsed}, {jfrs}}) {
-            if (kind[0] < 29 || kind[0] > 32) {
-                problems.add(kind[0] + " files of one kind, expected about 30");
+            if (kind[0] < 7 || kind[0] > 10) {
+                problems.add(kind[0] + " files of one kind, expected about 8");
             }
         }
         details.add(collapsed + " collapsed files, " + jfrs + " JFR recordings, each checked");

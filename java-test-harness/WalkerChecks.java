@@ -18,11 +18,12 @@ import java.util.regex.Pattern;
  * <p>{@code walker-poly}: the Poly workload (a recursive expression tree evaluated through megamorphic virtual and
  * interface calls, beside a plain loop; it measures its own split in thread CPU time) at 1 ms and at 10 ms. With the
  * default walker, failed walks (every pseudo-frame except {@code [no_Java_frame]}, {@code [not_Java_thread]} and
- * {@code [truncated]}, which are not failures) must be at most 1% of the samples, and the evaluator's sampled share
- * ({@code Poly.evaluate} against {@code Poly.mix}) within 2 points of its measured share. Why 2 points holds: the
- * binomial error of a share near 0.5 is sqrt(0.25/n), 0.41 points at the 15,000 samples of the 1 ms run and 0.65
- * at the 6,000 of the 10 ms run (2 points is 3.1 of it); a run with fewer than 4,000 evaluator-or-loop samples is
- * refused rather than judged. To show the workload does exercise the recovery, the same 1 ms run with
+ * {@code [truncated]}, which are not failures) must be at most 1% of the samples, and, at 1 ms, the evaluator's
+ * sampled share ({@code Poly.evaluate} against {@code Poly.mix}) within 2 points of its measured share. Why 2 points
+ * holds: the binomial error of a share near 0.5 is sqrt(0.25/n), 0.41 points at the 15,000 samples of the 1 ms run
+ * (2 points is 4.9 of it); a run with fewer than 4,000 evaluator-or-loop samples is refused rather than judged. The
+ * 10 ms run (about 2,000 samples) is judged on its failed walks only: the walker does not know the interval, and a
+ * share judged on so few samples would need a limit too wide to mean anything. To show the workload does exercise the recovery, the same 1 ms run with
  * {@code walker=agct} (AsyncGetCallTrace alone) must fail at least 5% of its walks (measured: 20 to 35% on JDK 17,
  * more on 25).
  *
@@ -124,12 +125,16 @@ final class WalkerChecks {
         List<String> problems = new ArrayList<>();
         List<String> details = new ArrayList<>();
         try {
-            PolyRun[] runs = {poly(name + "-1ms", "interval=1ms,", "8", "14"), poly(name + "-10ms", "", "30", "55")};
+            PolyRun[] runs = {poly(name + "-1ms", "interval=1ms,", "8", "14"), poly(name + "-10ms", "", "10", "16")};
             for (PolyRun run : runs) {
+                boolean judgeShare = run == runs[0];
                 details.add(run.toString());
                 if (run.failedPercent() > MAX_FAILED_PERCENT) {
                     problems.add(String.format(Locale.ROOT, "%s: %.2f%% of the walks failed (limit %.1f%%)",
                             run.label, run.failedPercent(), MAX_FAILED_PERCENT));
+                }
+                if (!judgeShare) {
+                    continue;
                 }
                 if (run.split < MIN_SPLIT_SAMPLES) {
                     problems.add(run.label + ": only " + run.split + " samples in the evaluator and the loop (need "

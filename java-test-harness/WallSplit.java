@@ -17,7 +17,10 @@ import java.util.concurrent.ThreadLocalRandom;
  * on a latch in {@code idleWait()} until the worker is done: threads a wall-clock sampler sees in every sample
  * although they never run (the idle-thread overhead benchmark uses many of them).
  *
- * <p>Usage: {@code java WallSplit [seconds=10] [idleThreads=0] [meanSleepMs=45]}. Prints at exit:
+ * <p>With {@code workers} > 1, that many workers run the same rounds side by side ({@code wallsplit-worker},
+ * {@code wallsplit-worker-1}, ...), each with its own random round lengths; the truth then adds up their times.
+ *
+ * <p>Usage: {@code java WallSplit [seconds=10] [idleThreads=0] [meanSleepMs=45] [workers=1]}. Prints at exit:
  * <pre>TRUTH sleepPart=0.9003 computePart=0.0997 sleep_ms=8976 compute_ms=994 other_ms=3 rounds=199 wall_ms=9973
  *      idle_threads=0 compute_steps=...</pre>
  * The shares are of the time in the two methods together; other_ms is the worker's time in neither.
@@ -29,6 +32,7 @@ public final class WallSplit {
         double seconds = args.length > 0 ? Double.parseDouble(args[0]) : 10.0;
         int idleThreads = args.length > 1 ? Integer.parseInt(args[1]) : 0;
         int meanSleepMs = args.length > 2 ? Integer.parseInt(args[2]) : 45;
+        int workers = args.length > 3 ? Integer.parseInt(args[3]) : 1;
 
         CountDownLatch release = new CountDownLatch(1);
         CountDownLatch idleStarted = new CountDownLatch(idleThreads);
@@ -39,12 +43,23 @@ public final class WallSplit {
         }
         idleStarted.await();
 
-        long[] spent = new long[4]; // sleep ns, compute ns, rounds, compute steps
+        long[][] each = new long[workers][4]; // per worker: sleep ns, compute ns, rounds, compute steps
         long start = System.nanoTime();
         long end = start + (long) (seconds * 1e9);
-        Thread worker = new Thread(() -> work(end, meanSleepMs, spent), "wallsplit-worker");
-        worker.start();
-        worker.join();
+        Thread[] worker = new Thread[workers];
+        for (int i = 0; i < workers; i++) {
+            long[] mine = each[i];
+            worker[i] = new Thread(() -> work(end, meanSleepMs, mine), i == 0 ? "wallsplit-worker"
+                    : "wallsplit-worker-" + i);
+            worker[i].start();
+        }
+        long[] spent = new long[4];
+        for (int i = 0; i < workers; i++) {
+            worker[i].join();
+            for (int k = 0; k < 4; k++) {
+                spent[k] += each[i][k];
+            }
+        }
         long wall = System.nanoTime() - start;
         release.countDown();
         for (Thread t : idle) {
@@ -54,10 +69,10 @@ public final class WallSplit {
         double both = spent[0] + spent[1];
         System.out.println(String.format(Locale.ROOT,
                 "TRUTH sleepPart=%.4f computePart=%.4f sleep_ms=%d compute_ms=%d other_ms=%d rounds=%d wall_ms=%d"
-                        + " idle_threads=%d compute_steps=%d checksum=%x",
+                        + " idle_threads=%d compute_steps=%d workers=%d checksum=%x",
                 spent[0] / both, spent[1] / both, spent[0] / 1_000_000, spent[1] / 1_000_000,
-                Math.max(0, wall - spent[0] - spent[1]) / 1_000_000, spent[2], wall / 1_000_000, idleThreads,
-                spent[3], sink));
+                Math.max(0, wall * workers - spent[0] - spent[1]) / 1_000_000, spent[2], wall / 1_000_000,
+                idleThreads, spent[3], workers, sink));
     }
 
     /** The worker: rounds of sleepPart then computePart until the end, each call timed in wall time. */
@@ -74,7 +89,7 @@ public final class WallSplit {
             sleepPart(sleepMs);
             long t1 = System.nanoTime();
             // A ninth of the sleep as it really was (Thread.sleep overshoots a little): 90/10 of wall time.
-            seed = computePart((t1 - t0) / 9, seed);
+            seed = computePart((t1 - t0) / 9, seed, spent);
             long t2 = System.nanoTime();
             sleepNs += t1 - t0;
             computeNs += t2 - t1;
@@ -84,7 +99,6 @@ public final class WallSplit {
         spent[0] = sleepNs;
         spent[1] = computeNs;
         spent[2] = rounds;
-        spent[3] = steps;
     }
 
     static void sleepPart(long ms) {
@@ -95,11 +109,9 @@ public final class WallSplit {
         }
     }
 
-    /** Steps computed by computePart, on the worker thread only. */
-    static long steps;
-
-    /** Spins for ns of wall time: xorshift steps, the clock read every 1000 steps; allocates nothing. */
-    static long computePart(long ns, long seed) {
+    /** Spins for ns of wall time: xorshift steps, the clock read every 1000 steps (counted in spent[3]); allocates
+     *  nothing. */
+    static long computePart(long ns, long seed, long[] spent) {
         long t0 = System.nanoTime();
         long x = seed;
         do {
@@ -108,7 +120,7 @@ public final class WallSplit {
                 x ^= x >>> 7;
                 x ^= x << 17;
             }
-            steps += 1000;
+            spent[3] += 1000;
         } while (System.nanoTime() - t0 < ns);
         return x;
     }

@@ -6,6 +6,7 @@
 #   - `jsampler convert` reads the recording back to the same collapsed stacks and the same flame graph (the kinds of
 #     Java frames may differ: see same_page),
 #   - a multi-chunk recording (chunksize=64k) and one cut short by SIGTERM mid-run are complete,
+#   - of a JVM killed mid-chunk, jsampler convert reads every complete chunk (what the JDK reads from them),
 #   - jfrmaxsize caps the file.
 # JDK17_HOME / JDK25_HOME override the JDK locations; a missing JDK is skipped with a message.
 set -eu
@@ -166,9 +167,26 @@ check_jdk() {
         sleep 0.1; waited=$((waited + 1))
     done
     kill -9 $kpid 2>/dev/null; wait $kpid 2>/dev/null || true
+    # Every complete chunk is recovered: the complete chunks cut out by their headers, read by the JDK's tool, give
+    # exactly the stacks and counts convert read from the whole file.
+    chunks=$("$PY" - "$w/killed.jfr" "$w/killed.complete.jfr" <<'EOF2' || echo 0
+import struct, sys
+data = open(sys.argv[1], "rb").read()
+off = n = 0
+while off + 68 <= len(data) and data[off:off + 4] == b"FLR\0":
+    size = struct.unpack(">q", data[off + 8:off + 16])[0]
+    if size < 68 or off + size > len(data):
+        break
+    off, n = off + size, n + 1
+open(sys.argv[2], "wb").write(data[:off])
+print(n)
+EOF2
+)
     if "$CLI" convert "$w/killed.jfr" "$w/killed.collapsed" 2>"$w/killed.convert.err" &&
-        grep -q "the last chunk was never finished" "$w/killed.convert.err" && grep -q "CpuSplit.burn" "$w/killed.collapsed"; then
-        pass "jdk$n JVM killed mid-chunk: the complete chunks read ($(awk '{s += $NF} END {print s}' "$w/killed.collapsed") samples), one warning"
+        grep -q "the last chunk was never finished" "$w/killed.convert.err" && grep -q "CpuSplit.burn" "$w/killed.collapsed" &&
+        [ "$chunks" -ge 1 ] && jfr_stacks "$home" "$w/killed.complete.jfr" "$w/killed.jdk.collapsed" &&
+        same_stacks "$w/killed.jdk.collapsed" "$w/killed.collapsed"; then
+        pass "jdk$n JVM killed mid-chunk: all $chunks complete chunks read ($(awk '{s += $NF} END {print s}' "$w/killed.collapsed") samples, the same stacks the JDK reads from them), one warning"
     else
         fail "jdk$n JVM killed mid-chunk (file $(stat -c %s "$w/killed.jfr" 2>/dev/null) bytes after ${waited}00 ms)"
         cat "$w/killed.convert.err"

@@ -1,12 +1,13 @@
 #!/bin/sh
-# JVM integration tests (make java-test): for JDK 17 and JDK 25, compile the workloads and run
-# IntegrationTest, which launches child JVMs with build/libjsampler.so and checks their profiles and logs.
+# JVM integration tests (make java-test): compile the workloads and run IntegrationTest, which launches child
+# JVMs of JDK 17 and JDK 25 with build/libjsampler.so, side by side, and checks their profiles and logs.
 #
 #   sh java-test-harness/run.sh [--only check,check,...]
 #
 # JDK17_HOME and JDK25_HOME override where the JDKs are looked for, JSAMPLER_AGENT the agent library.
 # A missing JDK is skipped; with neither present the run fails. Output of every child JVM stays in
-# build/java-test/jdkNN/runs/ (command, stdout, stderr, profile).
+# build/java-test/jdkNN/runs/ (command, stdout, stderr, profile); the flame graph of the html check is
+# build/java-test/profile-jdkNN.html.
 set -eu
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,49 +32,37 @@ if ! ${CC:-cc} -O2 -Wall -Wextra -std=gnu11 -o "$NOPERF" "$HARNESS/noperf.c" 2>"
     NOPERF=
 fi
 
-found=0
-passed_on=
-failed_on=
-
-# run_jdk N JAVA_HOME [driver args...]
-run_jdk() {
-    n=$1
-    home=$2
-    shift 2
+# One driver runs both JDKs' checks side by side (CheckRunner); the classes are compiled once, for Java 17.
+javas=
+javac=
+for spec in "17:$JDK17_HOME" "25:$JDK25_HOME"; do
+    n=${spec%%:*}
+    home=${spec#*:}
     if [ ! -x "$home/bin/java" ] || [ ! -x "$home/bin/javac" ]; then
         echo "SKIP: JDK $n not found at $home"
-        return 0
+        continue
     fi
-    found=$((found + 1))
-    echo
     echo "== JDK $n: $home ($("$home/bin/java" -version 2>&1 | head -n 1))"
-    rm -rf "$CLASSES"
-    mkdir -p "$CLASSES"
-    "$home/bin/javac" --release 17 -cp "$JAR" -d "$CLASSES" "$HARNESS"/*.java
-    if [ -n "$NOPERF" ]; then
-        set -- "$@" --noperf "$NOPERF"
-    fi
-    started=$(date +%s)
-    if "$home/bin/java" -cp "$CLASSES" IntegrationTest \
-        --java "$home/bin/java" --agent "$AGENT" --classes "$CLASSES" --jar "$JAR" \
-        --work "$OUT/jdk$n" --html "$OUT/profile-jdk$n.html" --label "jdk$n" "$@"; then
-        passed_on="$passed_on jdk$n"
-    else
-        failed_on="$failed_on jdk$n"
-    fi
-    echo "(JDK $n: $(($(date +%s) - started)) s)"
-}
-
-run_jdk 17 "$JDK17_HOME" "$@"
-run_jdk 25 "$JDK25_HOME" "$@"
-
-echo
-if [ "$found" -eq 0 ]; then
+    javas="${javas:+$javas,}jdk$n=$home/bin/java"
+    [ -n "$javac" ] || javac=$home/bin/javac
+done
+if [ -z "$javas" ]; then
     echo "java-test: FAILED: no JDK found (looked at $JDK17_HOME and $JDK25_HOME)"
     exit 1
 fi
-if [ -n "$failed_on" ]; then
-    echo "java-test: FAILED on$failed_on${passed_on:+ (passed on$passed_on)}"
+rm -rf "$CLASSES"
+mkdir -p "$CLASSES"
+"$javac" --release 17 -cp "$JAR" -d "$CLASSES" "$HARNESS"/*.java
+if [ -n "$NOPERF" ]; then
+    set -- "$@" --noperf "$NOPERF"
+fi
+started=$(date +%s)
+driver_java=${javas%%,*}
+driver_java=${driver_java#*=}
+if "$driver_java" -cp "$CLASSES" IntegrationTest --java "$javas" --agent "$AGENT" --classes "$CLASSES" --jar "$JAR" \
+    --work "$OUT" "$@"; then
+    echo "java-test: passed ($(($(date +%s) - started)) s)"
+else
+    echo "java-test: FAILED ($(($(date +%s) - started)) s)"
     exit 1
 fi
-echo "java-test: passed on$passed_on"

@@ -34,7 +34,7 @@ mkdir -p "$OUT" || exit 1
 DRIVER=$OUT/jfr_write_driver
 ${CC:-gcc} -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter -O2 -g -D_GNU_SOURCE \
     -I"$ROOT/include" -o "$DRIVER" "$ROOT/native-tests/jfr_write_driver.c" \
-    "$ROOT"/src/jfr/jfr_write*.c "$ROOT/src/jfr/jfr_meta.c" "$ROOT/src/jfr/jfr_pool.c" || { echo "FAIL: driver build" >&2; exit 1; }
+    "$ROOT"/src/jfr/jfr_write*.c "$ROOT/src/jfr/jfr_meta.c" "$ROOT/src/jfr/jfr_pool.c" "$ROOT/src/util/safefile.c" || { echo "FAIL: driver build" >&2; exit 1; }
 
 for mode in single multi capped; do
     "$DRIVER" $mode "$OUT/$mode.jfr" "$OUT/$mode.expect.json" || fail "driver $mode"

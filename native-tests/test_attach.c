@@ -1,20 +1,27 @@
 /* test_attach.c - the attach client: /proc inspection, the library checks, and the `load` exchange against a
- * listener that answers as HotSpot does (the replies of JDK 17 and 25 for each case, byte for byte). The whole
- * handshake against real JVMs is in the JVM tests (AttachChecks). */
+ * listener that answers as HotSpot does (the replies of JDK 17 and 25 for each case, byte for byte); the socket
+ * refused before anything is sent when it is not the JVM's (another owner, open to others, served by another
+ * process), and paths in a container kept inside its root. The whole handshake against real JVMs is in the JVM
+ * tests (AttachChecks). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <cmocka.h>
 
 #include <errno.h>
+#include <sched.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "attach/attach.h"
@@ -36,10 +43,13 @@ static void sock_path(char *buf, size_t len)
     snprintf(buf, len, "/tmp/.java_pid%d", (int)getpid());
 }
 
-/* Reads until five NUL-terminated strings arrived (the v1 request), then answers and closes. */
+/* Reads until five NUL-terminated strings arrived (the v1 request), then answers and closes. Gives up after 5 s
+ * without a connection (a client that refused the socket never comes). */
 static void *serve(void *arg)
 {
     fake_jvm *f = arg;
+    struct pollfd p = {.fd = f->fd, .events = POLLIN};
+    if (poll(&p, 1, 5000) != 1) return NULL;
     int c = accept(f->fd, NULL, NULL);
     if (c < 0) return NULL;
     int nuls = 0;
@@ -65,6 +75,7 @@ static void fake_start(fake_jvm *f, const char *reply, size_t len)
     f->fd = socket(AF_UNIX, SOCK_STREAM, 0);
     assert_true(f->fd >= 0);
     assert_int_equal(bind(f->fd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(chmod(a.sun_path, 0600), 0); /* as HotSpot leaves it */
     assert_int_equal(listen(f->fd, 1), 0);
     assert_int_equal(pthread_create(&f->thread, NULL, serve, f), 0);
 }
@@ -219,6 +230,161 @@ static void test_become_self(void **state UNUSED)
     assert_int_equal(geteuid(), t.uid);
 }
 
+/* Runs one load against our own pid with the socket already set up by the caller; returns the code. */
+static js_attach_code load_self(char *err, size_t errlen)
+{
+    js_target t;
+    char e[256], text[512];
+    int rc;
+    assert_int_equal(js_target_inspect((int)getpid(), &t, e, sizeof e), JS_AT_OK);
+    return js_attach_load(&t, "/abs/libjsampler.so", "start,token=s3cret", 2000, &rc, text, sizeof text, err, errlen);
+}
+
+/* A socket at the attach path that another user owns (one who won the race to /tmp): refused before a byte is
+ * sent, the options (which may carry a token) never leave. */
+static void test_socket_of_another_user_refused(void **state UNUSED)
+{
+    if (geteuid() != 0) {
+        print_message("skipped: needs root to give the socket another owner\n");
+        skip();
+    }
+    fake_jvm f;
+    fake_start(&f, "0\nreturn code: 0\n", 17);
+    char p[108], err[512] = "";
+    sock_path(p, sizeof p);
+    assert_int_equal(chown(p, 65534, 65534), 0);
+    assert_int_equal(load_self(err, sizeof err), JS_AT_PERMISSION);
+    fake_stop(&f);
+    assert_non_null(strstr(err, "belongs to another user"));
+    assert_int_equal(f.request_len, 0);
+}
+
+/* A socket that group or others may use is not the JVM's (HotSpot makes it 600): refused, as jcmd does. */
+static void test_socket_open_to_others_refused(void **state UNUSED)
+{
+    fake_jvm f;
+    fake_start(&f, "0\nreturn code: 0\n", 17);
+    char p[108], err[512] = "";
+    sock_path(p, sizeof p);
+    assert_int_equal(chmod(p, 0666), 0);
+    assert_int_equal(load_self(err, sizeof err), JS_AT_PERMISSION);
+    fake_stop(&f);
+    assert_non_null(strstr(err, "group or others"));
+    assert_int_equal(f.request_len, 0);
+}
+
+/* The right file, served by another process (it replaced the socket between our check and our connect, or
+ * listens on a file it made look right): SO_PEERCRED shows it and nothing is sent. */
+static void test_socket_served_by_another_process(void **state UNUSED)
+{
+    char p[108];
+    sock_path(p, sizeof p);
+    unlink(p);
+    int pipefd[2];
+    assert_int_equal(pipe(pipefd), 0);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) { /* the impostor: listens at our attach path, reports how many bytes it was sent */
+        struct sockaddr_un a = {.sun_family = AF_UNIX};
+        snprintf(a.sun_path, sizeof a.sun_path, "%s", p);
+        int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+        if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || chmod(p, 0600) != 0 || listen(fd, 1) != 0)
+            _exit(1);
+        if (write(pipefd[1], "L", 1) != 1) _exit(1);
+        struct pollfd pf = {.fd = fd, .events = POLLIN};
+        int got = 0;
+        if (poll(&pf, 1, 5000) == 1) {
+            int c = accept(fd, NULL, NULL);
+            char buf[4096];
+            ssize_t r;
+            struct pollfd pc = {.fd = c, .events = POLLIN};
+            while (poll(&pc, 1, 1000) == 1 && (r = read(c, buf, sizeof buf)) > 0) got += (int)r;
+            if (got && write(c, "0\nreturn code: 0\n", 17) < 0) got = -got;
+            close(c);
+        }
+        unsigned char n = (unsigned char)(got > 255 ? 255 : got);
+        if (write(pipefd[1], &n, 1) != 1) _exit(1);
+        _exit(0);
+    }
+    char ready;
+    assert_int_equal(read(pipefd[0], &ready, 1), 1);
+    char err[512] = "";
+    assert_int_equal(load_self(err, sizeof err), JS_AT_PERMISSION);
+    unsigned char sent = 99;
+    assert_int_equal(read(pipefd[0], &sent, 1), 1);
+    int status;
+    waitpid(child, &status, 0);
+    unlink(p);
+    close(pipefd[0]);
+    close(pipefd[1]);
+    assert_non_null(strstr(err, "is served by process"));
+    assert_int_equal(sent, 0);
+}
+
+/* A process in its own mount namespace, chrooted into root: the stand-in for a container. Returns its pid; it
+ * waits to be killed. */
+static pid_t fake_container(const char *root)
+{
+    int pipefd[2];
+    assert_int_equal(pipe(pipefd), 0);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        char ok = unshare(CLONE_NEWNS) == 0 && chroot(root) == 0 && chdir("/") == 0 ? 'Y' : 'N';
+        if (write(pipefd[1], &ok, 1) != 1) _exit(1);
+        for (;;) pause();
+    }
+    char ok = 0;
+    assert_int_equal(read(pipefd[0], &ok, 1), 1);
+    close(pipefd[0]);
+    close(pipefd[1]);
+    assert_int_equal(ok, 'Y');
+    return child;
+}
+
+/* In a container whose /tmp is a symbolic link to an absolute path, that path is the container's, not ours: the
+ * library copy goes inside the container's root, and a reply file is looked for there only. */
+static void test_container_links_stay_inside(void **state UNUSED)
+{
+    if (geteuid() != 0) {
+        print_message("skipped: needs root for a mount namespace and chroot\n");
+        skip();
+    }
+    char victim[64] = "/var/tmp/jsampler-victim-XXXXXX", root[64] = "/tmp/jsampler-croot-XXXXXX", path[256];
+    assert_non_null(mkdtemp(victim));
+    assert_non_null(mkdtemp(root));
+    snprintf(path, sizeof path, "%s/tmp", root);
+    assert_int_equal(symlink(victim, path), 0); /* the container's /tmp -> "/var/tmp/jsampler-victim-..." */
+    snprintf(path, sizeof path, "%s%s", root, victim);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "mkdir -p %s", path); /* where that link leads inside the container */
+    assert_int_equal(system(cmd), 0);
+    pid_t child = fake_container(root);
+    js_target t;
+    char err[512], where[256], reply[64];
+    assert_int_equal(js_target_inspect(child, &t, err, sizeof err), JS_AT_OK);
+    assert_int_equal(t.other_mnt, 1);
+    snprintf(path, sizeof path, "%s/.jsampler-reply-1", victim); /* a file of ours where the link points */
+    FILE *f = fopen(path, "we");
+    assert_non_null(f);
+    fputs("0\nhost secret\n", f);
+    fclose(f);
+    assert_int_equal(js_attach_take_reply(&t, "/tmp/.jsampler-reply-1", reply, sizeof reply), -1);
+    assert_string_equal(reply, "");
+    js_attach_code c = js_attach_place_library(&t, "/proc/self/exe", where, sizeof where, err, sizeof err);
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    if (c != JS_AT_OK) print_error("%s\n", err);
+    assert_int_equal(c, JS_AT_OK);
+    assert_string_equal(where, "/tmp/exe");
+    snprintf(path, sizeof path, "%s/exe", victim);
+    assert_int_equal(access(path, F_OK), -1); /* nothing written on our side */
+    snprintf(path, sizeof path, "%s%s/exe", root, victim);
+    assert_int_equal(access(path, F_OK), 0); /* where the JVM in there looks */
+    snprintf(cmd, sizeof cmd, "rm -rf %s %s", victim, root);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -232,6 +398,10 @@ int main(void)
         cmocka_unit_test(test_inspect),
         cmocka_unit_test(test_place_library),
         cmocka_unit_test(test_become_self),
+        cmocka_unit_test(test_socket_of_another_user_refused),
+        cmocka_unit_test(test_socket_open_to_others_refused),
+        cmocka_unit_test(test_socket_served_by_another_process),
+        cmocka_unit_test(test_container_links_stay_inside),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

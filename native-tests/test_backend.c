@@ -65,7 +65,7 @@ static void test_conf_errors_name_the_option(void **state)
     assert_int_equal(js_backend_conf_load("backend=oap:1", &c, err, sizeof err), -1);
     assert_non_null(strstr(err, "service="));
     assert_int_equal(js_backend_conf_load("service=s", &c, err, sizeof err), -1);
-    assert_non_null(strstr(err, "backend="));
+    assert_non_null(strstr(err, "backend=HOST:PORT"));
     assert_int_equal(js_backend_conf_load("backend=h:1,service=s,poll=10ms", &c, err, sizeof err), -1);
     assert_non_null(strstr(err, "option 'poll=10ms'"));
     assert_int_equal(js_backend_conf_load("backend=h:1,service=s,uploadmax=1k", &c, err, sizeof err), -1);
@@ -83,18 +83,48 @@ static void test_conf_environment(void **state)
     setenv("SW_AGENT_INSTANCE_NAME", "envinst", 1);
     js_backend_conf c;
     char err[256];
-    assert_int_equal(js_backend_conf_load("", &c, err, sizeof err), 1);
+    /* A SkyWalking environment asks for nothing: without 'backend' no client, whatever the variables say. */
+    assert_int_equal(js_backend_conf_load("", &c, err, sizeof err), 0);
+    assert_int_equal(js_backend_conf_load("start,event=cpu", &c, err, sizeof err), 0);
+    /* 'backend' alone: every default from the variables. */
+    assert_int_equal(js_backend_conf_load("backend", &c, err, sizeof err), 1);
     assert_string_equal(c.service, "envsvc");
     assert_string_equal(c.instance, "envinst");
     assert_string_equal(c.token, "secret");
     assert_int_equal(c.ntargets, 2);
-    assert_int_equal(js_backend_conf_load("service=opt,cafile=/x/ca.pem", &c, err, sizeof err), 1); /* options win */
+    assert_string_equal(c.targets[1], "b:11800");
+    assert_int_equal(js_backend_conf_load("backend,service=opt,cafile=/x/ca.pem", &c, err, sizeof err), 1); /* options win */
     assert_string_equal(c.service, "opt");
     assert_int_equal(c.tls, 1);
+    assert_int_equal(js_backend_conf_load("backend=h:1", &c, err, sizeof err), 1);
+    assert_int_equal(c.ntargets, 1);
+    assert_string_equal(c.targets[0], "h:1");
+    assert_string_equal(c.service, "envsvc"); /* SW_AGENT_NAME is service='s default */
+    /* Other client options without 'backend' ask for nothing they can have: named. */
+    assert_int_equal(js_backend_conf_load("service=x", &c, err, sizeof err), -1);
+    assert_non_null(strstr(err, "option 'backend' missing"));
+    /* A bad variable matters only where it is used. */
     setenv("SW_AGENT_COLLECTOR_BACKEND_SERVICES", "nohost", 1);
-    assert_int_equal(js_backend_conf_load("", &c, err, sizeof err), -1);
+    assert_int_equal(js_backend_conf_load("", &c, err, sizeof err), 0);
+    assert_int_equal(js_backend_conf_load("backend=h:1", &c, err, sizeof err), 1);
+    assert_int_equal(js_backend_conf_load("backend", &c, err, sizeof err), -1);
     assert_non_null(strstr(err, "SW_AGENT_COLLECTOR_BACKEND_SERVICES"));
+    setenv("SW_AGENT_NAME", "bad\x01name", 1);
+    assert_int_equal(js_backend_conf_load("", &c, err, sizeof err), 0);
+    assert_int_equal(js_backend_conf_load("backend=h:1,service=ok", &c, err, sizeof err), 1);
+    assert_string_equal(c.service, "ok");
+    assert_int_equal(js_backend_conf_load("backend=h:1", &c, err, sizeof err), -1);
+    assert_non_null(strstr(err, "SW_AGENT_NAME"));
+    /* Only the collector set (no name): nothing asked, nothing refused; asked, the missing service is named. */
     clear_env();
+    setenv("SW_AGENT_COLLECTOR_BACKEND_SERVICES", "a:11800", 1);
+    assert_int_equal(js_backend_conf_load("", &c, err, sizeof err), 0);
+    assert_int_equal(js_backend_conf_load("backend", &c, err, sizeof err), -1);
+    assert_non_null(strstr(err, "service="));
+    /* 'backend' alone with no variable: the address is missing, and said so. */
+    clear_env();
+    assert_int_equal(js_backend_conf_load("backend,service=s", &c, err, sizeof err), -1);
+    assert_non_null(strstr(err, "SW_AGENT_COLLECTOR_BACKEND_SERVICES"));
     setenv("SW_AGENT_NAME", "only-name", 1); /* a SkyWalking environment without a collector: no client, no error */
     assert_int_equal(js_backend_conf_load("", &c, err, sizeof err), 0);
     clear_env();

@@ -2,8 +2,9 @@
  * (java-test-harness/backend/oap.py) as a child process. keepAlive and properties, a poll before and after a task is
  * created (lastCommandTime), an upload of 5 MiB in 1 MiB slices checked byte for byte by the server's sha256, an
  * error report with its message, a recording the server refuses as too large, a wrong token, and calls made while
- * spinning threads crowd out the caller (where libcurl 7.88 lost whole answers to requests of unknown size). Skipped,
- * with a message, when Debian's python3 has no grpcio (make deps installs it). */
+ * spinning threads crowd out the caller (where libcurl 7.88 lost whole answers to requests of unknown size), and the
+ * client's loop polling on time while the wall clock is stepped back. Skipped, with a message, when Debian's python3
+ * has no grpcio (make deps installs it). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,6 +26,18 @@
 #include "../src/backend/backend_int.h"
 
 #define PY "/usr/bin/python3"
+
+/* The wall clock as this process's code reads it, ahead of the kernel's by realtime_ahead_s: what a clock stepped
+ * back by that much right after a deadline was computed from it looks like (the timed waits of the kernel go by its
+ * own clock). This definition replaces libc's for the code linked into this test. */
+static volatile int realtime_ahead_s;
+
+int clock_gettime(clockid_t id, struct timespec *ts)
+{
+    int rc = (int)syscall(SYS_clock_gettime, id, ts);
+    if (rc == 0 && id == CLOCK_REALTIME) ts->tv_sec += realtime_ahead_s;
+    return rc;
+}
 
 typedef struct {
     pid_t pid;
@@ -300,6 +314,60 @@ static void test_calls_while_crowded(void **state)
     assert_int_equal(failed, 0);
 }
 
+static int host_execute(const char *cmd, char *out, size_t outlen)
+{
+    snprintf(out, outlen, "no profiler in this test");
+    return -1;
+}
+
+static int host_vm_enter(void)
+{
+    return -1;
+}
+
+static void host_vm_leave(void)
+{
+}
+
+/* The polls the server counted for instance inst (-1 if it has not seen it). */
+static int polls_of(const server *s, const char *inst)
+{
+    char *r = admin(s, "/instances", NULL), key[128];
+    snprintf(key, sizeof key, "\"instance\": \"%s\"", inst);
+    char *p = strstr(r, key), *q = p ? strstr(p, "\"polls\": ") : NULL;
+    int n = q ? atoi(q + 9) : -1;
+    free(r);
+    return n;
+}
+
+/* The task client's loop (run last: one client per process) polls every poll= period while the wall clock is
+ * stepped back: its waits are timed by the monotonic clock. Timed by the wall clock, the first wait would last
+ * the 30 s of the step. */
+static void test_loop_polls_through_clock_step(void **state)
+{
+    js_backend_conf c;
+    char err[256], dir[64];
+    snprintf(dir, sizeof dir, "/tmp/jsampler-clock-XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    char opts[256];
+    snprintf(opts, sizeof opts, "backend=127.0.0.1:%d,service=live-svc,instance=clock-1,poll=1s,taskdir=%s/tasks",
+             srv.port, dir);
+    assert_int_equal(js_backend_conf_load(opts, &c, err, sizeof err), 1);
+    static const js_backend_host host = {host_execute, host_vm_enter, host_vm_leave};
+    realtime_ahead_s = 30;
+    assert_int_equal(js_backend_start(&c, &host, err, sizeof err), 0);
+    struct timespec nap = {4, 500000000L};
+    nanosleep(&nap, NULL);
+    int polls = polls_of(&srv, "clock-1");
+    js_backend_shutdown();
+    realtime_ahead_s = 0;
+    fprintf(stderr, "   polls in 4.5 s at poll=1s with the wall clock stepped back 30 s: %d\n", polls);
+    assert_true(polls >= 3);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+}
+
 int main(void)
 {
     if (system(PY " -c 'import grpc, grpc_tools' 2>/dev/null") != 0) {
@@ -318,6 +386,7 @@ int main(void)
         cmocka_unit_test(test_error_report),
         cmocka_unit_test(test_oversize_and_token),
         cmocka_unit_test(test_calls_while_crowded),
+        cmocka_unit_test(test_loop_polls_through_clock_step),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     server_stop(&srv);

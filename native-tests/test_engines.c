@@ -30,19 +30,63 @@ static siginfo_t sig(int signo, int code)
     return si;
 }
 
+/* A thread slot whose engine handle is h (NULL for -2: a thread the table does not know). */
+static js_thread *slot(intptr_t h)
+{
+    static js_thread t;
+    if (h == -2) return NULL;
+    memset(&t, 0, sizeof t);
+    atomic_store(&t.handle, h);
+    return &t;
+}
+
 /* perf: the kernel's overflow signal (si_code > 0, POLL_IN) for the thread's own fd; nothing else. */
 static void test_perf_weight(void **state UNUSED)
 {
     siginfo_t si = sig(SIGPROF, POLL_IN);
     si.si_fd = 17;
-    assert_int_equal(js_engine_perf.sample_weight(&si, 17), 1);
-    assert_int_equal(js_engine_perf.sample_weight(&si, 18), 0); /* another thread's counter */
-    assert_int_equal(js_engine_perf.sample_weight(&si, -1), 0); /* thread unknown or released */
+    assert_int_equal(js_engine_perf.sample_weight(&si, slot(17)), 1);
+    assert_int_equal(js_engine_perf.sample_weight(&si, slot(18)), 0); /* another thread's counter */
+    assert_int_equal(js_engine_perf.sample_weight(&si, slot(-1)), 0); /* released */
+    assert_int_equal(js_engine_perf.sample_weight(&si, slot(-2)), 0); /* thread unknown */
     si = sig(SIGPROF, SI_USER);
     si.si_fd = 17;
-    assert_int_equal(js_engine_perf.sample_weight(&si, 17), 0);
+    assert_int_equal(js_engine_perf.sample_weight(&si, slot(17)), 0);
     si = sig(SIGPROF, SI_TKILL);
-    assert_int_equal(js_engine_perf.sample_weight(&si, 17), 0);
+    assert_int_equal(js_engine_perf.sample_weight(&si, slot(17)), 0);
+}
+
+/* perf with jitter: a thread draws its next period (a costly ioctl) once every JS_JITTER_RUN samples, counted in its
+ * own slot: two threads' counts do not mix. */
+static void test_perf_jitter_run(void **state UNUSED)
+{
+    char err[256];
+    if (js_engine_perf.start(1000000LL, 1, SIGPROF, err, sizeof err) != 0) skip(); /* perf_events refused here */
+    static js_thread a, b;
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    atomic_store(&a.handle, 17);
+    atomic_store(&b.handle, 18);
+    siginfo_t sa = sig(SIGPROF, POLL_IN), sb = sig(SIGPROF, POLL_IN);
+    sa.si_fd = 17;
+    sb.si_fd = 18;
+    assert_int_equal(js_engine_perf.sample_weight(&sa, &a), 1); /* the first sample draws */
+    assert_int_equal(atomic_load(&a.engine_countdown), JS_JITTER_RUN - 1);
+    for (int i = 1; i < JS_JITTER_RUN; i++) {
+        assert_int_equal(js_engine_perf.sample_weight(&sa, &a), 1);
+        assert_int_equal(atomic_load(&a.engine_countdown), (uint32_t)(JS_JITTER_RUN - 1 - i));
+    }
+    assert_int_equal(atomic_load(&b.engine_countdown), 0);
+    assert_int_equal(js_engine_perf.sample_weight(&sb, &b), 1);
+    assert_int_equal(atomic_load(&b.engine_countdown), JS_JITTER_RUN - 1);
+    assert_int_equal(js_engine_perf.sample_weight(&sa, &a), 1); /* a's run is over: it draws again */
+    assert_int_equal(atomic_load(&a.engine_countdown), JS_JITTER_RUN - 1);
+    js_engine_perf.stop();
+    js_engine_perf.start(1000000LL, 0, SIGPROF, err, sizeof err);
+    atomic_store(&a.engine_countdown, 0);
+    assert_int_equal(js_engine_perf.sample_weight(&sa, &a), 1); /* no jitter: no draws, nothing counted */
+    assert_int_equal(atomic_load(&a.engine_countdown), 0);
+    js_engine_perf.stop();
 }
 
 /* ctimer: SI_TIMER for the thread's own timer weighs 1 + overruns (periods the tick folded into one signal). */
@@ -51,33 +95,33 @@ static void test_ctimer_weight(void **state UNUSED)
     siginfo_t si = sig(SIGPROF, SI_TIMER);
     si.si_timerid = 3;
     si.si_overrun = 0;
-    assert_int_equal(js_engine_ctimer.sample_weight(&si, 3), 1);
+    assert_int_equal(js_engine_ctimer.sample_weight(&si, slot(3)), 1);
     si.si_overrun = 4;
-    assert_int_equal(js_engine_ctimer.sample_weight(&si, 3), 5);
+    assert_int_equal(js_engine_ctimer.sample_weight(&si, slot(3)), 5);
     si.si_overrun = -2;
-    assert_int_equal(js_engine_ctimer.sample_weight(&si, 3), 1);
-    assert_int_equal(js_engine_ctimer.sample_weight(&si, 4), 0);
-    assert_int_equal(js_engine_ctimer.sample_weight(&si, -1), 0);
+    assert_int_equal(js_engine_ctimer.sample_weight(&si, slot(3)), 1);
+    assert_int_equal(js_engine_ctimer.sample_weight(&si, slot(4)), 0);
+    assert_int_equal(js_engine_ctimer.sample_weight(&si, slot(-1)), 0);
     si = sig(SIGPROF, SI_USER);
-    assert_int_equal(js_engine_ctimer.sample_weight(&si, 3), 0);
+    assert_int_equal(js_engine_ctimer.sample_weight(&si, slot(3)), 0);
 }
 
 /* itimer: a kernel SIGPROF counts only while the engine's timer runs. */
 static void test_itimer_weight(void **state UNUSED)
 {
     siginfo_t si = sig(SIGPROF, SI_KERNEL);
-    assert_int_equal(js_engine_itimer.sample_weight(&si, -1), 0); /* not started */
+    assert_int_equal(js_engine_itimer.sample_weight(&si, NULL), 0); /* not started */
     struct sigaction ign, old;
     memset(&ign, 0, sizeof ign);
     ign.sa_handler = SIG_IGN;
     sigaction(SIGPROF, &ign, &old);
     char err[256];
     assert_int_equal(js_engine_itimer.start(100000000LL, 0, SIGPROF, err, sizeof err), 0);
-    assert_int_equal(js_engine_itimer.sample_weight(&si, -1), 1);
+    assert_int_equal(js_engine_itimer.sample_weight(&si, NULL), 1);
     siginfo_t user = sig(SIGPROF, SI_USER);
-    assert_int_equal(js_engine_itimer.sample_weight(&user, -1), 0);
+    assert_int_equal(js_engine_itimer.sample_weight(&user, NULL), 0);
     js_engine_itimer.stop();
-    assert_int_equal(js_engine_itimer.sample_weight(&si, -1), 0);
+    assert_int_equal(js_engine_itimer.sample_weight(&si, NULL), 0);
     sigaction(SIGPROF, &old, NULL);
 }
 
@@ -138,7 +182,10 @@ static void ct_handler(int signo, siginfo_t *si, void *uc)
     int id = (int)atomic_load(&ct.handle);
     struct itimerspec before, after;
     int ok = syscall(SYS_timer_gettime, id, &before) == 0;
-    uint64_t w = js_engine_ctimer.sample_weight(si, id);
+    js_thread t;
+    memset(&t, 0, sizeof t);
+    atomic_store(&t.handle, id);
+    uint64_t w = js_engine_ctimer.sample_weight(si, &t);
     if (!w) return;
     ok = ok && syscall(SYS_timer_gettime, id, &after) == 0;
     int i = atomic_load(&ct.n);
@@ -251,6 +298,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_perf_weight),
+        cmocka_unit_test(test_perf_jitter_run),
         cmocka_unit_test(test_ctimer_weight),
         cmocka_unit_test(test_itimer_weight),
         cmocka_unit_test(test_jitter_distribution),

@@ -703,7 +703,7 @@ static void test_unwritable_path(void **state UNUSED)
     char err[512] = "";
     js_jfr_writer *w = js_jfr_open("/nonexistent-dir/x.jfr", NULL, &src_known, T0, err, sizeof err);
     assert_null(w);
-    assert_string_equal(err, "cannot write JFR '/nonexistent-dir/x.jfr': No such file or directory");
+    assert_string_equal(err, "cannot write JFR '/nonexistent-dir/x.jfr': directory '/nonexistent-dir' does not exist");
 }
 
 static struct rlimit saved_fsize;

@@ -36,6 +36,16 @@ static _Atomic int g_holding[HOLDS];              /* the thread's walk is held *
 static js_raw_frame *_Atomic g_held_buf[HOLDS];   /* the frame buffer it holds */
 static js_raw_frame *_Atomic g_last_buf;          /* the frame buffer of the latest walk */
 
+static _Atomic long g_walk_sleep_us; /* each walk sleeps this long */
+static _Atomic long g_walk_burn_us;  /* each walk uses this much CPU */
+
+static uint64_t cpu_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 static int fake_init(void *vm, char *err, size_t errlen)
 {
     return 0;
@@ -54,6 +64,15 @@ static int fake_walk(void *uc, js_raw_frame *f, int max)
         }
         atomic_store(&g_holding[i], 0);
     }
+    if (atomic_load(&g_walk_sleep_us)) { /* off the CPU inside the handler, as when preempted */
+        struct timespec ts = {0, atomic_load(&g_walk_sleep_us) * 1000L};
+        nanosleep(&ts, NULL);
+    }
+    if (atomic_load(&g_walk_burn_us)) { /* on the CPU: the walk's own cost */
+        uint64_t until = cpu_now_ns() + (uint64_t)atomic_load(&g_walk_burn_us) * 1000;
+        while (cpu_now_ns() < until) {
+        }
+    }
     if (atomic_load(&g_block)) {
         atomic_store(&g_in_walk, 1);
         while (atomic_load(&g_block)) {
@@ -68,7 +87,7 @@ static int fake_walk(void *uc, js_raw_frame *f, int max)
 static const js_walker fake_walker = {"fake", fake_init, fake_walk};
 
 /* Ours: queued with the marker value; anything else is foreign. */
-static uint64_t fake_weight(const siginfo_t *si, intptr_t handle)
+static uint64_t fake_weight(const siginfo_t *si, js_thread *t)
 {
     return si->si_code == SI_QUEUE && si->si_value.sival_int == OURS ? 1 : 0;
 }
@@ -99,13 +118,18 @@ static js_thread *me(void)
     return js_threads_claim((int)syscall(SYS_gettid), &created);
 }
 
-/* Weight that reached store s from this thread, counting what the throttle still carries to its next sample
- * (signals sent back to back come faster than the handler's budget allows); the carry is then cleared. */
+/* A fresh handler budget for this thread (a test's held or spinning walks spent it). */
+static void unthrottle(void)
+{
+    atomic_store(&me()->handler_cpu_ns, 0);
+    atomic_store(&me()->handler_credit_ns, 0);
+}
+
+/* Weight that reached store s from this thread: throttled samples included (they are stored as "[throttled]"). */
 static uint64_t delivered(js_store *s)
 {
-    uint64_t w = js_store_total_weight(s) + atomic_exchange(&me()->carry, 0);
-    atomic_store(&me()->quiet_until_ns, 0);
-    return w;
+    unthrottle();
+    return js_store_total_weight(s);
 }
 
 static uint64_t now_ms(void)
@@ -136,16 +160,15 @@ static void test_counts_and_disarm(void **state UNUSED)
     send(pthread_self(), 10, 7);
     js_stats_snapshot st;
     js_stats_get(&st);
-    assert_int_equal(st.samples + st.throttled, 100);
+    assert_int_equal(st.samples, 100);
     assert_int_equal(st.foreign, 10);
     assert_int_equal(js_store_trace_count(s), 1);
     { uint64_t got = delivered(s); assert_int_equal(got, 100); }
-    /* delivered() took the throttle's carry out; what is stored stays as it is once disarmed */
+    /* what is stored stays as it is once disarmed */
     uint64_t stored = js_store_total_weight(s);
     assert_int_equal(js_sampler_disarm(), 0);
     send(pthread_self(), 20, OURS);
     assert_int_equal(js_store_total_weight(s), stored);
-    assert_int_equal(atomic_load(&me()->carry), 0);
     js_store_destroy(s);
 }
 
@@ -303,7 +326,7 @@ static void test_abandoned_claim_stays_apart(void **state UNUSED)
     pthread_join(old_t, NULL);
 
     atomic_store(&g_last_buf, NULL);
-    atomic_store(&me()->quiet_until_ns, 0);
+    unthrottle();
     send(pthread_self(), 1, OURS);
     js_raw_frame *mine = atomic_load(&g_last_buf);
     assert_non_null(mine);
@@ -369,6 +392,63 @@ static void test_swap_and_events(void **state UNUSED)
     js_store_destroy(b);
 }
 
+typedef struct {
+    js_store *s;
+    uint64_t throttled, walked;
+} split;
+
+static int split_pair(uint32_t trace, uint32_t thread, uint64_t weight, void *ctx)
+{
+    split *sp = ctx;
+    int n;
+    const js_raw_frame *f = js_store_trace(sp->s, trace, &n);
+    if (f && n == 1 && f[0].kind == JS_RF_ERROR && f[0].bci == JS_WALK_THROTTLED) sp->throttled += weight;
+    else sp->walked += weight;
+    return 0;
+}
+
+/* Weight in store s on the one-frame "[throttled]" stack, and on every other stack. */
+static void split_throttled(js_store *s, uint64_t *throttled, uint64_t *walked)
+{
+    split sp = {s, 0, 0};
+    js_store_foreach_pair(s, split_pair, &sp);
+    *throttled = sp.throttled;
+    *walked = sp.walked;
+}
+
+/* The handler budget counts the handlers' CPU time, not their time on the clock: walks that sleep 3 ms (a handler
+ * preempted by other processes) at a 1 ms interval are never throttled; walks that use 2 ms of CPU each at 1 ms are,
+ * and their samples keep their weight on a "[throttled]" stack of their own (nothing moves to the walked stack). */
+static void test_budget_counts_own_cpu(void **state UNUSED)
+{
+    char err[256];
+    js_stats_snapshot st;
+    js_store *s = make_store();
+    unthrottle();
+    js_stats_reset();
+    assert_int_equal(js_sampler_arm(&fake_source, 1, &fake_walker, s, NULL, 64, 1000000, err, sizeof err), 0);
+    atomic_store(&g_walk_sleep_us, 3000);
+    for (int i = 0; i < 20; i++) send(pthread_self(), 1, OURS);
+    atomic_store(&g_walk_sleep_us, 0);
+    js_stats_get(&st);
+    assert_int_equal(st.samples, 20);
+    assert_int_equal(st.throttled, 0);
+
+    atomic_store(&g_walk_burn_us, 2000);
+    send(pthread_self(), 20, OURS);
+    atomic_store(&g_walk_burn_us, 0);
+    js_stats_get(&st);
+    assert_int_equal(st.samples, 40);
+    assert_true(st.throttled >= 10); /* 2 ms of CPU per walk, a budget of 1/8 of the CPU: most are not walked */
+    uint64_t throttled, walked;
+    split_throttled(s, &throttled, &walked);
+    assert_int_equal(throttled, st.throttled_weight);
+    assert_int_equal(throttled + walked, 40);
+    assert_int_equal(js_sampler_disarm(), 0);
+    unthrottle();
+    js_store_destroy(s);
+}
+
 static _Atomic int g_old_calls;
 
 static void old_handler(int signo, siginfo_t *si, void *uc)
@@ -420,6 +500,7 @@ int main(void)
         cmocka_unit_test(test_disarm_waits_for_handler),
         cmocka_unit_test(test_abandoned_claim_stays_apart),
         cmocka_unit_test(test_swap_and_events),
+        cmocka_unit_test(test_budget_counts_own_cpu),
         cmocka_unit_test(test_foreign_signals_are_chained),
     };
     return cmocka_run_group_tests(tests, setup, NULL);

@@ -22,6 +22,8 @@
 #include "core/profiler.h"
 #include "core/status.h"
 #include "sample/stats.h"
+#include "sample/threads.h"
+#include <fcntl.h>
 #include "util/log.h"
 
 #define UNUSED __attribute__((unused))
@@ -33,6 +35,11 @@ static _Atomic unsigned g_walks;
 static _Atomic unsigned g_distinct = 1; /* distinct stacks the fake walker cycles through */
 static _Atomic int g_depth = 2;         /* frames per fake stack */
 static pthread_t g_workers[WORKERS];
+static _Atomic int g_worker_tid[WORKERS];
+static _Atomic int g_hold_tid;       /* the walks of this thread wait while it is set */
+static _Atomic int g_holding;        /* such a walk is waiting */
+static _Atomic int g_held_fd = -1;   /* the held thread's engine handle when its walk began */
+static _Atomic int g_fd_open_after = -1; /* 1 if that handle was still open when the walk went on */
 
 static int fake_init(void *vm, char *err, size_t errlen)
 {
@@ -42,6 +49,17 @@ static int fake_init(void *vm, char *err, size_t errlen)
 /* A stack of g_depth frames whose leaf cycles through g_distinct methods. */
 static int fake_walk(void *uc, js_raw_frame *f, int max)
 {
+    int tid = (int)syscall(SYS_gettid);
+    if (tid == atomic_load(&g_hold_tid)) {
+        js_thread *t = js_threads_find(tid);
+        int fd = t ? (int)atomic_load(&t->handle) : -1;
+        atomic_store(&g_held_fd, fd);
+        atomic_store(&g_holding, 1);
+        while (atomic_load(&g_hold_tid) == tid) {
+        }
+        atomic_store(&g_fd_open_after, fd >= 0 && fcntl(fd, F_GETFD) != -1);
+        atomic_store(&g_holding, 0);
+    }
     unsigned k = atomic_fetch_add(&g_walks, 1) % atomic_load(&g_distinct);
     int depth = atomic_load(&g_depth);
     if (depth > max) depth = max;
@@ -58,11 +76,12 @@ static const js_walker fake_walker = {"fake", fake_init, fake_walk};
 /* A busy thread known to the core as a Java thread (non-NULL env). */
 static void *worker(void *arg)
 {
+    atomic_store(&g_worker_tid[(intptr_t)arg], (int)syscall(SYS_gettid));
     js_profiler_thread_start((int)syscall(SYS_gettid), (void *)1, "worker", 0);
     volatile uint64_t x = 0;
     while (atomic_load(&g_run_workers))
         for (int i = 0; i < 100000; i++) x += (uint64_t)i * 2654435761u;
-    js_profiler_thread_end((int)syscall(SYS_gettid));
+    js_profiler_thread_end((int)syscall(SYS_gettid), NULL);
     return NULL;
 }
 
@@ -75,7 +94,7 @@ static int setup(void **state)
     js_log_configure(JS_LOG_WARN, NULL, err, sizeof err); /* one INFO line per session would drown the report */
     atomic_store(&g_run_workers, 1);
     for (int i = 0; i < WORKERS; i++)
-        if (pthread_create(&g_workers[i], NULL, worker, NULL) != 0) return -1;
+        if (pthread_create(&g_workers[i], NULL, worker, (void *)(intptr_t)i) != 0) return -1;
     return 0;
 }
 
@@ -298,6 +317,46 @@ static void test_loop(void **state UNUSED)
 }
 
 /* After VM death every command that changes state is refused; status still answers. */
+static void *release_hold(void *arg)
+{
+    struct timespec ts = {0, 300000000L};
+    nanosleep(&ts, NULL);
+    atomic_store(&g_hold_tid, 0);
+    return NULL;
+}
+
+/* A stop while a handler is inside waits for it before releasing any engine handle: the handler's perf counter is
+ * still open when it goes on (the handler may still use it: the period, the kernel call chain), and closed after. */
+static void test_handles_outlive_handlers(void **state UNUSED)
+{
+    char path[128];
+    snprintf(path, sizeof path, "start,event=cpu,interval=1ms,file=%s/held.collapsed", g_dir);
+    expect(path, JS_OK, NULL);
+    atomic_store(&g_fd_open_after, -1);
+    atomic_store(&g_hold_tid, atomic_load(&g_worker_tid[0]));
+    for (int i = 0; i < 2000 && !atomic_load(&g_holding); i++) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    assert_true(atomic_load(&g_holding));
+    int fd = atomic_load(&g_held_fd);
+    if (fd < 0 || fcntl(fd, F_GETFD) == -1) { /* not a perf counter (ctimer fallback): nothing to observe */
+        atomic_store(&g_hold_tid, 0);
+        expect("stop", JS_OK, NULL);
+        skip();
+    }
+    pthread_t rel;
+    pthread_create(&rel, NULL, release_hold, NULL);
+    expect("stop", JS_OK, NULL);
+    pthread_join(rel, NULL);
+    for (int i = 0; i < 2000 && atomic_load(&g_holding); i++) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    assert_int_equal(atomic_load(&g_fd_open_after), 1);
+    assert_int_equal(fcntl(fd, F_GETFD), -1); /* released once no handler could use it */
+}
+
 static void test_dead_state(void **state UNUSED)
 {
     char cmd[256];
@@ -318,6 +377,7 @@ int main(void)
         cmocka_unit_test(test_commands_in_every_state), cmocka_unit_test(test_concurrent_stops),
         cmocka_unit_test(test_restart_cycles),          cmocka_unit_test(test_rotation_keeps_every_sample),
         cmocka_unit_test(test_timeout),                 cmocka_unit_test(test_loop),
+        cmocka_unit_test(test_handles_outlive_handlers),
         cmocka_unit_test(test_dead_state),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

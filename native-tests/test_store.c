@@ -93,6 +93,44 @@ static void test_single_insert_lookup(void **state UNUSED)
     js_store_destroy(s);
 }
 
+typedef struct {
+    uint32_t thread;
+    uint64_t weight, count;
+    int n;
+} count_log;
+
+static int log_count(uint32_t trace, uint32_t thread, uint64_t weight, uint64_t count, void *ctx)
+{
+    count_log *l = ctx;
+    if (thread == l->thread) l->weight = weight, l->count = count;
+    l->n++;
+    return 0;
+}
+
+/* Each add and add_again is one sample of its pair, whatever its weight (the allocations behind a byte weight). */
+static void test_pair_sample_count(void **state UNUSED)
+{
+    js_store *s = make(1024, 65536, 4096);
+    js_raw_frame st[2] = {jf(1, 1), jf(2, 2)};
+    uint32_t id = js_store_add(s, st, 2, 7, 5000);
+    assert_int_equal(js_store_add(s, st, 2, 7, 300), id);
+    assert_int_equal(js_store_add_again(s, id, 7, 2), 0);
+    assert_int_equal(js_store_add(s, st, 2, 8, 9), id);
+    count_log l = {.thread = 7};
+    assert_int_equal(js_store_foreach_pair_counted(s, log_count, &l), 0);
+    assert_int_equal(l.n, 2);
+    assert_int_equal(l.weight, 5302);
+    assert_int_equal(l.count, 3);
+    l = (count_log){.thread = 8};
+    js_store_foreach_pair_counted(s, log_count, &l);
+    assert_int_equal(l.count, 1);
+    js_store_reset(s);
+    l = (count_log){.thread = 7};
+    js_store_foreach_pair_counted(s, log_count, &l);
+    assert_int_equal(l.n, 0);
+    js_store_destroy(s);
+}
+
 /* The same frames (from a different buffer) map to the same id and one trace. */
 static void test_identical_stacks_share_id(void **state UNUSED)
 {
@@ -133,6 +171,31 @@ static void test_distinct_stacks_distinct_ids(void **state UNUSED)
     }
     assert_int_equal(js_store_trace_count(s), N);
     for (int i = 0; i < N; i++) expect_frames(s, id[i], v[i], n[i]);
+    js_store_destroy(s);
+}
+
+/* Deep stacks (the hash takes frames in four lanes): a change of one frame anywhere, two neighbours swapped (they sit
+ * in different lanes), the stack rotated by one or cut by one frame, each is a stack of its own. */
+static void test_deep_variants_distinct(void **state UNUSED)
+{
+    enum { D = 2000, V = 10 };
+    js_store *s = make(1024, (uint64_t)D * V * 2, 4096);
+    static js_raw_frame v[V][D + 1];
+    for (int k = 0; k < V; k++)
+        for (int i = 0; i <= D; i++) v[k][i] = jf((uint64_t)(i % 500) + 1, i % 7);
+    int pos[] = {0, 1, 2, 3, 1000, D - 1};
+    for (int k = 0; k < 6; k++) v[k + 1][pos[k]].bci += 1; /* one frame changed */
+    v[7][4] = v[0][5], v[7][5] = v[0][4];                  /* neighbours swapped */
+    for (int i = 0; i < D; i++) v[8][i] = v[0][(i + 1) % D]; /* rotated */
+    int n[V] = {D, D, D, D, D, D, D, D, D, D - 1};         /* the last: one frame shorter */
+    uint32_t id[V];
+    for (int k = 0; k < V; k++) {
+        id[k] = js_store_add(s, v[k], n[k], 1, 1);
+        assert_true(id[k] > 0);
+        for (int j = 0; j < k; j++) assert_int_not_equal(id[j], id[k]);
+    }
+    for (int k = 0; k < V; k++) assert_int_equal(js_store_add(s, v[k], n[k], 1, 1), id[k]); /* found again */
+    assert_int_equal(js_store_trace_count(s), V);
     js_store_destroy(s);
 }
 
@@ -595,9 +658,11 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_single_insert_lookup),
+        cmocka_unit_test(test_pair_sample_count),
         cmocka_unit_test(test_identical_stacks_share_id),
         cmocka_unit_test(test_distinct_stacks_distinct_ids),
         cmocka_unit_test(test_adjacent_method_ids_distinct),
+        cmocka_unit_test(test_deep_variants_distinct),
         cmocka_unit_test(test_per_thread_attribution),
         cmocka_unit_test(test_foreach_sum_equals_total),
         cmocka_unit_test(test_frames_read_back_leaf_first),

@@ -20,7 +20,10 @@
 #include <time.h>
 
 #include "core/thread_names.h"
+#include "sample/schedcount.h"
 #include "sample/threads.h"
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #define UNUSED __attribute__((unused))
 
@@ -293,6 +296,67 @@ static void test_names_bounded_oldest_ended_first(void **state UNUSED)
     js_threads_reset();
 }
 
+/* The switch-in count: read for the calling thread and by tid, the same while the thread does not sleep; it grows
+ * by at least one across a sleep; an unknown tid reads 0. */
+static void test_switch_ins(void **state)
+{
+    int tid = (int)syscall(SYS_gettid);
+    uint64_t a = js_sched_switch_ins(0);
+    if (a == 0) skip(); /* a kernel without schedstat */
+    uint64_t b = js_sched_switch_ins(tid);
+    assert_true(b >= a && b <= a + 1); /* at most one preemption in between */
+    struct timespec ts = {0, 2000000};
+    nanosleep(&ts, NULL);
+    uint64_t c = js_sched_switch_ins(0);
+    assert_true(c >= b + 1);
+    assert_int_equal(js_sched_switch_ins(0x7ffffff0), 0);
+}
+
+/* Renames by Java id rename exactly the entries recorded with those ids; a rename by tid renames the entry of the
+ * thread that holds the tid now, and not one whose tid was reused by a later thread. */
+static void test_names_renamed(void **state UNUSED)
+{
+    js_threads_reset();
+    js_threads_clear_names();
+    uint32_t serial[4];
+    for (int i = 0; i < 4; i++) {
+        int created;
+        js_thread *t = js_threads_claim(700 + i, &created);
+        assert_non_null(t);
+        serial[i] = atomic_load(&t->serial);
+        char n[32];
+        snprintf(n, sizeof n, "first-%d", i);
+        js_threads_set_name(serial[i], 700 + i, n);
+        if (i < 3) js_threads_set_java_id(serial[i], 100 + i); /* the last one: not a Java thread */
+    }
+    int64_t ids[] = {102, 999, 100, 101};
+    const char names[][JS_THREAD_NAME_MAX] = {"renamed-102", "nobody", "renamed-100", "first-1"};
+    unsigned char matched[4];
+    assert_int_equal(js_threads_rename_java(ids, names, 4, matched), 2); /* 101 keeps its name: not a change */
+    assert_int_equal(matched[0] + 2 * matched[1] + 4 * matched[2] + 8 * matched[3], 1 + 4 + 8);
+    char name[64];
+    int tid;
+    int64_t jtid;
+    const char *want[] = {"renamed-100", "first-1", "renamed-102", "first-3"};
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(js_threads_info(serial[i], name, sizeof name, &tid, &jtid), 0);
+        assert_string_equal(name, want[i]);
+    }
+    js_threads_rename_tid(703, "last-name");
+    assert_int_equal(js_threads_info(serial[3], name, sizeof name, &tid, &jtid), 0);
+    assert_string_equal(name, "last-name");
+    js_thread *t = js_threads_find(701);
+    js_threads_release(t); /* tid 701 ends and is reused by a new thread */
+    int created;
+    t = js_threads_claim(701, &created);
+    assert_true(created);
+    js_threads_rename_tid(701, "the-new-thread");
+    assert_int_equal(js_threads_info(serial[1], name, sizeof name, &tid, &jtid), 0);
+    assert_string_equal(name, "first-1");
+    js_threads_clear_names();
+    js_threads_reset();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -300,6 +364,8 @@ int main(void)
         cmocka_unit_test(test_concurrent_claims_and_signal_finds),
         cmocka_unit_test(test_names_by_serial),
         cmocka_unit_test(test_names_bounded_oldest_ended_first),
+        cmocka_unit_test(test_switch_ins),
+        cmocka_unit_test(test_names_renamed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,7 +17,7 @@ allowed() {
     util) echo "util" ;;
     sample) echo "sample util" ;;
     engine) echo "engine sample util" ;;
-    output) echo "output util" ;;
+    output) echo "output proto util" ;; # proto: the pprof profile protoc-c generates from proto/pprof
     jfr) echo "jfr output util" ;;
     core) echo "core jfr output engine sample util" ;;
     agent) echo "agent backend core jfr output engine sample util" ;;

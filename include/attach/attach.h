@@ -8,8 +8,11 @@
  * Agent_OnAttach returned.
  *
  * A JVM in a container (another pid and mount namespace) is reached through /proc/<pid>/root
- * and known there by its namespace pid (NStgid in /proc/<pid>/status). Errors are a code with a
- * strerror and one line in the caller's buffer that names the problem and the fix.
+ * and known there by its namespace pid (NStgid in /proc/<pid>/status); every path in it is
+ * resolved inside that root, so no link the container controls leads to a file of the host.
+ * Before a byte is sent, the socket is checked as jcmd does (a socket of the JVM's user, mode
+ * 600) and so is the process that serves it (SO_PEERCRED: the JVM's pid and uid). Errors are a
+ * code with a strerror and one line in the caller's buffer that names the problem and the fix.
  */
 #ifndef JS_ATTACH_H
 #define JS_ATTACH_H
@@ -52,6 +55,12 @@ typedef struct {
     int java_major;                /* 17, 25, ... or 0 */
 } js_target;
 
+/* Open path (absolute) as the target sees it: in its own root when it lives in another mount namespace,
+ * resolved there so that no symbolic link or ".." the container controls leads out of it (openat2
+ * RESOLVE_IN_ROOT; without openat2 no link is followed at all). flags as for open; close-on-exec added.
+ * fd, or -1 with errno. */
+int js_attach_open_in(const js_target *t, const char *path, int flags);
+
 /* Read /proc/<pid> into t. JS_AT_OK, or JS_AT_NO_PROCESS with err. */
 js_attach_code js_target_inspect(int pid, js_target *t, char *err, size_t errlen);
 
@@ -75,6 +84,15 @@ js_attach_code js_attach_load(const js_target *t, const char *lib, const char *o
  * it, else a copy in the target's /tmp. target_path gets the path to hand to the JVM. */
 js_attach_code js_attach_place_library(const js_target *t, const char *lib, char *target_path, size_t len, char *err,
                                        size_t errlen);
+
+/* A name for the agent's reply file in the target's /tmp, not to be guessed by others: "/tmp/.jsampler-reply-..."
+ * (as the target sees it; handed to the agent as reply=NAME). */
+void js_attach_reply_name(const js_target *t, char *name, size_t len);
+
+/* Read the reply file the agent wrote at name (js_attach_reply_name) and remove it: read only when it is a
+ * regular file of the JVM's user, reached inside the target's root without following links. out gets the text
+ * after the status line. 0, or -1 when there is no such file. */
+int js_attach_take_reply(const js_target *t, const char *name, char *out, size_t len);
 
 /* Call fn for every process that maps libjvm.so (readable ones only); stops when fn returns non-zero. */
 int js_attach_list(int (*fn)(const js_target *t, void *ctx), void *ctx);

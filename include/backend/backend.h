@@ -44,12 +44,16 @@ typedef struct {
 int js_backend_is_option(const char *key, size_t keylen);
 /* Split an option string into the task client's options and the rest (the profiler command). */
 void js_backend_split(const char *opts, char *cmd, size_t cmdlen, char *bopts, size_t boptslen);
-/* Fill c from the SW_AGENT_* environment, then from opts (which win). Returns 1 when a backend is
- * configured, 0 when none is, -1 with one line in err naming a bad option. */
+/* The task client's options in opts. Returns 0 when opts holds none (the environment is not read), 1 when
+ * they ask for a client ('backend' or 'backend=HOST:PORT') with c filled: the SW_AGENT_* variables are the
+ * defaults of the options not given ('backend' alone takes its address from them), or -1 with one line in err
+ * naming a bad option or variable. */
 int js_backend_conf_load(const char *opts, js_backend_conf *c, char *err, size_t errlen);
 
 /* Start the client thread; 0, or -1 with err (already running, thread or libcurl failure). */
 int js_backend_start(const js_backend_conf *c, const js_backend_host *host, char *err, size_t errlen);
+/* 1 with *c the running client's options, 0 when none runs. */
+int js_backend_running(js_backend_conf *c);
 /* One line describing the running client into out; 0, or -1 when none runs. */
 int js_backend_describe(char *out, size_t outlen);
 /* Stop the client (VM death): a task still recording is left for the profiler's shutdown to write,

@@ -35,8 +35,12 @@ void js_arming_init(void *vm);
  * thread. 0, or -1 with one line in err. */
 int js_arming_start(const js_args *a, js_store *store, js_evring *ring, js_arming_info *info, char *err,
                     size_t errlen);
-/* Detach the engine from every thread and stop it (no new signals are raised after this). */
-void js_arming_stop(void);
+/* Stop sampling, in the order that keeps every handler's handle valid while it runs: no new signal is raised (the
+ * wall timer ends, each thread's counter or timer is paused), the sampler is disarmed (waiting, bounded, for the
+ * handlers inside), and only then are the per-thread handles released. Returns the handlers still inside after the
+ * wait (0 normally): the handles are then left open, forgotten (one might still be used), and the caller must
+ * abandon the stores and ring they may write. */
+int js_arming_stop(void);
 /* Register and attach threads found in /proc/self/task, release those that are gone. */
 void js_arming_rescan(void);
 /* Let the running session's native walker (cstack=) see libraries loaded since it started. Not for handlers. */

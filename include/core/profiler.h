@@ -35,9 +35,10 @@ js_status js_profiler_dump(const js_args *a, char *out, size_t outlen);
 js_status js_profiler_status(char *out, size_t outlen);
 /* 1 while a session runs. */
 int js_profiler_running(void);
-/* VM layer hooks: a Java thread started (env = its JNIEnv, java_tid its Thread id) / ended. */
+/* VM layer hooks: a Java thread started (env = its JNIEnv, java_tid its Thread id) / ended (name: its name
+ * then, or NULL). */
 void js_profiler_thread_start(int tid, void *env, const char *name, int64_t java_tid);
-void js_profiler_thread_end(int tid);
+void js_profiler_thread_end(int tid, const char *name);
 /* VM death: stop a running session, writing its output; later commands are refused. */
 void js_profiler_shutdown(void);
 

@@ -25,6 +25,15 @@ void js_threads_label(uint32_t serial, char *buf, size_t len);
 void js_threads_set_java_id(uint32_t serial, int64_t java_tid);
 /* Name, OS tid and Java thread id (0 if not Java) of serial; -1 if nothing was recorded. */
 int js_threads_info(uint32_t serial, char *name, size_t len, int *tid, int64_t *java_tid);
+/* Rename the entries recorded with Java thread id ids[i] to names[i] (i < n; Java ids are never reused); the
+ * number of entries whose name changed. matched (NULL, or n flags) gets 1 where an entry had ids[i]. */
+int js_threads_rename_java(const int64_t *ids, const char (*names)[JS_THREAD_NAME_MAX], size_t n,
+                           unsigned char *matched);
+/* The live thread tid, recorded without a Java id (found in /proc, named by its comm), is the Java thread java_tid
+ * named name: recorded so if its comm is what the JVM made of that name (its first 15 bytes). 1 if it was. */
+int js_threads_adopt_java(int tid, int64_t java_tid, const char *name);
+/* Rename the entry of the thread that holds tid in the thread table now (its name as it ends). */
+void js_threads_rename_tid(int tid, const char *name);
 /* Drop all recorded names. */
 void js_threads_clear_names(void);
 /* Read /proc/self/task/TID/comm into buf; -1 if the thread is gone. */

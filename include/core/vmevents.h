@@ -9,7 +9,9 @@
  * blocker's. Events go through js_sampler_record into the session's store and JFR stream.
  *
  * The callbacks run in the thread the event is about; none blocks on the profiler (a class id costs one
- * short mutex). Capabilities that the VM refuses turn the matching event into a start error naming it.
+ * short mutex). The capabilities each event needs are added at start and relinquished at stop (sampled
+ * allocations are one JVMTI environment's at a time: another agent may want them); one the VM refuses turns
+ * the matching event into a start error naming it.
  */
 #ifndef JS_VMEVENTS_H
 #define JS_VMEVENTS_H
@@ -26,7 +28,8 @@ int js_vmevents_capture_park(jvmtiEnv *jvmti);
 /* Enable what a asks for (alloc, lock); 0, or -1 with one line in err (nothing left enabled). note gets a
  * warning line, or "" (e.g. park not traced). */
 int js_vmevents_start(const js_args *a, char *note, size_t notelen, char *err, size_t errlen);
-/* Disable every event enabled by start (the callbacks may still run briefly: they record nothing). */
+/* Disable every event enabled by start and give back its capabilities and the heap sampling interval (the
+ * callbacks may still run briefly: they record nothing). */
 void js_vmevents_stop(void);
 
 /* JVMTI callbacks, forwarded by the agent. */

@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <stdatomic.h>
 
+#include "sample/threads.h"
+
 typedef struct {
     const char *name;        /* "cpu", "ctimer", "itimer", "wall" */
     const char *description; /* for logs: "perf_events cpu-clock" */
@@ -25,12 +27,15 @@ typedef struct {
     /* Attach to thread tid, publishing the per-thread handle (perf fd, timer id) in *handle before
      * the first signal can be raised; 0, or -1 with reason (and *handle left -1). */
     int (*thread_start)(int tid, _Atomic intptr_t *handle, char *err, size_t errlen);
+    /* Optional: stop the thread's counter or timer raising signals, the handle staying valid (a handler still
+     * running may use it); thread_stop follows once no handler can. */
+    void (*thread_pause)(_Atomic intptr_t *handle);
     /* Detach: take the handle out of *handle (-1 after), then release it. */
     void (*thread_stop)(_Atomic intptr_t *handle);
-    /* Signal-safe: weight of this signal for the thread whose handle is given (-1 if the thread is
-     * unknown), 0 if the signal is not ours. For a signal of its own, an engine with jitter sets the
-     * thread's next period here (a syscall or two). */
-    uint64_t (*sample_weight)(const siginfo_t *si, intptr_t handle);
+    /* Signal-safe: weight of this signal for thread t (NULL if the thread is unknown; its handle is t->handle),
+     * 0 if the signal is not ours. For a signal of its own, an engine with jitter may set the thread's next period
+     * here, keeping its own per-thread state in t->engine_countdown. */
+    uint64_t (*sample_weight)(const siginfo_t *si, js_thread *t);
     /* Signal-safe, optional: the kernel frames (leaf first) of the event that raised this thread's last signal,
      * into ips[0..max); their number. */
     int (*kernel_stack)(intptr_t handle, uintptr_t *ips, int max);

@@ -10,6 +10,12 @@
 
 #include <stdint.h>
 
+/* Samples a cpu (perf_events) period drawn at random is kept for: setting a perf counter's period restarts its
+ * kernel timer, a hypervisor exit (about 11 us on these VMs), so it is paid once per run of samples. */
+#ifndef JS_JITTER_RUN
+#define JS_JITTER_RUN 8
+#endif
+
 /* The next period for a mean of mean_ns (mean_ns itself when jitter is off). Signal-safe. */
 uint64_t js_jitter_next(uint64_t mean_ns, int jitter);
 

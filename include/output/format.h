@@ -13,12 +13,13 @@ typedef enum {
     JS_OUT_TREE,
     JS_OUT_HTML,
     JS_OUT_JFR,
-    JS_OUT_JSON_TREE
+    JS_OUT_JSON_TREE,
+    JS_OUT_PPROF
 } js_out_format;
 
 /* Name of a format ("collapsed", "flat", ...). */
 const char *js_out_format_name(js_out_format f);
-/* Format implied by a file name's extension, or JS_OUT_NONE. */
+/* Format implied by a file name's extension (".pb.gz" counts as one: pprof), or JS_OUT_NONE. */
 js_out_format js_out_format_from_path(const char *path);
 
 #endif

@@ -38,6 +38,7 @@ typedef struct {
     uint32_t *frames; /* root first, indexes into js_profile.frames */
     uint32_t depth;
     uint64_t weight;
+    uint64_t count;   /* events (samples, allocations, contentions) behind the weight; 0 = not known */
 } js_pstack;
 
 typedef struct {
@@ -58,9 +59,11 @@ void js_profile_init(js_profile *p);
 void js_profile_free(js_profile *p);
 /* Intern (name, type); returns its index, or UINT32_MAX on allocation failure. */
 uint32_t js_profile_frame(js_profile *p, const char *name, js_frame_type type);
-/* Append a stack (root first) with its weight; 0 on success, -1 on allocation failure. */
+/* Append a stack (root first) with its weight, its event count not known; 0 on success, -1 on allocation failure. */
 int js_profile_add(js_profile *p, const uint32_t *frames, uint32_t depth, uint64_t weight);
-/* Merge stacks with identical frame lists (sums weights) and sort them lexically by names. */
+/* js_profile_add with the number of events behind the weight (0 = not known). */
+int js_profile_add_n(js_profile *p, const uint32_t *frames, uint32_t depth, uint64_t weight, uint64_t count);
+/* Merge stacks with identical frame lists (sums weights and counts) and sort them lexically by names. */
 int js_profile_normalize(js_profile *p);
 /* Glob match with '*' (any run) and '?' (one char): used for include=/exclude=. */
 int js_glob_match(const char *pattern, const char *s);

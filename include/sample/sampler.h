@@ -12,10 +12,10 @@
  * A wait that times out (a handler stuck inside, e.g. a stopped thread) is reported, and the
  * caller must then abandon - never reuse or free - the memory that handler may still write.
  *
- * Self-limiting cost: each thread's handler time is measured; a thread whose handlers took more
- * than a quarter of its recent wall time skips walks until it has run again (the skipped weight
- * is carried into its next sample and counted as throttled), so a deep stack at a short interval
- * cannot livelock a thread in its signal handler.
+ * Self-limiting cost: each thread's cpu handlers are timed in the thread's own CPU time (preemption by other
+ * processes or the hypervisor does not count) and may use at most an eighth of it on average; a sample past that
+ * budget is not walked but kept under a "[throttled]" pseudo-frame with its weight (never moved to another stack)
+ * and counted as throttled, so a deep stack at a short interval cannot livelock a thread in its signal handler.
  *
  * Signals that are not ours (the engine's weight is 0) are passed to the handler installed
  * before ours, if there was one; a default or ignored disposition is left alone (counted).
@@ -32,12 +32,14 @@
 #include "sample/threads.h"
 #include "sample/walker.h"
 
-/* Signal-safe: the weight of a signal for the thread whose engine handle is given (-1 if the
- * thread is unknown), 0 if the signal is not ours. Supplied by the sampling engine. */
-typedef uint64_t (*js_weight_fn)(const siginfo_t *si, intptr_t handle);
+/* Signal-safe: the weight of a signal for thread t (NULL if the thread is unknown), 0 if the signal is not ours.
+ * Supplied by the sampling engine (engine.h). */
+typedef uint64_t (*js_weight_fn)(const siginfo_t *si, js_thread *t);
 
 /* One source of profiling signals in a session (cpu and wall may run together): its weight function and
- * the kind (JS_SK_*) of its samples. The handler asks each in turn; the first non-zero weight wins. */
+ * the kind (JS_SK_*) of its samples. The handler asks each in turn; the first non-zero weight wins. For JS_SK_WALL
+ * the weight function only tells that the signal is ours: the sample's weight is what the wall engine added to
+ * the thread's wall_due (threads.h), taken by the handler. */
 /* Signal-safe: kernel frames of the thread's last event (engine.h's kernel_stack), or NULL. */
 typedef int (*js_kstack_fn)(intptr_t handle, uintptr_t *ips, int max);
 

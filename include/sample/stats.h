@@ -40,11 +40,11 @@ void js_stats_dropped(uint64_t weight);
 void js_stats_event(int kind, int stored, uint64_t weight);
 void js_stats_walk_error(int code);
 void js_stats_foreign_signal(void);
-/* A walk skipped because the thread's handlers used too much of its time (weight carried on). */
+/* A sample not walked because its thread's handlers used too much of its CPU time (kept as "[throttled]"). */
 void js_stats_throttled(uint64_t weight);
 void js_stats_handler_ns(uint64_t ns);
 void js_stats_recovery(js_recover_kind k);
-/* A stack cut at jstackdepth, counted by its weight (carried throttle weight included). */
+/* A stack cut at jstackdepth, counted by its weight. */
 void js_stats_truncated(uint64_t weight);
 /* Short name of a recovery outcome ("stub", "prologue", ..., "retry_failed"). */
 const char *js_recover_name(js_recover_kind k);

@@ -61,6 +61,11 @@ const js_raw_frame *js_store_trace(const js_store *s, uint32_t id, int *n);
 /* Call fn for every published (trace, thread) pair with non-zero weight; stops if fn returns non-zero. */
 typedef int (*js_pair_fn)(uint32_t trace, uint32_t thread, uint64_t weight, void *ctx);
 int js_store_foreach_pair(const js_store *s, js_pair_fn fn, void *ctx);
+/* The same with the pair's sample count: how many js_store_add / js_store_add_again calls made its weight (the
+ * allocations or contentions behind an alloc or lock weight). A count read while a handler adds may lag its weight
+ * by that one sample. */
+typedef int (*js_pair_counted_fn)(uint32_t trace, uint32_t thread, uint64_t weight, uint64_t count, void *ctx);
+int js_store_foreach_pair_counted(const js_store *s, js_pair_counted_fn fn, void *ctx);
 /* Id of the seq-th trace published (0-based, in publication order), or 0 if not yet published:
  * lets a reader visit only the traces added since it last looked. */
 uint32_t js_store_trace_id_at(const js_store *s, uint32_t seq);

@@ -17,20 +17,27 @@
 #include <stdint.h>
 
 #define JS_THREADS_MAX 16384 /* slots; threads beyond this are not sampled (counted) */
+#define JS_WALL_KEY_NOTHING 0xFFFFFFFFu /* wall_key of a thread blocked without Java frames (never a trace key) */
 
 typedef struct {
     _Atomic int tid;            /* 0 free, -1 deleted, else OS tid */
     _Atomic uint32_t serial;    /* unique per registration, > 0 */
     _Atomic int armed;          /* engine attached (perf counter / timer) */
     _Atomic intptr_t handle;    /* engine's per-thread handle: perf fd, kernel timer id; -1 none */
+    _Atomic uint32_t engine_countdown; /* the engine's own per-thread count (cpu: samples to its next period draw) */
     _Atomic int seen;           /* rescan mark */
-    _Atomic uint64_t quiet_until_ns; /* sampler throttle: skip walks before this CLOCK_MONOTONIC time */
-    _Atomic uint64_t carry;          /* weight of skipped samples, added to the thread's next sample */
+    _Atomic uint64_t handler_cpu_ns; /* sampler budget: the thread's CPU time when its last cpu handler ended */
+    _Atomic int64_t handler_credit_ns; /* CPU time its handlers may still use (see sampler.c) */
     _Atomic uint64_t wall_tick;      /* wall engine: its tick when the thread was last visited, 0 never */
-    _Atomic uint32_t wall_key;       /* the trace key of its last wall sample (generation | id), 0 none */
+    _Atomic uint64_t wall_due;       /* ticks its next wall signal's sample stands for (signals do not carry it: a
+                                      * second SIGPROF sent while one is pending is lost, its weight must not be) */
+    _Atomic uint32_t wall_key;       /* the trace key of its last wall sample if that sample may be credited again
+                                      * while the thread stays blocked (generation | id), JS_WALL_KEY_NOTHING if
+                                      * it was blocked without Java frames (nothing to credit or sample), else 0 */
     _Atomic uint32_t wall_gen;       /* the full generation of the store that holds it */
     _Atomic uint16_t wall_state;     /* that sample's state */
-    _Atomic uint64_t wall_cpu_ns;    /* its CPU time when that sample's handler ended */
+    _Atomic uint64_t wall_switches;  /* the thread's switch-in count in that sample's handler (schedcount.h) */
+    _Atomic uint64_t wall_cpu_ns;    /* its CPU time when the wall engine last found it still blocked there, 0 */
     _Atomic int unsampled;           /* the profiler's own thread, or excluded by filter=: wall skips it */
 } js_thread;
 

@@ -26,7 +26,9 @@ enum {
     JS_WALK_SAFEPOINT = -10,
     JS_WALK_NO_ENV = -11, /* the interrupted thread has no JNIEnv: not a Java thread */
     /* Not a failure: the root-most pseudo-frame of a stack cut at jstackdepth ("[truncated]"). */
-    JS_WALK_TRUNCATED = -12
+    JS_WALK_TRUNCATED = -12,
+    /* Not a walk: a sample over its thread's handler budget, kept on this one pseudo-frame ("[throttled]"). */
+    JS_WALK_THROTTLED = -13
 };
 
 /* Pseudo-frame name for a walker error code, e.g. "[unknown_Java]". */

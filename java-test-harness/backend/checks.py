@@ -3,12 +3,14 @@ tasks created through its admin interface, and what a SkyWalking user relies on 
 notified within one poll, profiled for the task's duration, every byte uploaded once, the hot method on top, every
 failure reported with its reason, and the JVM running on. Each check is a function; run.py runs them per JDK."""
 import re
+import signal
 import subprocess
 import time
+import uuid
 from pathlib import Path
 
-from harness import (ROOT, Jvm, analysis_shares, check, collapsed_shares, free_port,
-                     jfr_tool_events, truth, wait_for)
+from harness import (ROOT, Jvm, RawServer, analysis_shares, check, collapsed_shares, free_port,
+                     jfr_tool_events, skywalking_env, truth, wait_for)
 
 POLL = 1  # s: the agent's poll period in these checks (the default is 20 s)
 
@@ -101,12 +103,15 @@ def check_events(ctx):
 
 
 def check_bad_options(ctx):
-    """A bad task client option stops the JVM at start-up with one line naming it; so does a bad SW_AGENT_* value."""
+    """A bad task client option stops the JVM at start-up with one line naming it; so does a bad SW_AGENT_* value
+    that an option asked for ('backend' alone). Every JVM here runs in a SkyWalking environment (skywalking_env)."""
     cases = [("backend=oap,service=s", None, "option 'backend=oap'"),
              ("backend=127.0.0.1:1,poll=5ms,service=s", None, "option 'poll=5ms'"),
-             ("backend=127.0.0.1:1", None, "option 'service=' missing"),
-             ("", {"SW_AGENT_NAME": "s", "SW_AGENT_COLLECTOR_BACKEND_SERVICES": "nohost"},
-              "SW_AGENT_COLLECTOR_BACKEND_SERVICES")]
+             ("backend=127.0.0.1:1", {"SW_AGENT_NAME": None}, "option 'service=' missing"),
+             ("backend", {"SW_AGENT_NAME": "s", "SW_AGENT_COLLECTOR_BACKEND_SERVICES": "nohost"},
+              "SW_AGENT_COLLECTOR_BACKEND_SERVICES"),
+             ("backend,service=s", {"SW_AGENT_COLLECTOR_BACKEND_SERVICES": None}, "SW_AGENT_COLLECTOR_BACKEND_SERVICES"),
+             ("service=s", None, "option 'backend' missing")]
     for i, (opts, env, want) in enumerate(cases):
         jvm = Jvm(ctx, f"badopt{i}", opts, ["TaskLoad", 0, 0, 0], env=env)
         rc = jvm.wait_exit(30)
@@ -269,12 +274,13 @@ def good_and_bad(b, service, good, bad, failure, what):
 
 
 def check_token(ctx):
-    """A backend that wants a token: configured the SkyWalking way (SW_AGENT_* variables, no options) it works; a
+    """A backend that wants a token: configured the SkyWalking way (SW_AGENT_* variables, 'backend' alone) it works; a
     wrong token is refused (PERMISSION_DENIED, logged once), never logged itself, and the JVM runs on."""
     b = ctx.backend("token", "--token", "s3cret-Good")
     env = {"SW_AGENT_NAME": "svc-tok", "SW_AGENT_INSTANCE_NAME": "good",
            "SW_AGENT_COLLECTOR_BACKEND_SERVICES": f"127.0.0.1:{b.port}", "SW_AGENT_AUTHENTICATION": "s3cret-Good"}
-    good = Jvm(ctx, "token-good", f"poll={POLL}s,taskdir={ctx.dir('token-tasks')}", ["TaskLoad", 0, 20, 1], env=env)
+    good = Jvm(ctx, "token-good", f"backend,poll={POLL}s,taskdir={ctx.dir('token-tasks')}", ["TaskLoad", 0, 20, 1],
+               env=env)
     bad = Jvm(ctx, "token-bad", agent_opts(b.port, "svc-tok", "bad", ctx.dir("token-bad"), "token=Wr0ng-t0ken"),
               ["TaskLoad", 6, 0, 0])
     good_and_bad(b, "svc-tok", good, bad, r"PERMISSION_DENIED", "a wrong token")
@@ -343,13 +349,87 @@ def check_attach_backend(ctx):
     check(r.returncode == 0 and "task client started" in r.stdout, f"attach-backend: {r.returncode} {r.stdout} {r.stderr}")
     r2 = subprocess.run([str(ROOT / "build/jsampler"), "attach-backend", str(jvm.pid),
                          agent_opts(b.port, "svc-att", "att", ctx.dir("attach-tasks"))], capture_output=True, text=True)
-    check(r2.returncode == 5 and "already runs" in r2.stdout + r2.stderr, f"a second client is refused: {r2.stdout}")
+    check(r2.returncode == 0 and "already runs with these options" in r2.stdout,
+          f"the same request again is answered, not refused: {r2.returncode} {r2.stdout} {r2.stderr}")
+    r3 = subprocess.run([str(ROOT / "build/jsampler"), "attach-backend", str(jvm.pid),
+                         agent_opts(b.port, "svc-other", "att", ctx.dir("attach-tasks"))], capture_output=True, text=True)
+    check(r3.returncode == 5 and "already runs with other options (service svc-att" in r3.stderr,
+          f"a second client with other options is refused, naming the one that runs: {r3.returncode} {r3.stderr}")
     task = b.task("svc-att", 3)
     b.wait_log(task, "EXECUTION_FINISHED", 20, "att")
     (shares, n), a = analysis_shares(b, task)
     check(a["top"][0]["codeSignature"].endswith("CpuSplit.burnA"), f"hot method on top: {a['top'][:3]}")
     st = subprocess.run([str(ROOT / "build/jsampler"), "status", str(jvm.pid)], capture_output=True, text=True)
     check("task client: service svc-att" in st.stdout and "1 uploads" in st.stdout, f"status shows the client: {st.stdout}")
+    jvm.kill()
+
+
+def cli(*args, timeout=60):
+    """build/jsampler with args: (exit status, stdout + stderr)."""
+    r = subprocess.run([str(ROOT / "build/jsampler")] + [str(a) for a in args], capture_output=True, text=True,
+                       timeout=timeout)
+    return r.returncode, r.stdout + r.stderr
+
+
+def cli_session(ctx, pid, tag):
+    """Every attach verb on pid must do its work and exit 0: start, status, dump, stop, collect. Returns status's
+    output (taken while the session runs)."""
+    out = Path(ctx.dir(f"{tag}-profiles"))
+    rc, text = cli("start", "-e", "cpu", "-i", "5ms", pid)
+    check(rc == 0 and "started" in text, f"{tag}: start: {rc} {text}")
+    rc, status = cli("status", pid)
+    check(rc == 0 and "running" in status, f"{tag}: status: {rc} {status}")
+    time.sleep(1)  # samples to dump, even on a loaded machine
+    rc, text = cli("dump", "-f", out / "dump.collapsed", pid)
+    check(rc == 0 and (out / "dump.collapsed").stat().st_size > 0, f"{tag}: dump: {rc} {text}")
+    rc, text = cli("stop", "-f", out / "stop.collapsed", pid)
+    check(rc == 0 and (out / "stop.collapsed").stat().st_size > 0, f"{tag}: stop: {rc} {text}")
+    rc, text = cli("collect", "-d", 1, "-f", out / "collect.collapsed", pid)
+    check(rc == 0 and (out / "collect.collapsed").stat().st_size > 0, f"{tag}: collect: {rc} {text}")
+    return status
+
+
+def check_sw_env_cli(ctx):
+    """A JVM in a SkyWalking environment (SW_AGENT_NAME and SW_AGENT_COLLECTOR_BACKEND_SERVICES set, the collector a
+    port where nothing listens), no agent at start: the CLI's verbs start no task client and are never refused, before
+    and after `jsampler attach-backend PID` (no options: the JVM's variables) started one; the same request again is
+    answered, not refused."""
+    env = skywalking_env()
+    jvm = Jvm(ctx, "swcli", None, ["TaskLoad", 0, 60, 2])
+    time.sleep(1.5)
+    status = cli_session(ctx, jvm.pid, "before")
+    check("task client" not in status, f"no task client was asked for, yet: {status}")
+    check("task client" not in jvm.log(), f"no task client was asked for, yet the JVM logged one: {jvm.log()[-400:]}")
+    rc, text = cli("attach-backend", jvm.pid)
+    check(rc == 0 and f"service {env['SW_AGENT_NAME']}" in text and env["SW_AGENT_COLLECTOR_BACKEND_SERVICES"] in text,
+          f"attach-backend with the JVM's SW_AGENT_* variables: {rc} {text}")
+    status = cli_session(ctx, jvm.pid, "after")
+    check(f"task client: service {env['SW_AGENT_NAME']}" in status, f"status shows the task client: {status}")
+    rc, text = cli("attach-backend", jvm.pid)
+    check(rc == 0 and "already runs with these options" in text, f"attach-backend again: {rc} {text}")
+    jvm.kill()
+
+
+def check_sw_env_agentpath(ctx):
+    """-agentpath in SkyWalking environments: with only the collector variable set, a profiling start runs (no client,
+    no error); 'backend' alone takes the address and the service from the variables and runs a task; the CLI's verbs
+    work beside that client."""
+    td = ctx.dir("swagent-profiles")
+    jvm = Jvm(ctx, "collector-only", f"start,event=cpu,file={td}/p.collapsed", ["TaskLoad", 0, 2, 1],
+              env={"SW_AGENT_NAME": None})
+    check(jvm.wait_exit(40) == 0, f"the JVM with only the collector variable ran (see {jvm.err_path})")
+    check(Path(td, "p.collapsed").stat().st_size > 0 and "task client" not in jvm.log(),
+          f"it profiled and started no task client: {jvm.log()[-400:]}")
+    b = ctx.backend("swenv")
+    jvm = Jvm(ctx, "sw-backend", f"backend,instance=swi,poll={POLL}s,taskdir={ctx.dir('swenv-tasks')}",
+              ["TaskLoad", 0, 40, 2], env={"SW_AGENT_NAME": "svc-swenv",
+                                           "SW_AGENT_COLLECTOR_BACKEND_SERVICES": f"127.0.0.1:{b.port}"})
+    wait_for(lambda: b.instance_seen("swi"), 20, "the instance's keepAlive")
+    status = cli_session(ctx, jvm.pid, "beside-client")
+    check("task client: service svc-swenv" in status, f"status shows the task client: {status}")
+    task = b.task("svc-swenv", 2)
+    b.wait_log(task, "EXECUTION_FINISHED", 30, "swi")
+    check(len(b.uploads(task)) == 1, "the task's recording was uploaded")
     jvm.kill()
 
 
@@ -435,6 +515,154 @@ def check_fleet(ctx, count=50):
     ctx.note(f"fleet: {count} JVMs, {len(ups)} uploads")
 
 
+def files_holding(root, secret, skip=(".cmd", ".oap.log")):
+    """Files under root whose bytes contain secret (the harness's own command lines and the test server's log are
+    not ours to judge)."""
+    return [str(p) for p in Path(root).rglob("*")
+            if p.is_file() and not p.name.endswith(skip) and secret.encode() in p.read_bytes()]
+
+
+def check_token_hidden(ctx):
+    """The token reaches the backend and nothing else: not the log (debug level), not a reply or `jsampler status`,
+    not the uploaded recording (its jdk.ActiveSetting events hold the options), not the html, collapsed or JFR
+    outputs of a session, not taskdir; not the 'loaded twice' message, not `jsampler attach-backend`'s output."""
+    secret = "Tok-" + uuid.uuid4().hex
+    b = ctx.backend("tokhide", "--token", secret)
+    td, out = ctx.dir("tokhide-tasks"), Path(ctx.dir("tokhide-out"))
+    cli = str(ROOT / "build/jsampler")
+    jvm = Jvm(ctx, "tokhide", agent_opts(b.port, "svc-th", "i1", td, f"token={secret},loglevel=debug"),
+              ["TaskLoad", 0, 40, 1])
+    wait_for(lambda: b.instance_seen("i1"), 20, "the instance's keepAlive")
+    task = b.task("svc-th", 2)
+    b.wait_log(task, "EXECUTION_FINISHED", 30, "i1")
+    check(len(b.uploads(task)) == 1, "the task's recording uploaded")
+
+    def run(name, verb, *args):  # with the library the JVMs run (JSAMPLER_AGENT may name another build)
+        r = subprocess.run([cli, verb, "--lib", ctx.agent] + [str(a) for a in args], capture_output=True, text=True)
+        (ctx.work / f"{name}.cli.txt").write_text(f"{r.returncode}\n{r.stdout}{r.stderr}")
+        return r
+    check(run("start", "start", "-i", "1ms", "-f", out / "s.html", jvm.pid, "--", f"jfrfile={out}/s.jfr")
+          .returncode == 0, "a session started by hand")
+    time.sleep(1.5)
+    check(run("dump", "dump", "-f", out / "d.collapsed", jvm.pid).returncode == 0, "dump")
+    check("task client" in run("status", "status", jvm.pid).stdout, "status shows the task client")
+    check(run("stop", "stop", jvm.pid).returncode == 0, "stop")
+    check((out / "s.html").stat().st_size > 0 and (out / "s.jfr").stat().st_size > 0, "the session's outputs")
+    twice = Jvm(ctx, "tokhide-twice", agent_opts(b.port, "svc-th", "i2", td, f"token={secret}"), ["TaskLoad", 0, 0, 0],
+                jvm_args=[f"-agentpath:{ctx.agent}=loglevel=info"])
+    check(twice.wait_exit(30) != 0 and "loaded twice" in twice.log(), f"the second -agentpath refused: {twice.log()}")
+    check("token=***" in twice.log(), f"the message shows the token hidden: {twice.log()}")
+    bare = Jvm(ctx, "tokhide-attach", None, ["TaskLoad", 0, 20, 1])
+    time.sleep(1.5)
+    r = run("attach-backend", "attach-backend", bare.pid, agent_opts(b.port, "svc-th", "i3", ctx.dir("tokhide-t3"),
+                                                                     f"token={secret}"))
+    check(r.returncode == 0 and "task client started" in r.stdout, f"attach-backend: {r.stdout} {r.stderr}")
+    wait_for(lambda: b.instance_seen("i3"), 20, "the attached client's keepAlive (the token was sent)")
+    jvm.kill()
+    bare.kill()
+    twice.kill()
+    hits = files_holding(ctx.work, secret)
+    check(not hits, f"the token appears in {hits}")
+    ctx.note(f"token-hidden: {sum(1 for p in ctx.work.rglob('*') if p.is_file())} files checked")
+
+
+def check_log_injection(ctx):
+    """ExecArgs from the server with a newline and terminal control characters: the task error is logged as one
+    line, the server's text escaped, so it can neither forge a log line nor drive a terminal."""
+    b = ctx.backend("inject")
+    jvm = Jvm(ctx, "inject", agent_opts(b.port, "svc-inj", "i1", ctx.dir("inject-tasks")), ["TaskLoad", 0, 20, 1])
+    wait_for(lambda: b.instance_seen("i1"), 20, "the instance's keepAlive")
+    forged = "[jsampler] ERROR: forged by the server"
+    task = b.task("svc-inj", 2, execArgs=f"interval=5ms,bogus\n{forged}\x1b[2J\r")
+    b.wait_log(task, "EXECUTION_TASK_ERROR", 10, "i1")
+    time.sleep(0.5)
+    log = jvm.log()
+    lines = [l for l in log.splitlines() if "forged" in l]
+    check(lines and all(re.match(r"\[jsampler\] (WARN|INFO): task ", l) for l in lines),
+          f"the server's text stays inside the agent's own lines: {lines}")
+    check("\\n" + forged + "\\x1b[2J\\r" in log, f"its newline and controls shown escaped: {lines}")
+    check("\x1b" not in log and "\r" not in log, "no control character reaches the log")
+    jvm.kill()
+
+
+def check_garbage_backend(ctx):
+    """A server that answers every connection with random bytes: one line, retries with backoff, the JVM runs to
+    its end."""
+    g = RawServer("garbage")
+    try:
+        jvm = Jvm(ctx, "garbage", agent_opts(g.port, "svc-g", "i1", ctx.dir("garbage-tasks")), ["TaskLoad", 6, 0, 0])
+        check(jvm.wait_exit(30) == 0, "the JVM runs to its end")
+        one_line(jvm.log(), r"retrying with backoff", "a garbage-speaking server")
+        check(g.connections >= 2, f"the client tried again ({g.connections} connections)")
+    finally:
+        g.stop()
+
+
+def check_oversize_answer(ctx):
+    """A server answering task polls with a 5 MiB message (the client reads at most 4 MiB): the poll fails with one
+    line, heartbeats go on, the JVM runs to its end."""
+    b = ctx.backend("hugeanswer", "--huge-commands", str(5 << 20))
+    jvm = Jvm(ctx, "hugeanswer", agent_opts(b.port, "svc-huge", "i1", ctx.dir("huge-tasks")), ["TaskLoad", 8, 0, 0])
+    check(jvm.wait_exit(40) == 0, "the JVM runs to its end")
+    one_line(jvm.log(), r"task poll failed", "an oversized answer")
+    check(b.instance_seen("i1"), "heartbeats still reach the backend")
+    check(b.get("/stats")["polls"] >= 2, "polls are retried")
+
+
+def check_reset_mid_upload(ctx):
+    """The connection is reset (TCP RST) in the middle of an upload, the server staying up: one line, and the
+    recording is uploaded again, once, whole."""
+    b = ctx.backend("reset")
+    proxy = RawServer("reset", upstream=b.port, reset_after=16000)
+    try:
+        td = ctx.dir("reset-tasks")
+        jvm = Jvm(ctx, "reset", agent_opts(proxy.port, "svc-rst", "i1", td), ["TaskLoad", 0, 40, 2])
+        wait_for(lambda: b.instance_seen("i1"), 20, "the instance's keepAlive")
+        task = b.task("svc-rst", 4, execArgs="interval=1ms")
+        b.wait_log(task, "EXECUTION_FINISHED", 40, "i1")
+        check(proxy.resets == 1, f"the upload was reset ({proxy.resets})")
+        ups = b.uploads(task)
+        check(len(ups) == 1 and ups[0]["received"] == ups[0]["contentSize"] > 16000, f"uploaded once, whole: {ups}")
+        check(jfr_tool_events(ctx.jfr_tool, ups[0]["path"]) > 0, "the JFR parses")
+        one_line(jvm.log(), r"upload failed", "a reset upload")
+        wait_for(lambda: not list(Path(td).iterdir()), 5, "taskdir emptied")
+        jvm.kill()
+        ctx.note(f"reset-mid-upload: reset after 16000 bytes, then {ups[0]['contentSize']} bytes uploaded once")
+    finally:
+        proxy.stop()
+
+
+def check_sigterm_mid_upload(ctx):
+    """SIGTERM while an upload waits for the server's go-ahead: the JVM ends promptly with one line saying so, the
+    recording stays in taskdir, and the next agent with the same taskdir uploads it once, whole."""
+    port = free_port()
+    state = ctx.work / "term.state.json"
+    b = ctx.backend("term", "--slow-collect", "30", port=port, state=state)
+    td = ctx.dir("term-tasks")
+    jvm = Jvm(ctx, "term", agent_opts(port, "svc-term", "first", td), ["TaskLoad", 0, 60, 1])
+    wait_for(lambda: b.instance_seen("first"), 20, "the instance's keepAlive")
+    task = b.task("svc-term", 2)
+    wait_for(lambda: b.get("/stats")["collects"] >= 1, 30, "the upload to begin")
+    time.sleep(0.5)
+    t0 = time.monotonic()
+    jvm.proc.send_signal(signal.SIGTERM)
+    jvm.wait_exit(20)
+    took = time.monotonic() - t0
+    check(took < 10, f"the JVM took {took:.1f} s to end after SIGTERM")
+    check("SIGSEGV" not in jvm.log() and "fatal error" not in jvm.log(), "no crash")
+    one_line(jvm.log(), r"upload cut short by the JVM's exit; the recording waits in", "an upload cut by SIGTERM")
+    check(list(Path(td).glob("*.task")) and list(Path(td).glob("*.jfr")), "the recording waits in taskdir")
+    b.stop()
+    b = ctx.backend("term2", port=port, state=state)
+    jvm2 = Jvm(ctx, "term2", agent_opts(port, "svc-term", "second", td), ["TaskLoad", 30, 0, 0])
+    b.wait_log(task, "EXECUTION_FINISHED", 30, "first")
+    ups = b.uploads(task)
+    check(len(ups) == 1 and ups[0]["received"] == ups[0]["contentSize"], f"uploaded once, whole: {ups}")
+    check(jfr_tool_events(ctx.jfr_tool, ups[0]["path"]) > 0, "the JFR parses")
+    jvm2.kill()
+    ctx.note(f"sigterm-mid-upload: the JVM ended {took:.1f} s after SIGTERM; uploaded later by the next agent")
+
+
 CHECKS = {
     "basic": check_basic,
     "events": check_events,
@@ -447,9 +675,17 @@ CHECKS = {
     "restart-pending": check_restart_pending,
     "exit-mid-task": check_exit_mid_task,
     "token": check_token,
+    "token-hidden": check_token_hidden,
+    "log-injection": check_log_injection,
     "tls": check_tls,
     "unimplemented-http1": check_unimplemented_and_http1,
+    "garbage-backend": check_garbage_backend,
+    "oversize-answer": check_oversize_answer,
+    "reset-mid-upload": check_reset_mid_upload,
+    "sigterm-mid-upload": check_sigterm_mid_upload,
     "attach-backend": check_attach_backend,
+    "sw-env-cli": check_sw_env_cli,
+    "sw-env-agentpath": check_sw_env_agentpath,
     "size-plan": check_size_plan,
     "size-adapt": check_size_adapt,
     "fleet": check_fleet,

@@ -115,6 +115,102 @@ class Backend:
         self.err.close()
 
 
+class RawServer:
+    """A TCP server on 127.0.0.1 that is not a gRPC server, in this process: "garbage" answers every connection with
+    random bytes and closes it; "reset" forwards to 127.0.0.1:upstream and, once, resets the connection (RST) that
+    has sent reset_after bytes towards the upstream, then forwards the rest normally."""
+
+    def __init__(self, mode, upstream=None, reset_after=0):
+        import threading
+        self.mode, self.upstream, self.reset_after = mode, upstream, reset_after
+        self.resets = 0
+        self.connections = 0
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.port = self.sock.getsockname()[1]
+        self.closed = False
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        import threading
+        while not self.closed:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                return
+            self.connections += 1
+            threading.Thread(target=self._garbage if self.mode == "garbage" else self._proxy, args=(c,),
+                             daemon=True).start()
+
+    def _garbage(self, c):
+        try:
+            c.settimeout(2)
+            try:
+                c.recv(4096)
+            except OSError:
+                pass
+            c.sendall(os.urandom(4096))
+        except OSError:
+            pass
+        finally:
+            c.close()
+
+    @staticmethod
+    def _reset(*socks):
+        import struct
+        for s_ in socks:
+            try:
+                s_.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                s_.close()
+            except OSError:
+                pass
+
+    def _proxy(self, c):
+        import threading
+        try:
+            u = socket.create_connection(("127.0.0.1", self.upstream), timeout=10)
+        except OSError:
+            c.close()
+            return
+        u.settimeout(None)
+
+        def pump(src, dst, count):
+            """Copies src to dst until EOF (then half-closes dst) or an error; resets both once past reset_after."""
+            sent = 0
+            try:
+                while True:
+                    b = src.recv(65536)
+                    if not b:
+                        break
+                    dst.sendall(b)
+                    sent += len(b)
+                    if count and self.resets == 0 and self.reset_after and sent >= self.reset_after:
+                        self.resets += 1
+                        self._reset(c, u)
+                        return
+            except OSError:
+                pass
+            try:
+                dst.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
+        back = threading.Thread(target=pump, args=(u, c, False), daemon=True)
+        back.start()
+        pump(c, u, True)
+        back.join(30)
+        for s_ in (c, u):
+            try:
+                s_.close()
+            except OSError:
+                pass
+
+    def stop(self):
+        self.closed = True
+        self.sock.close()
+
+
 class Workspace:
     """What Jvm needs outside the checks (demo-task, benchmarks): the JDK (JAVA_HOME, else the javac on PATH, else
     JDK 17), the agent, a work folder and the classes compiled into it from java-test-harness."""
@@ -134,8 +230,23 @@ class Workspace:
                        [str(ROOT / "java-test-harness" / f) for f in sources], check=True)
 
 
+_SW_ENV = {}
+
+
+def skywalking_env():
+    """The environment every JVM of these checks runs in, as a SkyWalking-instrumented JVM does: SW_AGENT_NAME and
+    SW_AGENT_COLLECTOR_BACKEND_SERVICES set, the collector a port where nothing listens. They are defaults only: a
+    JVM that asks for no task client must not start one, and options given must win. A check's env= adds to it, a
+    value None removes a variable."""
+    if not _SW_ENV:
+        _SW_ENV.update({"SW_AGENT_NAME": "sw-env-service",
+                        "SW_AGENT_COLLECTOR_BACKEND_SERVICES": f"127.0.0.1:{free_port()}"})
+    return dict(_SW_ENV)
+
+
 class Jvm:
-    """A JVM running main_args with the agent (agent_opts None: no agent); stdout and stderr kept in files."""
+    """A JVM running main_args with the agent (agent_opts None: no agent), in skywalking_env() updated by env;
+    stdout and stderr kept in files."""
 
     def __init__(self, ctx, name, agent_opts, main_args, env=None, jvm_args=()):
         self.name = name
@@ -148,7 +259,12 @@ class Jvm:
         full_env = dict(os.environ)
         for k in [k for k in full_env if k.startswith("SW_AGENT_")]:
             del full_env[k]
-        full_env.update(env or {})
+        full_env.update(skywalking_env())
+        for k, v in (env or {}).items():
+            if v is None:
+                full_env.pop(k, None)
+            else:
+                full_env[k] = v
         (ctx.work / f"{name}.cmd").write_text(" ".join(cmd) + "\n")
         self.out = open(self.out_path, "w")
         self.err = open(self.err_path, "w")

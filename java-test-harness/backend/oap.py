@@ -15,7 +15,7 @@ Run it with the system Python, which has grpcio, grpcio-tools and protobuf:
 
 Once both servers listen it prints one line, `READY grpc=<port> admin=<port>`, on stdout.
 `--help` lists the options: bearer token, TLS, upload size limit, and fault injection (slow
-go-ahead, dying mid-upload, the profiler service missing altogether).
+go-ahead, dying mid-upload, oversized answers to polls, the profiler service missing altogether).
 
 Admin endpoints (127.0.0.1:<admin port>, JSON in and out):
 
@@ -271,6 +271,12 @@ class AsyncProfilerTaskService:
         with st.lock:
             st.stats["polls"] += 1
             st.instance(service, instance)["polls"] += 1
+        if st.args.huge_commands:
+            cmd = command_pb2.Command(command="Padding")
+            cmd.args.add(key="padding", value="x" * st.args.huge_commands)
+            log(f"poll {service}/{instance}: answered with {st.args.huge_commands} bytes of padding")
+            return command_pb2.Commands(commands=[cmd])
+        with st.lock:
             now = now_ms()
             chosen = None
             for t in st.tasks.values():
@@ -560,6 +566,8 @@ def parse_args(argv):
                    help="exit at once (status 3) when one upload has received this many bytes")
     p.add_argument("--slow-collect", type=float, default=0.0,
                    help="wait this many seconds before the go-ahead of an upload")
+    p.add_argument("--huge-commands", type=int, default=0,
+                   help="answer every task poll with one message of this many bytes (a padded command)")
     p.add_argument("--unimplemented", action="store_true",
                    help="do not offer the AsyncProfilerTask service (calls get UNIMPLEMENTED)")
     p.add_argument("--state", help="keep tasks, logs and uploads in this JSON file across restarts")

@@ -160,7 +160,9 @@ static void JNICALL on_thread_start(jvmtiEnv *env, JNIEnv *jni, jthread thread)
 static void JNICALL on_thread_end(jvmtiEnv *env, JNIEnv *jni, jthread thread)
 {
     if (atomic_load(&vm_dead)) return;
-    js_profiler_thread_end(current_tid());
+    char name[64];
+    thread_name(env, jni, thread, name, sizeof name);
+    js_profiler_thread_end(current_tid(), name);
 }
 
 /* Add m to the set ids[0..*n) if absent and there is room. */
@@ -205,15 +207,13 @@ static int setup_jvmti(void)
         js_error("JVMTI AddCapabilities failed (error %d)", (int)e);
         return -1;
     }
-    /* What alloc and lock need, each on its own: a VM that refuses one still profiles (the event then
-     * fails at start with its reason). */
-    jvmtiCapabilities opt[3];
-    memset(opt, 0, sizeof opt);
-    opt[0].can_generate_sampled_object_alloc_events = 1;
-    opt[1].can_generate_monitor_events = 1;
-    opt[2].can_generate_native_method_bind_events = 1;
-    for (int i = 0; i < 3; i++)
-        if ((*jvmti)->AddCapabilities(jvmti, &opt[i]) != JVMTI_ERROR_NONE) js_debug("optional JVMTI capability %d refused", i);
+    /* Tracing LockSupport.park needs native method binding (a VM that refuses it still profiles). What the alloc
+     * and lock events need is added by the session that asks for them and given back when it ends (vmevents.c):
+     * sampled allocations are one JVMTI environment's at a time, and other agents may want them. */
+    jvmtiCapabilities bind;
+    memset(&bind, 0, sizeof bind);
+    bind.can_generate_native_method_bind_events = 1;
+    if ((*jvmti)->AddCapabilities(jvmti, &bind) != JVMTI_ERROR_NONE) js_debug("JVMTI native method bind events refused");
     jvmtiEventCallbacks cb;
     memset(&cb, 0, sizeof cb);
     cb.VMInit = on_vm_init;
@@ -299,8 +299,10 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
     const char *given = options ? options : "";
     char err[512];
     if (startup_cmd) { /* a second -agentpath of this library: one agent per process */
+        char shown[1024]; /* its options without secrets (token=) */
+        js_log_redact(given, shown, sizeof shown);
         fprintf(stderr, "[jsampler] ERROR: the agent is loaded twice (-agentpath options '%s' and '%s'); give one "
-                        "-agentpath with all options\n", startup_cmd, given);
+                        "-agentpath with all options\n", startup_cmd, shown);
         return JNI_ERR;
     }
     size_t optlen = strlen(given) + 2;

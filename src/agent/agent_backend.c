@@ -44,10 +44,35 @@ int js_agent_backend_configure(const char *opts, char *cmd, size_t cmdlen, char 
     return rc;
 }
 
+/* 1 if a and b configure the same client (what a second request may repeat without changing anything). */
+static int same_conf(const js_backend_conf *a, const js_backend_conf *b)
+{
+    if (a->ntargets != b->ntargets || a->tls != b->tls || a->insecure != b->insecure || a->poll_ms != b->poll_ms ||
+        a->upload_max != b->upload_max)
+        return 0;
+    for (int i = 0; i < a->ntargets; i++)
+        if (strcmp(a->targets[i], b->targets[i]) != 0) return 0;
+    return !strcmp(a->service, b->service) && !strcmp(a->instance, b->instance) && !strcmp(a->token, b->token) &&
+           !strcmp(a->cafile, b->cafile) && !strcmp(a->taskdir, b->taskdir);
+}
+
 int js_agent_backend_start(JavaVM *vm, char *out, size_t outlen)
 {
     if (!pending) {
         snprintf(out, outlen, "no task client configured");
+        return -1;
+    }
+    js_backend_conf running;
+    if (js_backend_running(&running)) { /* one client per process: a repeated request is answered, not refused */
+        pending = 0;
+        if (same_conf(&running, &pending_conf)) {
+            snprintf(out, outlen, "task client already runs with these options: service %s, instance %s, backend %s",
+                     running.service, running.instance, running.targets[0]);
+            return 0;
+        }
+        snprintf(out, outlen, "a task client already runs with other options (service %s, instance %s, backend %s); "
+                              "its options cannot change while the JVM runs", running.service, running.instance,
+                 running.targets[0]);
         return -1;
     }
     backend_vm = vm;

@@ -13,11 +13,12 @@ int js_agent_init_live(JavaVM *vm, JNIEnv *jni);
 /* The name the task client's thread has while attached to the VM; such threads are not sampled. */
 #define JS_BACKEND_THREAD_NAME "jsampler backend"
 
-/* Take the task client's options out of opts (the profiler command is left in cmd) and check them
- * with the SW_AGENT_* environment. 1 when a backend is configured (kept for js_agent_backend_start),
- * 0 when none is, -1 with one line in err naming the bad option. */
+/* Take the task client's options out of opts (the profiler command is left in cmd) and check them.
+ * 1 when they ask for a client ('backend[=...]'; SW_AGENT_* fill in what they leave out; kept for
+ * js_agent_backend_start), 0 when they do not (the environment is not read), -1 with one line in err. */
 int js_agent_backend_configure(const char *opts, char *cmd, size_t cmdlen, char *err, size_t errlen);
-/* Start the configured task client on vm; 0 with one line in out, or -1 with the reason. */
+/* Start the configured task client on vm; 0 with one line in out (also when the same client already
+ * runs), or -1 with the reason (a client with other options runs, thread or libcurl failure). */
 int js_agent_backend_start(JavaVM *vm, char *out, size_t outlen);
 
 #endif

@@ -22,6 +22,10 @@ static js_status check_request(const js_args *a, char *out, size_t outlen)
         snprintf(out, outlen, "option 'jfr': a JFR recording needs file=PATH");
         return JS_ERR_ARGS;
     }
+    if (f == JS_OUT_PPROF && !a->file[0] && a->action != JS_ACTION_STATUS && a->action != JS_ACTION_VERSION) {
+        snprintf(out, outlen, "option 'pprof': a pprof profile (gzip-compressed) needs file=PATH, not the JVM's stdout");
+        return JS_ERR_ARGS;
+    }
     if (f == JS_OUT_JFR && a->jfrfile[0]) {
         snprintf(out, outlen, "option 'jfrfile=%s': file= is already a JFR recording", a->jfrfile);
         return JS_ERR_ARGS;
@@ -48,10 +52,10 @@ js_status js_execute(const char *cmd, char *out, size_t outlen)
     if (js_args_parse(cmd, &a, out, outlen) != 0) return JS_ERR_ARGS;
     js_status st = check_request(&a, out, outlen);
     if (st != JS_OK) return st;
-    if (a.loglevel_set || a.log[0]) {
-        char err[256];
-        if (js_log_configure(a.loglevel, a.log, err, sizeof err) != 0) js_error("%s", err);
-    }
+    /* Each option changes only itself: loglevel= keeps the log file, log= keeps the level. */
+    char err[256];
+    if (a.log[0] && js_log_set_file(a.log, err, sizeof err) != 0) js_error("%s", err);
+    if (a.loglevel_set) js_log_set_level(a.loglevel);
     js_debug("command '%s'", cmd);
     switch (a.action) {
     case JS_ACTION_START: return js_profiler_start(&a, out, outlen);

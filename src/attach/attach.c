@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -41,34 +42,41 @@ static void sleep_ms(int ms)
     }
 }
 
-/* Path of the attach socket as seen from here. */
-static void socket_path(const js_target *t, char *buf, size_t len)
+/* The target's /tmp (util: js_attach_open_in) as an O_PATH descriptor; -1 with err. */
+static int open_tmp(const js_target *t, char *err, size_t errlen)
 {
-    snprintf(buf, len, "%s/tmp/.java_pid%d", t->root, t->nspid);
+    int fd = js_attach_open_in(t, "/tmp", O_PATH | O_DIRECTORY);
+    if (fd < 0)
+        snprintf(err, errlen, "cannot open /tmp of process %d%s: %s", t->pid,
+                 t->root[0] ? " inside its root (a symbolic link there pointing out of it is not followed)" : "",
+                 strerror(errno));
+    return fd;
 }
 
-/* 1 if the socket file exists. */
-static int socket_exists(const js_target *t)
+/* Name of the attach socket in the target's /tmp. */
+static void socket_name(const js_target *t, char *buf, size_t len)
 {
-    char p[JS_AT_PATH_MAX];
+    snprintf(buf, len, ".java_pid%d", t->nspid);
+}
+
+/* 1 if the socket file exists in tmp (a link there does not count). */
+static int socket_exists(const js_target *t, int tmp)
+{
+    char name[32];
     struct stat st;
-    socket_path(t, p, sizeof p);
-    return stat(p, &st) == 0 && S_ISSOCK(st.st_mode);
+    socket_name(t, name, sizeof name);
+    return fstatat(tmp, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISSOCK(st.st_mode);
 }
 
-/* The listener's address in addr; 0, or -1 with err when the path does not fit. */
-static int socket_addr(const js_target *t, struct sockaddr_un *addr, char *err, size_t errlen)
+/* The listener's address in addr: the socket reached through our descriptor of the target's /tmp, so that
+ * nothing on the way is looked up again (and the path stays short). */
+static void socket_addr(const js_target *t, int tmp, struct sockaddr_un *addr)
 {
-    char path[JS_AT_PATH_MAX];
-    socket_path(t, path, sizeof path);
+    char name[32];
+    socket_name(t, name, sizeof name);
     memset(addr, 0, sizeof *addr);
     addr->sun_family = AF_UNIX;
-    if (strlen(path) >= sizeof addr->sun_path) {
-        snprintf(err, errlen, "attach socket path too long: %s", path);
-        return -1;
-    }
-    memcpy(addr->sun_path, path, strlen(path) + 1);
-    return 0;
+    snprintf(addr->sun_path, sizeof addr->sun_path, "/proc/self/fd/%d/%s", tmp, name);
 }
 
 /* 1 if nothing listens on the socket file at addr (connect refused). */
@@ -85,42 +93,58 @@ js_attach_code js_attach_clear_stale(const js_target *t, char *err, size_t errle
 {
     struct sockaddr_un addr;
     struct stat a, b;
-    if (socket_addr(t, &addr, err, errlen) != 0) return JS_AT_SYSTEM;
-    if (lstat(addr.sun_path, &a) != 0 || !S_ISSOCK(a.st_mode) || a.st_uid == t->uid) return JS_AT_OK;
+    char name[32];
+    int tmp = open_tmp(t, err, errlen);
+    if (tmp < 0) return JS_AT_SYSTEM;
+    socket_name(t, name, sizeof name);
+    socket_addr(t, tmp, &addr);
+    js_attach_code rc = JS_AT_OK;
+    if (fstatat(tmp, name, &a, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISSOCK(a.st_mode) || a.st_uid == t->uid) goto out;
     const char *why = "a listener answers on it";
     if (socket_dead(&addr)) { /* unlink only the file probed: the JVM may have just put its own there */
-        if (lstat(addr.sun_path, &b) != 0 || b.st_ino != a.st_ino || b.st_dev != a.st_dev) return JS_AT_OK;
-        if (unlink(addr.sun_path) == 0) return JS_AT_OK;
+        if (fstatat(tmp, name, &b, AT_SYMLINK_NOFOLLOW) != 0 || b.st_ino != a.st_ino || b.st_dev != a.st_dev) goto out;
+        if (unlinkat(tmp, name, 0) == 0) goto out;
         why = strerror(errno);
     }
-    snprintf(err, errlen, "%s belongs to uid %u, not to uid %u of process %d: a file left by an earlier process with "
-             "this pid, which keeps the JVM from starting its attach listener, and it cannot be removed (%s); remove "
-             "it as root", addr.sun_path, (unsigned)a.st_uid, (unsigned)t->uid, t->pid, why);
-    return JS_AT_PERMISSION;
+    snprintf(err, errlen, "%s/tmp/%s belongs to uid %u, not to uid %u of process %d: a file left by an earlier process "
+             "with this pid, which keeps the JVM from starting its attach listener, and it cannot be removed (%s); "
+             "remove it as root", t->root, name, (unsigned)a.st_uid, (unsigned)t->uid, t->pid, why);
+    rc = JS_AT_PERMISSION;
+out:
+    close(tmp);
+    return rc;
 }
 
-/* Create the trigger file in the JVM's working directory, else in its /tmp; path written to buf. 0 or -1. */
-static int create_trigger(const js_target *t, char *buf, size_t len)
+/* Create the trigger file .attach_pid<nspid> in the JVM's working directory, else in its /tmp (tmp): created
+ * exclusively, or one of ours left there before. Its directory is returned in *dir (unlink from there). 0 or -1. */
+static int create_trigger(const js_target *t, int tmp, int *dir, char *name, size_t len)
 {
+    char cwd[64];
+    snprintf(cwd, sizeof cwd, "/proc/%d/cwd", t->pid);
+    snprintf(name, len, ".attach_pid%d", t->nspid);
     for (int i = 0; i < 2; i++) {
-        if (i == 0) snprintf(buf, len, "/proc/%d/cwd/.attach_pid%d", t->pid, t->nspid);
-        else snprintf(buf, len, "%s/tmp/.attach_pid%d", t->root, t->nspid);
-        int fd = open(buf, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0660);
-        if (fd < 0) continue;
+        int d = i == 0 ? open(cwd, O_PATH | O_DIRECTORY | O_CLOEXEC) : dup(tmp);
+        if (d < 0) continue;
         struct stat st;
-        int mine = fstat(fd, &st) == 0 && st.st_uid == geteuid();
-        close(fd);
-        if (mine) return 0;
-        unlink(buf); /* an odd filesystem gave it another owner: the JVM would ignore it */
+        int fd = openat(d, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        int mine = fd >= 0 ? fstat(fd, &st) == 0 && st.st_uid == geteuid()
+                           : errno == EEXIST && fstatat(d, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                                 S_ISREG(st.st_mode) && st.st_uid == geteuid();
+        if (fd >= 0) close(fd);
+        if (mine) {
+            *dir = d;
+            return 0;
+        }
+        if (fd >= 0) unlinkat(d, name, 0); /* an odd filesystem gave it another owner: the JVM would ignore it */
+        close(d);
     }
-    buf[0] = 0;
     return -1;
 }
 
 /* Bring the listener up: trigger + SIGQUIT, then wait for the socket with growing sleeps. */
-static js_attach_code start_listener(const js_target *t, int timeout_ms, char *err, size_t errlen)
+static js_attach_code start_listener(const js_target *t, int tmp, int timeout_ms, char *err, size_t errlen)
 {
-    if (socket_exists(t)) return JS_AT_OK;
+    if (socket_exists(t, tmp)) return JS_AT_OK;
     if (t->disabled) {
         snprintf(err, errlen, "process %d was started with -XX:+DisableAttachMechanism: it cannot be attached to; "
                  "restart it without that flag, or profile it from start-up with -agentpath", t->pid);
@@ -131,8 +155,9 @@ static js_attach_code start_listener(const js_target *t, int timeout_ms, char *e
                  "its attach listener cannot be started; sending the signal would kill it", t->pid);
         return JS_AT_PROTOCOL;
     }
-    char trigger[JS_AT_PATH_MAX];
-    if (create_trigger(t, trigger, sizeof trigger) != 0) {
+    char trigger[32];
+    int dir = -1;
+    if (create_trigger(t, tmp, &dir, trigger, sizeof trigger) != 0) {
         snprintf(err, errlen, "cannot create the attach trigger file in the working directory or /tmp of process %d: %s",
                  t->pid, strerror(errno));
         return JS_AT_SYSTEM;
@@ -144,7 +169,7 @@ static js_attach_code start_listener(const js_target *t, int timeout_ms, char *e
     } else {
         for (int waited = 0, step = STEP_MS; waited < timeout_ms; waited += step, step += STEP_MS) {
             sleep_ms(step);
-            if (socket_exists(t)) {
+            if (socket_exists(t, tmp)) {
                 rc = JS_AT_OK;
                 break;
             }
@@ -160,8 +185,49 @@ static js_attach_code start_listener(const js_target *t, int timeout_ms, char *e
                      t->stopped ? " (the process is stopped: SIGCONT it first)"
                                 : " (the JVM may be busy in a safepoint or a long GC)");
     }
-    unlink(trigger);
+    unlinkat(dir, trigger, 0);
+    close(dir);
     return rc;
+}
+
+/* Is the socket in tmp the JVM's own, as jcmd checks: a socket owned by the JVM's user, closed to group and
+ * others? 0, or -1 with err. Checked again on the connection itself (check_peer): this one names the file. */
+static int check_socket_file(const js_target *t, int tmp, char *err, size_t errlen)
+{
+    char name[32];
+    struct stat st;
+    socket_name(t, name, sizeof name);
+    if (fstatat(tmp, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        snprintf(err, errlen, "the attach socket %s/tmp/%s of process %d is gone: %s", t->root, name, t->pid,
+                 strerror(errno));
+        return -1;
+    }
+    const char *why = !S_ISSOCK(st.st_mode) ? "it is not a socket"
+                      : st.st_uid != t->uid ? "it belongs to another user"
+                      : (st.st_mode & (S_IRGRP | S_IWGRP | S_IROTH | S_IWOTH)) ? "group or others may use it"
+                                                                               : NULL;
+    if (!why) return 0;
+    snprintf(err, errlen, "refusing the attach socket %s/tmp/%s (uid %u, mode %03o) of process %d (uid %u): %s; the "
+             "JVM's own is a socket of its user with mode 600 (another process may have put this one there; remove "
+             "it and try again)", t->root, name, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777), t->pid,
+             (unsigned)t->uid, why);
+    return -1;
+}
+
+/* Is the process at the other end of fd the JVM itself (SO_PEERCRED: its pid and user)? 0, or -1 with err. */
+static int check_peer(const js_target *t, int fd, char *err, size_t errlen)
+{
+    struct ucred uc;
+    socklen_t n = sizeof uc;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &n) != 0) {
+        snprintf(err, errlen, "cannot tell who serves the attach socket of process %d: %s", t->pid, strerror(errno));
+        return -1;
+    }
+    if (uc.pid == t->pid && uc.uid == t->uid) return 0;
+    snprintf(err, errlen, "the attach socket of process %d (uid %u) is served by process %d (uid %u), not by the JVM: "
+             "nothing was sent (remove the socket file and try again)", t->pid, (unsigned)t->uid, (int)uc.pid,
+             (unsigned)uc.uid);
+    return -1;
 }
 
 /* Write all of buf; 0 or -1. */
@@ -177,12 +243,14 @@ static int write_all(int fd, const char *buf, size_t n)
     return 0;
 }
 
-/* Connect, send the v1 request, read the reply to EOF (or ECONNRESET) into text. */
-static js_attach_code exchange(const js_target *t, const char *const args[4], int timeout_ms, char *text,
+/* Connect, check that the JVM itself answers, send the v1 request, read the reply to EOF (or ECONNRESET) into
+ * text. */
+static js_attach_code exchange(const js_target *t, int tmp, const char *const args[4], int timeout_ms, char *text,
                                size_t textlen, char *err, size_t errlen)
 {
     struct sockaddr_un addr;
-    if (socket_addr(t, &addr, err, errlen) != 0) return JS_AT_SYSTEM;
+    if (check_socket_file(t, tmp, err, errlen) != 0) return JS_AT_PERMISSION;
+    socket_addr(t, tmp, &addr);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         snprintf(err, errlen, "socket: %s", strerror(errno));
@@ -193,8 +261,12 @@ static js_attach_code exchange(const js_target *t, const char *const args[4], in
     if (connect(fd, (struct sockaddr *)&addr, sizeof addr) != 0) {
         int e = errno;
         close(fd);
-        snprintf(err, errlen, "cannot connect to %s: %s", addr.sun_path, strerror(e));
+        snprintf(err, errlen, "cannot connect to %s/tmp/.java_pid%d: %s", t->root, t->nspid, strerror(e));
         return e == EACCES || e == EPERM ? JS_AT_PERMISSION : JS_AT_SYSTEM;
+    }
+    if (check_peer(t, fd, err, errlen) != 0) { /* before a byte is sent: the options may carry a token */
+        close(fd);
+        return JS_AT_PERMISSION;
     }
     char req[4 * (ARG_MAX_LEN + 1) + 4];
     size_t n = 0;
@@ -248,10 +320,13 @@ js_attach_code js_attach_load(const js_target *t, const char *lib, const char *o
         snprintf(err, errlen, "process %d is stopped (SIGSTOP, or a debugger holds it): SIGCONT it first", t->pid);
         return JS_AT_TIMEOUT;
     }
-    js_attach_code rc = start_listener(t, timeout_ms, err, errlen);
-    if (rc != JS_AT_OK) return rc;
+    int tmp = open_tmp(t, err, errlen);
+    if (tmp < 0) return JS_AT_SYSTEM;
+    js_attach_code rc = start_listener(t, tmp, timeout_ms, err, errlen);
     const char *args[4] = {"load", lib, "true", options};
-    if ((rc = exchange(t, args, timeout_ms, text, textlen, err, errlen)) != JS_AT_OK) return rc;
+    if (rc == JS_AT_OK) rc = exchange(t, tmp, args, timeout_ms, text, textlen, err, errlen);
+    close(tmp);
+    if (rc != JS_AT_OK) return rc;
     /* "<status>\n" then, for a loaded agent, "return code: N"; anything else is the JVM's error text. */
     int status = atoi(text);
     const char *body = strchr(text, '\n');
@@ -272,14 +347,28 @@ js_attach_code js_attach_load(const js_target *t, const char *lib, const char *o
     return strstr(body, "was not loaded") ? JS_AT_LIBRARY : JS_AT_PROTOCOL;
 }
 
-/* Copy src to dst (created 0644, replaced if present); 0 or -1 with errno. */
-static int copy_file(const char *src, const char *dst)
+/* A random 48-bit number in hex, for names others must not guess. */
+static void random_hex(char *buf, size_t len)
+{
+    unsigned long long r = 0;
+    if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        r = (unsigned long long)ts.tv_nsec * 2654435761ULL ^ (unsigned long long)getpid();
+    }
+    snprintf(buf, len, "%012llx", r & 0xffffffffffffULL);
+}
+
+/* Copy src to name in directory dir: a new file (exclusive, 0600: the JVM runs as its owner) renamed over name,
+ * which is replaced if present (a link there is replaced, never followed). 0 or -1 with errno. */
+static int copy_file(const char *src, int dir, const char *name)
 {
     int in = open(src, O_RDONLY | O_CLOEXEC);
     if (in < 0) return -1;
-    char tmp[JS_AT_PATH_MAX + 16];
-    snprintf(tmp, sizeof tmp, "%s.%d", dst, (int)getpid());
-    int out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    char tmp[JS_AT_PATH_MAX], rnd[16];
+    random_hex(rnd, sizeof rnd);
+    snprintf(tmp, sizeof tmp, ".%s.%d.%s", name, (int)getpid(), rnd);
+    int out = openat(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (out < 0) {
         int e = errno;
         close(in);
@@ -295,10 +384,10 @@ static int copy_file(const char *src, const char *dst)
     int e = errno;
     close(in);
     if (close(out) != 0) rc = -1;
-    if (rc == 0 && rename(tmp, dst) != 0) rc = -1;
+    if (rc == 0 && renameat(dir, tmp, dir, name) != 0) rc = -1;
     if (rc != 0) {
         e = errno;
-        unlink(tmp);
+        unlinkat(dir, tmp, 0);
     }
     errno = e;
     return rc;
@@ -322,14 +411,49 @@ js_attach_code js_attach_place_library(const js_target *t, const char *lib, char
         snprintf(target_path, len, "%s", lib);
         return JS_AT_OK;
     }
-    /* Another mount namespace (a container): the JVM cannot see our file; copy it into its /tmp. */
+    /* Another mount namespace (a container): the JVM cannot see our file; copy it into its /tmp, reached inside
+     * its root (a link the container planted cannot send the copy to a path of ours). */
     const char *base = strrchr(lib, '/') + 1;
-    char dst[JS_AT_PATH_MAX];
     snprintf(target_path, len, "/tmp/%s", base);
-    snprintf(dst, sizeof dst, "%s%s", t->root, target_path);
-    if (copy_file(lib, dst) != 0) {
-        snprintf(err, errlen, "cannot copy the agent library into the target's /tmp (%s): %s", dst, strerror(errno));
+    int tmp = open_tmp(t, err, errlen);
+    if (tmp < 0) return JS_AT_LIBRARY;
+    int rc = copy_file(lib, tmp, base);
+    int e = errno;
+    close(tmp);
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot copy the agent library into the target's /tmp (%s%s): %s", t->root, target_path,
+                 strerror(e));
         return JS_AT_LIBRARY;
     }
     return JS_AT_OK;
+}
+
+void js_attach_reply_name(const js_target *t, char *name, size_t len)
+{
+    char rnd[16];
+    random_hex(rnd, sizeof rnd);
+    snprintf(name, len, "/tmp/.jsampler-reply-%d-%d-%s", t->nspid, (int)getpid(), rnd);
+}
+
+int js_attach_take_reply(const js_target *t, const char *name, char *out, size_t len)
+{
+    out[0] = 0;
+    const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
+    char err[256];
+    int tmp = open_tmp(t, err, sizeof err);
+    if (tmp < 0) return -1;
+    int fd = openat(tmp, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    int ok = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == t->uid; /* the agent's */
+    size_t got = 0;
+    ssize_t r;
+    while (ok && got < len - 1 && (r = read(fd, out + got, len - 1 - got)) > 0) got += (size_t)r;
+    out[got] = 0;
+    if (fd >= 0) close(fd);
+    if (fd >= 0) unlinkat(tmp, base, 0);
+    close(tmp);
+    if (!ok) return -1;
+    char *nl = strchr(out, '\n');
+    if (nl) memmove(out, nl + 1, strlen(nl + 1) + 1);
+    return 0;
 }

@@ -5,10 +5,12 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 const char *js_attach_strerror(js_attach_code c)
@@ -25,6 +27,68 @@ const char *js_attach_strerror(js_attach_code c)
     case JS_AT_SYSTEM: return "system error";
     }
     return "unknown error";
+}
+
+/* Open path relative to dirfd with every step kept inside dirfd, as if it were "/": symbolic links and ".." are
+ * resolved against it, never against our own root (openat2 RESOLVE_IN_ROOT); without openat2 (kernels before
+ * 5.6) each component is opened with O_NOFOLLOW, so any link at all is refused. fd or -1 with errno. */
+static int open_beneath(int dirfd, const char *path, int flags)
+{
+    struct open_how how = {.flags = (unsigned long long)(flags | O_CLOEXEC), .resolve = RESOLVE_IN_ROOT |
+                                                                                     RESOLVE_NO_MAGICLINKS};
+    int fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof how);
+    if (fd >= 0 || errno != ENOSYS) return fd;
+    char part[JS_AT_PATH_MAX];
+    int cur = dup(dirfd);
+    for (const char *p = path; cur >= 0 && *p;) {
+        while (*p == '/') p++;
+        size_t n = strcspn(p, "/");
+        if (!n) break;
+        if (n >= sizeof part || (n == 2 && p[0] == '.' && p[1] == '.')) {
+            close(cur);
+            errno = EPERM;
+            return -1;
+        }
+        memcpy(part, p, n);
+        part[n] = 0;
+        p += n;
+        while (*p == '/') p++;
+        int next = openat(cur, part, (*p ? O_PATH | O_DIRECTORY : flags) | O_NOFOLLOW | O_CLOEXEC);
+        int e = errno;
+        close(cur);
+        errno = e;
+        cur = next;
+    }
+    return cur;
+}
+
+int js_attach_open_in(const js_target *t, const char *path, int flags)
+{
+    if (!t->root[0]) return open(path, flags | O_CLOEXEC);
+    int root = open(t->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (root < 0) return -1;
+    int fd = open_beneath(root, path, flags);
+    int e = errno;
+    close(root);
+    errno = e;
+    return fd;
+}
+
+/* Read at most len-1 bytes of a file as the target sees it; length read, or -1. */
+static ssize_t read_in(const js_target *t, const char *path, char *buf, size_t len)
+{
+    int fd = js_attach_open_in(t, path, O_RDONLY | O_NONBLOCK);
+    if (fd < 0) return -1;
+    size_t n = 0;
+    while (n < len - 1) {
+        ssize_t r = read(fd, buf + n, len - 1 - n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        n += (size_t)r;
+    }
+    close(fd);
+    buf[n] = 0;
+    return (ssize_t)n;
 }
 
 /* Read at most len-1 bytes of a /proc file; length read, or -1. */
@@ -134,8 +198,8 @@ static void read_version(js_target *t)
         char *s = strrchr(bin, '/');
         if (s) *s = 0;
     }
-    snprintf(rel, sizeof rel, "%s%s/release", t->root, bin);
-    if (read_small(rel, buf, sizeof buf) <= 0) return;
+    snprintf(rel, sizeof rel, "%s/release", bin); /* inside the target's root: its links cannot lead out */
+    if (read_in(t, rel, buf, sizeof buf) <= 0) return;
     const char *v = strstr(buf, "JAVA_VERSION=\"");
     if (!v) return;
     v += 14;
@@ -170,10 +234,12 @@ js_attach_code js_target_inspect(int pid, js_target *t, char *err, size_t errlen
     t->is_jvm = maps_jvm(pid);
     read_cmdline(t);
     read_version(t);
-    char sock[JS_AT_PATH_MAX];
+    char sock[32];
     struct stat st;
-    snprintf(sock, sizeof sock, "%s/tmp/.java_pid%d", t->root, t->nspid);
-    t->listening = stat(sock, &st) == 0 && S_ISSOCK(st.st_mode);
+    snprintf(sock, sizeof sock, ".java_pid%d", t->nspid);
+    int tmp = js_attach_open_in(t, "/tmp", O_PATH | O_DIRECTORY);
+    t->listening = tmp >= 0 && fstatat(tmp, sock, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISSOCK(st.st_mode);
+    if (tmp >= 0) close(tmp);
     return JS_AT_OK;
 }
 

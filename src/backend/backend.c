@@ -40,11 +40,40 @@ static struct {
     long long next_poll, next_beat, next_upload;
     int beats;
     int down, failures, down_code;
+    const char *down_what;  /* the kind of call that failed last ("heartbeat", "task poll", "upload") */
     int pending_code;      /* the reason of the last failure: a new reason while down is logged once it repeats */
     js_run run;
     unsigned seed;
     _Atomic int tasks_run, uploads;
 } B = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
+
+/* The loop's waits are timed by the monotonic clock: one timed by the wall clock lasts the length of any
+ * step back of that clock (NTP, an operator, a VM resumed). B.wake is made so once, under B.lock, before the
+ * thread that waits on it exists. */
+static int wake_monotonic;
+
+static void init_wake_locked(void)
+{
+    pthread_condattr_t ca;
+    if (wake_monotonic || pthread_condattr_init(&ca) != 0) return;
+    if (pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0) {
+        pthread_cond_destroy(&B.wake);
+        wake_monotonic = pthread_cond_init(&B.wake, &ca) == 0;
+        if (!wake_monotonic) pthread_cond_init(&B.wake, NULL);
+    }
+    pthread_condattr_destroy(&ca);
+}
+
+/* CLOCK_MONOTONIC now plus ms, for the timed waits below. */
+static struct timespec mono_deadline(long long ms)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_sec += ms / 1000;
+    ts.tv_nsec += (ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+    return ts;
+}
 
 static long long mono_ms(void)
 {
@@ -65,9 +94,12 @@ static const char *target(void)
     return B.conf.targets[B.target % B.conf.ntargets];
 }
 
-/* A call succeeded: the backend is up (one line if it was down). */
-static void note_ok(void)
+/* A call of kind what succeeded: the backend is up again (one line if it was down), unless the kind of call that
+ * failed last is another one and may still fail (a poll answered with garbage while heartbeats pass would
+ * otherwise log two lines a period). */
+static void note_ok(const char *what)
 {
+    if (B.down && B.down_what && strcmp(what, B.down_what) != 0) return;
     if (B.down) js_info("backend %s: reachable again after %d failed attempts", target(), B.failures);
     B.down = B.failures = B.down_code = 0;
     B.pending_code = -2;
@@ -81,6 +113,7 @@ static void note_failure(const char *what, int code, const char *err)
      * half-ready (INTERNAL) between refusing connections and serving. */
     int repeated = B.down && code == B.pending_code;
     B.pending_code = code;
+    B.down_what = what;
     if (!B.down || (B.down_code != code && repeated)) {
         js_warn("backend %s: %s failed: %s%s%s; retrying with backoff (logged again when this changes)", target(), what,
                 code >= 0 ? js_grpc_code_name(code) : "", code >= 0 && err[0] ? ": " : "", err);
@@ -106,7 +139,7 @@ static void heartbeat(void)
     int st = js_sw_heartbeat(&B.cli, 0, err, sizeof err);
     if (st == JS_GRPC_OK && B.beats % PROPERTIES_EVERY == 0) st = js_sw_heartbeat(&B.cli, 1, err, sizeof err);
     if (st == JS_GRPC_OK) {
-        note_ok();
+        note_ok("heartbeat");
         B.beats++;
         B.next_beat = mono_ms() + HEARTBEAT_MS;
     } else if (!B.stop) {
@@ -149,14 +182,14 @@ static void poll_tasks(void)
     if (st == JS_GRPC_UNIMPLEMENTED) {
         js_warn("backend %s does not serve async-profiler tasks (UNIMPLEMENTED): task polling is off", target());
         B.polling = 0;
-        note_ok();
+        note_ok("task poll");
         return;
     }
     if (st != JS_GRPC_OK) {
         if (!B.stop) note_failure("task poll", st, err);
         return;
     }
-    note_ok();
+    note_ok("task poll");
     B.next_poll = mono_ms() + jittered(B.conf.poll_ms);
     for (int i = 0; i < n; i++) take_task(&tasks[i]);
 }
@@ -174,14 +207,14 @@ static void upload_one(void)
     char err[JS_TASK_MSG_MAX + 128];
     js_upload_result r = js_sw_upload(&B.cli, &e, &sent, err, sizeof err);
     if (r == JS_UP_DONE) {
-        note_ok();
+        note_ok("upload");
         if (e.error || !sent) js_info("task %s: error reported to %s: %s", e.id, target(), e.error ? e.message : err);
         else js_info("task %s: uploaded %llu bytes to %s", e.id, (unsigned long long)sent, target());
         atomic_fetch_add(&B.uploads, 1);
         js_spool_done(&e, fd);
         B.next_upload = mono_ms(); /* maybe more waiting */
     } else if (r == JS_UP_OVERSIZE) {
-        note_ok();
+        note_ok("upload");
         js_warn("task %s: %s refused the recording as too large (TERMINATED_BY_OVERSIZE); set uploadmax= to the "
                 "backend's limit", e.id, target());
         js_spool_done(&e, fd);
@@ -189,6 +222,8 @@ static void upload_one(void)
     } else {
         js_spool_release(fd);
         if (!B.stop) note_failure("upload", -1, err);
+        else js_info("task %s: upload cut short by the JVM's exit; the recording waits in %s for the next agent", e.id,
+                     B.conf.taskdir);
     }
 }
 
@@ -202,11 +237,7 @@ static void wait_next(void)
     if (B.run.active && mono_ms() + 1000 < next) next = mono_ms() + 1000; /* the re-plan check */
     long long ms = next - mono_ms();
     if (ms <= 0) return;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += ms / 1000;
-    ts.tv_nsec += (ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+    struct timespec ts = mono_deadline(ms);
     pthread_mutex_lock(&B.lock);
     if (!B.stop) pthread_cond_timedwait(&B.wake, &B.lock, &ts);
     pthread_mutex_unlock(&B.lock);
@@ -233,6 +264,7 @@ static void *client_main(void *arg)
 int js_backend_start(const js_backend_conf *c, const js_backend_host *host, char *err, size_t errlen)
 {
     pthread_mutex_lock(&B.lock);
+    init_wake_locked();
     int rc = -1;
     if (B.started) {
         snprintf(err, errlen, "the task client already runs (service %s, instance %s)", B.conf.service, B.conf.instance);
@@ -268,6 +300,15 @@ int js_backend_start(const js_backend_conf *c, const js_backend_host *host, char
     return rc;
 }
 
+int js_backend_running(js_backend_conf *c)
+{
+    pthread_mutex_lock(&B.lock);
+    int started = B.started;
+    if (started) *c = B.conf;
+    pthread_mutex_unlock(&B.lock);
+    return started;
+}
+
 int js_backend_describe(char *out, size_t outlen)
 {
     if (!B.started) return -1;
@@ -285,9 +326,7 @@ void js_backend_shutdown(void)
     pthread_cond_broadcast(&B.wake);
     pthread_mutex_unlock(&B.lock);
     if (!started) return;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += JOIN_WAIT_MS / 1000;
-    if (pthread_timedjoin_np(B.thread, NULL, &ts) != 0)
+    struct timespec ts = mono_deadline(JOIN_WAIT_MS);
+    if (pthread_clockjoin_np(B.thread, NULL, CLOCK_MONOTONIC, &ts) != 0)
         js_warn("task client: its thread did not end within %d ms; leaving it", JOIN_WAIT_MS);
 }

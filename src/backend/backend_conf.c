@@ -1,5 +1,8 @@
 /* backend_conf.c - see backend.h: the task client's options, from SW_AGENT_* variables and from
- * the agent's option string. Pure but for getenv, gethostname and getuid. */
+ * the agent's option string. Pure but for getenv, gethostname and getuid.
+ *
+ * The variables are read only when the options ask for a task client ('backend' or 'backend=...'): they are
+ * defaults, never a reason to start a client or to refuse a command or a JVM start. */
 #include "backend/backend.h"
 
 #include <ctype.h>
@@ -144,48 +147,81 @@ static int apply(js_backend_conf *c, const char *key, size_t klen, const char *v
 #undef COPY
 }
 
-/* Defaults, then the SkyWalking agent's environment variables. */
-static int load_env(js_backend_conf *c, char *err, size_t errlen)
+/* Which task client options opts holds, as a bit per entry of option_names. */
+static unsigned given_options(const char *opts)
 {
-    memset(c, 0, sizeof *c);
-    c->poll_ms = JS_BACKEND_DEFAULT_POLL_MS;
-    c->upload_max = JS_BACKEND_DEFAULT_UPLOADMAX;
-    const char *v;
-    if ((v = getenv("SW_AGENT_NAME")) && *v && apply(c, "service", 7, v, 1, err, errlen) != 0) return -1;
-    if ((v = getenv("SW_AGENT_INSTANCE_NAME")) && *v && apply(c, "instance", 8, v, 1, err, errlen) != 0) return -1;
-    if ((v = getenv("SW_AGENT_AUTHENTICATION")) && *v && apply(c, "token", 5, v, 1, err, errlen) != 0) return -1;
-    if ((v = getenv("SW_AGENT_COLLECTOR_BACKEND_SERVICES")) && *v && parse_targets(v, c, err, errlen) != 0) {
-        size_t n = strlen(err);
-        snprintf(err + n, errlen - n, " (from SW_AGENT_COLLECTOR_BACKEND_SERVICES)");
-        return -1;
+    unsigned given = 0;
+    for (const char *p = opts ? opts : ""; *p;) {
+        size_t n = strcspn(p, ",");
+        size_t k = strcspn(p, "=,");
+        for (size_t i = 0; n && i < sizeof option_names / sizeof option_names[0]; i++)
+            if (strlen(option_names[i]) == k && strncmp(p, option_names[i], k) == 0) given |= 1u << i;
+        p += n;
+        if (*p == ',') p++;
     }
-    return 0;
+    return given;
+}
+
+#define GIVEN_BACKEND (1u << 0)
+#define GIVEN_SERVICE (1u << 1)
+#define GIVEN_INSTANCE (1u << 2)
+#define GIVEN_TOKEN (1u << 3)
+
+/* One SW_AGENT_* variable as the default of option key (unless the options give it); 0 or -1 with err naming it. */
+static int env_default(js_backend_conf *c, unsigned given, unsigned bit, const char *var, const char *key, char *err,
+                       size_t errlen)
+{
+    const char *v = getenv(var);
+    if ((given & bit) || !v || !*v) return 0;
+    int rc = bit == GIVEN_BACKEND ? parse_targets(v, c, err, errlen) : apply(c, key, strlen(key), v, 1, err, errlen);
+    if (rc != 0) {
+        size_t n = strlen(err);
+        snprintf(err + n, errlen - n, " (from %s)", var);
+    }
+    return rc;
 }
 
 int js_backend_conf_load(const char *opts, js_backend_conf *c, char *err, size_t errlen)
 {
-    if (load_env(c, err, errlen) != 0) return -1;
-    int given = 0; /* task client options in opts */
-    for (const char *p = opts ? opts : ""; *p;) {
+    memset(c, 0, sizeof *c);
+    c->poll_ms = JS_BACKEND_DEFAULT_POLL_MS;
+    c->upload_max = JS_BACKEND_DEFAULT_UPLOADMAX;
+    unsigned given = given_options(opts);
+    if (!given) return 0; /* no task client asked for: the environment is not read */
+    if (!(given & GIVEN_BACKEND)) {
+        snprintf(err, errlen, "option 'backend' missing: the task client's options need backend=HOST:PORT, or "
+                              "'backend' alone to take SW_AGENT_COLLECTOR_BACKEND_SERVICES");
+        return -1;
+    }
+    /* Asked for: the SkyWalking agent's variables are the defaults of the options not given. */
+    unsigned from_opts = given;
+    for (const char *p = opts; *p;) { /* a bare 'backend' takes its address from the environment */
+        size_t n = strcspn(p, ",");
+        if (n == 7 && strncmp(p, "backend", 7) == 0) from_opts &= ~GIVEN_BACKEND;
+        p += n;
+        if (*p == ',') p++;
+    }
+    if (env_default(c, from_opts, GIVEN_SERVICE, "SW_AGENT_NAME", "service", err, errlen) != 0 ||
+        env_default(c, from_opts, GIVEN_INSTANCE, "SW_AGENT_INSTANCE_NAME", "instance", err, errlen) != 0 ||
+        env_default(c, from_opts, GIVEN_TOKEN, "SW_AGENT_AUTHENTICATION", "token", err, errlen) != 0 ||
+        env_default(c, from_opts, GIVEN_BACKEND, "SW_AGENT_COLLECTOR_BACKEND_SERVICES", NULL, err, errlen) != 0)
+        return -1;
+    for (const char *p = opts; *p;) {
         size_t n = strcspn(p, ",");
         size_t k = strcspn(p, "=,");
-        if (n && js_backend_is_option(p, k)) {
+        if (n && js_backend_is_option(p, k) && !(n == 7 && strncmp(p, "backend", 7) == 0)) {
             char v[JS_BACKEND_PATH_MAX + 8];
             int has_value = k < n;
             snprintf(v, sizeof v, "%.*s", has_value ? (int)(n - k - 1) : 0, p + k + 1);
             if (apply(c, p, k, v, has_value, err, errlen) != 0) return -1;
-            given++;
         }
         p += n;
         if (*p == ',') p++;
     }
     if (!c->ntargets) {
-        if (given) {
-            snprintf(err, errlen, "option 'backend=' missing: the task client's options need backend=host:port "
-                                  "(or SW_AGENT_COLLECTOR_BACKEND_SERVICES)");
-            return -1;
-        }
-        return 0;
+        snprintf(err, errlen, "option 'backend': no address: give backend=HOST:PORT, or set "
+                              "SW_AGENT_COLLECTOR_BACKEND_SERVICES for 'backend' alone");
+        return -1;
     }
     if (!c->service[0]) {
         snprintf(err, errlen, "option 'service=' missing: a backend needs the service name (or SW_AGENT_NAME)");

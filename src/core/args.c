@@ -225,7 +225,7 @@ static int parse_flag(js_args *a, const char *key, const char *val, char *err, s
         {"status", JS_ACTION_STATUS}, {"version", JS_ACTION_VERSION}};
     static const struct { const char *name; js_out_format f; } formats[] = {
         {"collapsed", JS_OUT_COLLAPSED}, {"html", JS_OUT_HTML}, {"flamegraph", JS_OUT_HTML}, {"tree", JS_OUT_TREE},
-        {"jfr", JS_OUT_JFR}};
+        {"jfr", JS_OUT_JFR}, {"pprof", JS_OUT_PPROF}};
     int *flag = NULL;
     if (strcmp(key, "threads") == 0) flag = &a->threads;
     else if (strcmp(key, "lines") == 0) flag = &a->lines;

@@ -22,8 +22,8 @@
 #include "util/log.h"
 
 /* Engine attachment is process-wide like the thread table it works on. The lock guards `engine`
- * and per-thread attach/detach; it is held for one thread's attach at a time, never across I/O
- * of outputs or name resolution. */
+ * and per-thread attach/detach; it is held for one thread's attach at a time, and across a stop's bounded
+ * wait for the handlers (so no thread is attached meanwhile), never across I/O of outputs or name resolution. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static const js_engine *engine;  /* running engine, NULL when idle */
 static _Atomic int attach_wanted; /* the running engine attaches to each thread (engine->per_thread): read unlocked */
@@ -98,6 +98,23 @@ static void arm_cb(js_thread *t, void *ctx)
 static void disarm_cb(js_thread *t, void *ctx)
 {
     disarm_thread(t);
+}
+
+/* Stop one thread's counter or timer raising signals, its handle kept. Caller holds lock. */
+static void pause_cb(js_thread *t, void *ctx)
+{
+    if (engine && engine->per_thread && engine->thread_pause && atomic_load(&t->armed))
+        engine->thread_pause(&t->handle);
+}
+
+/* Forget a thread's handle without releasing it (a handler stuck in the sampler may still use it). */
+static void forget_cb(js_thread *t, void *ctx)
+{
+    int expected = 1;
+    if (atomic_compare_exchange_strong(&t->armed, &expected, 0)) {
+        atomic_store(&t->handle, -1);
+        (*(int *)ctx)++;
+    }
 }
 
 /* Release the slot of a thread that is gone. */
@@ -329,18 +346,23 @@ int js_arming_start(const js_args *a, js_store *store, js_evring *ring, js_armin
     return 0;
 }
 
-void js_arming_stop(void)
+int js_arming_stop(void)
 {
     pthread_mutex_lock(&lock);
     const js_engine *e = engine, *wall = wall_engine;
-    js_threads_foreach(disarm_cb, NULL);
-    engine = NULL;
     atomic_store(&attach_wanted, 0);
+    if (wall) wall->stop(); /* its thread takes no lock of ours */
+    js_threads_foreach(pause_cb, NULL);
+    int left = js_sampler_disarm(), leaked = 0;
+    if (!left) js_threads_foreach(disarm_cb, NULL);
+    else js_threads_foreach(forget_cb, &leaked);
+    engine = NULL;
     wall_engine = NULL;
     atomic_store(&native, NULL);
     pthread_mutex_unlock(&lock);
-    if (wall) wall->stop();
+    if (leaked) js_warn("%d per-thread counters or timers left open: a signal handler was still running", leaked);
     if (e) e->stop();
+    return left;
 }
 
 void js_arming_refresh_native(void)

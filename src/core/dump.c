@@ -2,110 +2,103 @@
 #include "core/dump.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "core/fold.h"
 #include "output/output.h"
+#include "output/pprof.h"
 #include "util/log.h"
+#include "util/safefile.h"
+#include "util/version.h"
+
+/* The pprof profile of kind m->kind: its sample types and period from the session's options. */
+static int write_pprof(FILE *f, const js_profile *p, const js_args *a, const js_dump_meta *m, char *err,
+                       size_t errlen)
+{
+    js_pprof_opts o = {.kind = JS_PPROF_CPU, .time_ns = m->start_ns, .duration_ns = m->duration_ns,
+                       .comment = "jsampler " JS_VERSION};
+    switch (m->kind) {
+    case JS_KIND_WALL: o.kind = JS_PPROF_WALL, o.period = a->wall_ns; break;
+    case JS_KIND_ALLOC: o.kind = JS_PPROF_ALLOC, o.period = (int64_t)a->alloc_bytes; break;
+    case JS_KIND_LOCK: o.kind = JS_PPROF_LOCK; break;
+    default: /* the execution event: CPU time, or a count of events (perf counters, tracepoints) */
+        o.period = a->interval_ns;
+        if (js_event_is_count(a->event)) o.kind = JS_PPROF_EVENTS, o.event = js_kind_name(a, JS_KIND_EXEC);
+    }
+    js_pprof_stats st;
+    int rc = js_write_pprof(f, p, &o, &st, err, errlen);
+    if (rc == 0 && st.aggregated == 2)
+        js_warn("pprof: one Sample per sample would pass %llu MiB before compression: wrote one Sample per stack "
+                "with its sums (the SkyWalking OAP counts those as one sample each)", JS_PPROF_SPLIT_MAX >> 20);
+    return rc;
+}
 
 /* Run the writer for fmt. */
-static int write_format(FILE *f, js_out_format fmt, const js_profile *p, const js_args *a, char *err, size_t errlen)
+static int write_format(FILE *f, js_out_format fmt, const js_profile *p, const js_args *a, const js_dump_meta *m,
+                        char *err, size_t errlen)
 {
     switch (fmt) {
     case JS_OUT_FLAT: return js_write_flat(f, p, a->flat_top, err, errlen);
     case JS_OUT_TREE: return js_write_tree(f, p, err, errlen);
     case JS_OUT_HTML: return js_write_html(f, p, a->reverse, err, errlen);
     case JS_OUT_COLLAPSED: return js_write_collapsed(f, p, err, errlen);
+    case JS_OUT_PPROF: return write_pprof(f, p, a, m, err, errlen);
     default: snprintf(err, errlen, "output format %s is not supported by the agent", js_out_format_name(fmt)); return -1;
     }
 }
 
-/* Why opening an output failed with errno e, in words a user acts on. */
-static const char *open_error(int e)
+/* Create path (stdout if empty) as every output is (util/safefile.h: a temporary file renamed over the path once
+ * complete), write, flush, close: every failure names the path. */
+static int write_file(const char *path, js_out_format fmt, const js_profile *p, const js_args *a,
+                      const js_dump_meta *m, char *err, size_t errlen)
 {
-    if (e == ELOOP) return "it is a symbolic link (not followed)";
-    if (e == EISDIR) return "it is a directory";
-    return strerror(e);
-}
-
-/* Open path as every output is created: never through a symbolic link, a new file 0600. FILE* or NULL. */
-static FILE *open_output(const char *path)
-{
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0) return NULL;
-    FILE *f = fdopen(fd, "w");
-    if (!f) {
-        int e = errno;
-        close(fd);
-        errno = e;
+    if (!path[0]) {
+        char why[512] = "";
+        int rc = write_format(stdout, fmt, p, a, m, why, sizeof why);
+        if (rc == 0 && fflush(stdout) != 0) snprintf(why, sizeof why, "%s", strerror(errno)), rc = -1;
+        if (rc != 0) snprintf(err, errlen, "cannot write output 'stdout': %s", why);
+        return rc;
     }
-    return f;
-}
-
-/* Open path (stdout if empty), write, flush, close: every failure names the path. */
-static int write_file(const char *path, js_out_format fmt, const js_profile *p, const js_args *a, char *err,
-                      size_t errlen)
-{
-    const char *shown = path[0] ? path : "stdout";
-    FILE *f = path[0] ? open_output(path) : stdout;
+    js_safe_file sf;
+    if (js_safe_open(&sf, "output", path, JS_SAFE_ATOMIC, err, errlen) != 0) return -1;
+    FILE *f = fdopen(sf.fd, "w");
     if (!f) {
-        snprintf(err, errlen, "cannot write output '%s': %s", shown, open_error(errno));
+        snprintf(err, errlen, "cannot write output '%s': %s", path, strerror(errno));
+        js_safe_abort(&sf);
         return -1;
     }
     char why[512] = "";
-    int rc = write_format(f, fmt, p, a, why, sizeof why);
+    int rc = write_format(f, fmt, p, a, m, why, sizeof why);
     if (rc == 0 && fflush(f) != 0) snprintf(why, sizeof why, "%s", strerror(errno)), rc = -1;
-    if (f != stdout && fclose(f) != 0 && rc == 0) snprintf(why, sizeof why, "%s", strerror(errno)), rc = -1;
-    if (rc != 0) snprintf(err, errlen, "cannot write output '%s': %s", shown, why);
-    return rc;
+    if (fclose(f) != 0 && rc == 0) snprintf(why, sizeof why, "%s", strerror(errno)), rc = -1;
+    sf.fd = -1; /* closed with f */
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot write output '%s': %s", path, why);
+        js_safe_abort(&sf);
+        return -1;
+    }
+    return js_safe_commit(&sf, err, errlen);
 }
 
 int js_dump_check_output(const char *pattern, char *err, size_t errlen)
 {
-    char path[JS_PATH_MAX], dir[JS_PATH_MAX];
+    char path[JS_PATH_MAX];
     if (!pattern[0]) return 0;
     if (js_expand_path(pattern, (int)getpid(), (long long)time(NULL), path, sizeof path) != 0) {
         snprintf(err, errlen, "output path '%s' is too long after expansion", pattern);
         return -1;
     }
-    struct stat st;
-    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
-        snprintf(err, errlen, "cannot write output '%s': it is a symbolic link (not followed)", path);
-        return -1;
-    }
-    if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-        snprintf(err, errlen, "cannot write output '%s': it is a directory", path);
-        return -1;
-    }
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (!slash) snprintf(dir, sizeof dir, ".");
-    else if (slash == dir) dir[1] = 0;
-    else *slash = 0;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        snprintf(err, errlen, "cannot write output '%s': directory '%s' does not exist", path, dir);
-        return -1;
-    }
-    if (access(dir, W_OK | X_OK) != 0) {
-        snprintf(err, errlen, "cannot write output '%s': directory '%s' is not writable (%s)", path, dir,
-                 strerror(errno));
-        return -1;
-    }
-    if (access(path, F_OK) == 0 && access(path, W_OK) != 0) {
-        snprintf(err, errlen, "cannot write output '%s': %s", path, strerror(errno));
-        return -1;
-    }
-    return 0;
+    return js_safe_check("output", path, err, errlen);
 }
 
-int js_dump_write_profile(const js_profile *src, const js_args *a, char *msg, size_t msglen)
+int js_dump_write_profile(const js_profile *src, const js_args *a, const js_dump_meta *m, char *msg, size_t msglen)
 {
+    static const js_dump_meta exec = {JS_KIND_EXEC, 0, 0};
+    if (!m) m = &exec;
     char path[JS_PATH_MAX] = "";
     if (a->file[0] && js_expand_path(a->file, (int)getpid(), (long long)time(NULL), path, sizeof path) != 0) {
         snprintf(msg, msglen, "output path '%s' is too long after expansion", a->file);
@@ -118,22 +111,25 @@ int js_dump_write_profile(const js_profile *src, const js_args *a, char *msg, si
     int rc = js_fold_copy(&p, src);
     if (rc != 0) snprintf(err, sizeof err, "out of memory building the profile");
     if (rc == 0) {
-        snprintf(p.title, sizeof p.title, "%s", a->title[0] ? a->title : "jsampler CPU profile");
-        snprintf(p.unit, sizeof p.unit, "samples");
+        static const char *const titles[JS_KINDS] = {"jsampler CPU profile", "jsampler wall-clock profile",
+                                                     "jsampler allocation profile", "jsampler lock profile"};
+        int k = m->kind >= 0 && m->kind < JS_KINDS ? (int)m->kind : 0;
+        snprintf(p.title, sizeof p.title, "%s", a->title[0] ? a->title : titles[k]);
+        snprintf(p.unit, sizeof p.unit, "%s", src->unit[0] ? src->unit : "samples"); /* bytes, ns: as folded */
         uint64_t before = p.total;
         js_profile_filter(&p, a->include, a->exclude);
         if (before && !p.total)
-            js_warn("include/exclude left 0 of %llu samples (include='%s' exclude='%s'): the output is empty",
-                    (unsigned long long)before, a->include, a->exclude);
+            js_warn("include/exclude left 0 of %llu %s (include='%s' exclude='%s'): the output is empty",
+                    (unsigned long long)before, p.unit, a->include, a->exclude);
         if ((rc = js_profile_normalize(&p)) != 0) snprintf(err, sizeof err, "out of memory sorting the profile");
     }
-    if (rc == 0) rc = write_file(path, fmt, &p, a, err, sizeof err);
+    if (rc == 0) rc = write_file(path, fmt, &p, a, m, err, sizeof err);
     if (rc == 0)
-        js_debug("output %s: %zu distinct frames, %zu stacks, %llu samples", path[0] ? path : "stdout", p.nframes,
-                 p.nstacks, (unsigned long long)p.total);
+        js_debug("output %s: %zu distinct frames, %zu stacks, %llu %s", path[0] ? path : "stdout", p.nframes,
+                 p.nstacks, (unsigned long long)p.total, p.unit);
     if (rc == 0)
-        snprintf(msg, msglen, "wrote %s profile (%llu samples, %zu stacks) to %s", js_out_format_name(fmt),
-                 (unsigned long long)p.total, p.nstacks, path[0] ? path : "stdout");
+        snprintf(msg, msglen, "wrote %s profile (%llu %s, %zu stacks) to %s", js_out_format_name(fmt),
+                 (unsigned long long)p.total, p.unit, p.nstacks, path[0] ? path : "stdout");
     else
         snprintf(msg, msglen, "%s", err);
     js_profile_free(&p);

@@ -17,8 +17,8 @@ typedef struct {
     int failed;
 } fold_ctx;
 
-/* Add one (trace, thread) pair to the profile, root first. */
-static int add_pair(uint32_t trace, uint32_t thread, uint64_t weight, void *ctx)
+/* Add one (trace, thread) pair to the profile, root first, with its sample count. */
+static int add_pair(uint32_t trace, uint32_t thread, uint64_t weight, uint64_t count, void *ctx)
 {
     fold_ctx *c = ctx;
     unsigned kind = thread >> JS_SAMPLER_KIND_SHIFT;
@@ -41,7 +41,7 @@ static int add_pair(uint32_t trace, uint32_t thread, uint64_t weight, void *ctx)
     }
     for (uint32_t i = 0; i < depth; i++)
         if (c->ids[i] == UINT32_MAX) c->failed = 1;
-    if (c->failed || js_profile_add(p, c->ids, depth, weight) != 0) {
+    if (c->failed || js_profile_add_n(p, c->ids, depth, weight, count) != 0) {
         c->failed = 1;
         return 1;
     }
@@ -69,7 +69,7 @@ int js_fold_store(const js_store *s, const js_args *a, js_profile profiles[JS_KI
         snprintf(err, errlen, "out of memory building the profile");
         return -1;
     }
-    js_store_foreach_pair(s, add_pair, &c);
+    js_store_foreach_pair_counted(s, add_pair, &c);
     free(c.ids);
     for (int k = 0; k < JS_KINDS && !c.failed; k++)
         if (profiles[k].nstacks && js_profile_normalize(&profiles[k]) != 0) c.failed = 1;
@@ -106,7 +106,7 @@ int js_fold_copy(js_profile *dst, const js_profile *src)
             if (!(ids = malloc(cap * sizeof *ids))) rc = -1;
         }
         for (uint32_t d = 0; d < st->depth && rc == 0; d++) ids[d] = map[st->frames[d]];
-        if (rc == 0) rc = js_profile_add(dst, ids, st->depth, st->weight);
+        if (rc == 0) rc = js_profile_add_n(dst, ids, st->depth, st->weight, st->count);
     }
     free(ids);
     free(map);

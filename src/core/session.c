@@ -9,8 +9,10 @@
 #include <unistd.h>
 
 #include "core/arming.h"
+#include "core/java_names.h"
 #include "core/jfr_stream.h"
 #include "core/names.h"
+#include "core/thread_names.h"
 #include "core/vmevents.h"
 #include "session_int.h"
 #include "sample/sampler.h"
@@ -23,6 +25,7 @@ void js_profiler_init(JavaVM *vm, jvmtiEnv *jvmti)
 {
     js_sess.vm = vm;
     js_names_init(vm, jvmti);
+    js_java_names_init(vm, jvmti);
     js_vmevents_init(vm, jvmti);
     js_arming_init(vm);
 }
@@ -32,10 +35,11 @@ int js_profiler_running(void)
     return atomic_load(&js_sess.state) == JS_STATE_RUNNING;
 }
 
-/* "SIGPROF" etc. for logs. */
+/* "SIGPROF" etc. for logs; "none" for a session that takes no signal (alloc, lock). */
 static void signal_name(int signo, char *buf, size_t len)
 {
-    if (signo == SIGPROF) snprintf(buf, len, "SIGPROF");
+    if (signo <= 0) snprintf(buf, len, "none");
+    else if (signo == SIGPROF) snprintf(buf, len, "SIGPROF");
     else if (signo == SIGVTALRM) snprintf(buf, len, "SIGVTALRM");
     else snprintf(buf, len, "SIGRTMIN+%d", signo - SIGRTMIN);
 }
@@ -139,8 +143,7 @@ static js_status start_locked(const js_args *a, char *out, size_t outlen)
     if (js_vmevents_start(a, js_sess.vm_note, sizeof js_sess.vm_note, err, sizeof err) != 0) {
         snprintf(out, outlen, "%s", err);
         js_error("%s", err);
-        js_arming_stop();
-        if (js_sampler_disarm()) js_sess.stores[0] = js_sess.stores[1] = NULL; /* never reuse what a handler may write */
+        if (js_arming_stop()) js_sess.stores[0] = js_sess.stores[1] = NULL; /* never reuse what a handler may write */
         js_session_close_outputs();
         return JS_ERR_ENGINE;
     }
@@ -216,9 +219,10 @@ void js_profiler_thread_start(int tid, void *env, const char *name, int64_t java
     js_arming_thread_start(tid, env, name, java_tid);
 }
 
-void js_profiler_thread_end(int tid)
+void js_profiler_thread_end(int tid, const char *name)
 {
     if (atomic_load(&js_sess.state) == JS_STATE_DEAD) return;
+    js_threads_rename_tid(tid, name); /* its last name: it may have been renamed since the last refresh */
     js_arming_thread_end(tid);
 }
 

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "core/java_names.h"
 #include "core/names.h"
 #include "session_int.h"
 #include "sample/stats.h"
@@ -51,9 +52,9 @@ static int round_locked(void)
     js_stats_get(&s);
     if (s.throttled && !js_sess.throttle_logged) {
         js_sess.throttle_logged = 1;
-        js_warn("samples of some threads were throttled: their signal handlers took over an eighth of their time "
-                "(deep stacks at a short interval); their weight goes to their next sample. Consider a longer interval "
-                "or a smaller jstackdepth");
+        js_warn("samples of some threads were throttled: their signal handlers used over an eighth of their CPU time "
+                "(deep stacks at a short interval); those samples are counted under [throttled]. Consider a longer "
+                "interval or a smaller jstackdepth");
     }
     uint64_t now = js_session_now();
     if (js_sess.next_loop_ns && now >= js_sess.next_loop_ns) {
@@ -81,6 +82,7 @@ static void *housekeeper(void *arg)
     int attached = js_sess.vm && (*js_sess.vm)->AttachCurrentThreadAsDaemon(js_sess.vm, (void **)&env, &aa) == JNI_OK;
     pthread_setname_np(pthread_self(), "jsampler-hk");
     int ended = 0, nap = REFRESH_MS, since_new = 0, since_round = 0, since_rescan = RESCAN_MS, since_full = 0;
+    int since_java_names = 0;
     long threads = -1;
     while (!ended && !atomic_load(&js_sess.hk_stop)) {
         struct timespec ts = {0, nap * 1000000L};
@@ -98,6 +100,11 @@ static void *housekeeper(void *arg)
                 since_full = 0;
                 js_arming_rescan();
             }
+        }
+        since_java_names += nap;
+        if (since_java_names >= JS_JAVA_NAMES_MS) { /* threads renamed since they started */
+            since_java_names = 0;
+            js_java_names_refresh();
         }
         if (pthread_mutex_trylock(&js_cmd_lock) != 0) continue;
         if (!atomic_load(&js_sess.hk_stop) && atomic_load(&js_sess.state) == JS_STATE_RUNNING) {

@@ -11,6 +11,7 @@
 #include "core/jfr_stream.h"
 #include "session_int.h"
 #include "core/stats_format.h"
+#include "core/java_names.h"
 #include "core/vmevents.h"
 #include "sample/sampler.h"
 #include "sample/stats.h"
@@ -112,7 +113,12 @@ static int write_text(js_profile profiles[JS_KINDS], const js_args *o, unsigned 
 {
     int rc = 0;
     msg[0] = 0;
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    uint64_t mono = js_session_now(), since = mono > js_sess.file_started_ns ? mono - js_sess.file_started_ns : 0;
+    int64_t real = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
     for (int k = 0; k < JS_KINDS; k++) {
+        js_dump_meta meta = {(js_kind)k, real - (int64_t)since, (int64_t)since};
         if (!js_kind_on(&js_sess.args, (js_kind)k)) continue;
         js_args w = *o;
         char one[1024], pattern[JS_PATH_MAX];
@@ -120,7 +126,7 @@ static int write_text(js_profile profiles[JS_KINDS], const js_args *o, unsigned 
                           js_expand_path_seq(pattern, (int)getpid(), (long long)time(NULL), seq, w.file, sizeof w.file) != 0)) {
             snprintf(one, sizeof one, "output path '%s' is too long after expansion", o->file);
             rc = -1;
-        } else if (js_dump_write_profile(&profiles[k], &w, one, sizeof one) != 0) {
+        } else if (js_dump_write_profile(&profiles[k], &w, &meta, one, sizeof one) != 0) {
             rc = -1;
         }
         size_t n = strlen(msg);
@@ -151,14 +157,14 @@ static void log_summary(void)
 
 js_status js_session_stop_locked(const js_args *req, int from_housekeeper, char *out, size_t outlen)
 {
+    js_java_names_refresh(); /* threads renamed since the last refresh: their names as the output is written */
     atomic_store(&js_sess.state, JS_STATE_STOPPING);
     atomic_store(&js_sess.hk_stop, 1);
     if (js_sess.hk_started && !from_housekeeper) pthread_join(js_sess.hk, NULL);
     else if (js_sess.hk_started) pthread_detach(js_sess.hk);
     js_sess.hk_started = 0;
     js_vmevents_stop();
-    js_arming_stop();
-    int left = js_sampler_disarm();
+    int left = js_arming_stop();
     if (left) {
         js_warn("%d signal handler(s) still running 1 s after sampling stopped; their buffers are abandoned", left);
         js_sess.stores[0] = js_sess.stores[1] = NULL; /* never reset or reuse what a handler may still write */
@@ -169,8 +175,8 @@ js_status js_session_stop_locked(const js_args *req, int from_housekeeper, char 
     js_status st = JS_OK;
     char msg[1024];
     if (js_sess.jfr) {
-        if (js_jfr_stream_stop(left > 0, msg, sizeof msg) != 0) st = JS_ERR_IO, js_error("%s", msg);
-        else js_info("%s", msg);
+        if (js_jfr_stream_stop(left > 0, msg, sizeof msg) != 0) st = JS_ERR_IO, js_log_lines(JS_LOG_ERROR, msg);
+        else js_log_lines(JS_LOG_INFO, msg);
         append(out, outlen, msg);
         js_sess.jfr = 0;
     }
@@ -180,8 +186,8 @@ js_status js_session_stop_locked(const js_args *req, int from_housekeeper, char 
         if (js_sess.stores[js_sess.active] && js_fold_store(js_sess.stores[js_sess.active], &js_sess.args, js_sess.profiles, err, sizeof err) != 0)
             js_error("%s", err);
         add_drops(js_sess.profiles);
-        if (write_text(js_sess.profiles, &o, js_sess.seq, msg, sizeof msg) != 0) st = JS_ERR_IO, js_error("%s", msg);
-        else js_info("%s", msg);
+        if (write_text(js_sess.profiles, &o, js_sess.seq, msg, sizeof msg) != 0) st = JS_ERR_IO, js_log_lines(JS_LOG_ERROR, msg);
+        else js_log_lines(JS_LOG_INFO, msg);
         append(out, outlen, msg);
     }
     js_fold_free_profiles(js_sess.profiles);
@@ -192,6 +198,7 @@ js_status js_session_stop_locked(const js_args *req, int from_housekeeper, char 
 
 js_status js_session_dump_locked(const js_args *req, char *out, size_t outlen)
 {
+    js_java_names_refresh();
     js_args o = output_args(req);
     if (js_args_output_format(&o, o.file) == JS_OUT_JFR) {
         snprintf(out, outlen, "dump writes text formats; the JFR recording is streamed to its own file, chunk by chunk");
@@ -212,7 +219,7 @@ js_status js_session_dump_locked(const js_args *req, char *out, size_t outlen)
         snprintf(out, outlen, "out of memory building the profile");
         st = JS_ERR_IO;
     } else if (write_text(snap, &o, js_sess.seq, out, outlen) != 0) {
-        js_error("%s", out);
+        js_log_lines(JS_LOG_ERROR, out);
         st = JS_ERR_IO;
     }
     js_fold_free_profiles(snap);
@@ -225,14 +232,15 @@ void js_session_next_file(void)
     if (js_sess.text_output) {
         if (js_session_rotate(err, sizeof err) != 0) js_warn("%s", err);
         add_drops(js_sess.profiles);
-        if (write_text(js_sess.profiles, &js_sess.args, js_sess.seq, msg, sizeof msg) != 0) js_error("%s", msg);
-        else js_info("%s", msg);
+        if (write_text(js_sess.profiles, &js_sess.args, js_sess.seq, msg, sizeof msg) != 0) js_log_lines(JS_LOG_ERROR, msg);
+        else js_log_lines(JS_LOG_INFO, msg);
         js_fold_free_profiles(js_sess.profiles);
         js_fold_init_profiles(js_sess.profiles);
+        js_sess.file_started_ns = js_session_now();
     }
     if (js_sess.jfr) {
-        if (js_jfr_stream_stop(0, msg, sizeof msg) != 0) js_error("%s", msg);
-        else js_info("%s", msg);
+        if (js_jfr_stream_stop(0, msg, sizeof msg) != 0) js_log_lines(JS_LOG_ERROR, msg);
+        else js_log_lines(JS_LOG_INFO, msg);
         js_sess.jfr = 0;
     }
     js_sess.seq++;

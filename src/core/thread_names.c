@@ -212,6 +212,76 @@ void js_threads_label(uint32_t serial, char *buf, size_t len)
     pthread_mutex_unlock(&names_lock);
 }
 
+/* An index into the arrays of js_threads_rename_java, sorted by Java id. */
+typedef struct {
+    int64_t id;
+    size_t at;
+} id_at;
+
+static int by_id(const void *a, const void *b)
+{
+    int64_t x = ((const id_at *)a)->id, y = ((const id_at *)b)->id;
+    return (x > y) - (x < y);
+}
+
+int js_threads_rename_java(const int64_t *ids, const char (*names)[JS_THREAD_NAME_MAX], size_t n,
+                           unsigned char *matched)
+{
+    if (matched) memset(matched, 0, n);
+    id_at *sorted = malloc(sizeof *sorted * (n ? n : 1));
+    if (!sorted) return 0;
+    for (size_t i = 0; i < n; i++) sorted[i] = (id_at){ids[i], i};
+    qsort(sorted, n, sizeof *sorted, by_id);
+    int renamed = 0;
+    pthread_mutex_lock(&names_lock);
+    for (uint32_t k = N.head; k != NIL; k = N.pool[k].next) {
+        name_entry *e = &N.pool[k];
+        if (!e->java_tid) continue;
+        id_at key = {e->java_tid, 0};
+        const id_at *hit = bsearch(&key, sorted, n, sizeof *sorted, by_id);
+        if (hit && matched) matched[hit->at] = 1;
+        if (hit && strncmp(e->name, names[hit->at], sizeof e->name) != 0) {
+            snprintf(e->name, sizeof e->name, "%s", names[hit->at]);
+            renamed++;
+        }
+    }
+    pthread_mutex_unlock(&names_lock);
+    free(sorted);
+    return renamed;
+}
+
+int js_threads_adopt_java(int tid, int64_t java_tid, const char *name)
+{
+    char comm[JS_THREAD_NAME_MAX];
+    js_thread *t = js_threads_find(tid);
+    if (!t || !name || !name[0] || js_threads_comm(tid, comm, sizeof comm) != 0) return 0;
+    /* Linux keeps 15 bytes of a thread's name, and HotSpot gives a Java thread's native thread its Java name. */
+    size_t n = strlen(comm);
+    if (!n || n > 15 || strncmp(comm, name, n) != 0 || (n < 15 && name[n])) return 0;
+    uint32_t serial = atomic_load(&t->serial);
+    int done = 0;
+    pthread_mutex_lock(&names_lock);
+    name_entry *e = find_name(serial);
+    if (e && e->tid == tid && !e->java_tid) {
+        e->java_tid = java_tid;
+        snprintf(e->name, sizeof e->name, "%s", name);
+        done = 1;
+    }
+    pthread_mutex_unlock(&names_lock);
+    return done;
+}
+
+void js_threads_rename_tid(int tid, const char *name)
+{
+    js_thread *t = js_threads_find(tid);
+    if (!t || !name || !name[0]) return;
+    uint32_t serial = atomic_load(&t->serial);
+    pthread_mutex_lock(&names_lock);
+    name_entry *e = find_name(serial);
+    if (e && e->tid == tid) snprintf(e->name, sizeof e->name, "%s", name);
+    pthread_mutex_unlock(&names_lock);
+}
+
 size_t js_threads_names_count(void)
 {
     pthread_mutex_lock(&names_lock);

@@ -30,7 +30,11 @@ static struct {
     /* park: the original Unsafe.park (bound to park_hook from start-up on) and the field naming a park's blocker */
     park_fn _Atomic orig_park;
     jfieldID blocker_field; /* java.lang.Thread.parkBlocker */
+    /* capabilities held for the running session (changed under the command lock only) */
+    int alloc_cap, lock_cap;
 } V;
+
+#define JVM_DEFAULT_HEAP_SAMPLING_INTERVAL (512 * 1024) /* HotSpot's, restored when a session gives it back */
 
 static __thread uint64_t monitor_wait_start; /* MonitorContendedEnter time of this thread, 0 none */
 
@@ -211,6 +215,75 @@ static jvmtiError set_event(jvmtiEventMode mode, jvmtiEvent ev)
     return (*V.jvmti)->SetEventNotificationMode(V.jvmti, mode, ev, NULL);
 }
 
+/* Add (on 1) or give back (on 0) the one capability set by fill; the JVMTI error. */
+static jvmtiError set_cap(int on, void (*fill)(jvmtiCapabilities *))
+{
+    jvmtiCapabilities c;
+    memset(&c, 0, sizeof c);
+    fill(&c);
+    return on ? (*V.jvmti)->AddCapabilities(V.jvmti, &c) : (*V.jvmti)->RelinquishCapabilities(V.jvmti, &c);
+}
+
+static void alloc_cap(jvmtiCapabilities *c)
+{
+    c->can_generate_sampled_object_alloc_events = 1;
+}
+
+static void lock_cap(jvmtiCapabilities *c)
+{
+    c->can_generate_monitor_events = 1;
+}
+
+/* Sampled allocations on at the interval of a; 0 or -1 with err (nothing left held). */
+static int alloc_start(const js_args *a, char *err, size_t errlen)
+{
+    jvmtiError e = set_cap(1, alloc_cap);
+    if (e != JVMTI_ERROR_NONE) {
+        /* The capability is one JVMTI environment's at a time: another agent's session (async-profiler, another
+         * copy of this library) may hold it. */
+        snprintf(err, errlen, "alloc: the JVM refused sampled allocation events (JVMTI error %d%s)", (int)e,
+                 e == JVMTI_ERROR_NOT_AVAILABLE ? ": another JVMTI agent in this JVM holds them; only one may at a time"
+                                                : "");
+        return -1;
+    }
+    V.alloc_cap = 1;
+    jint interval = (jint)(a->alloc_bytes > INT32_MAX ? INT32_MAX : a->alloc_bytes); /* the JVM's limit */
+    atomic_store(&V.alloc_interval, (uint64_t)interval);
+    e = (*V.jvmti)->SetHeapSamplingInterval(V.jvmti, interval);
+    if (e == JVMTI_ERROR_NONE) e = set_event(JVMTI_ENABLE, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC);
+    if (e != JVMTI_ERROR_NONE) {
+        js_vmevents_stop();
+        snprintf(err, errlen, "alloc: the JVM refused sampled allocation events (JVMTI error %d)", (int)e);
+        return -1;
+    }
+    atomic_store(&V.alloc_on, 1);
+    return 0;
+}
+
+/* Monitor contention events on; 0 or -1 with err (nothing left held). */
+static int lock_start(const js_args *a, char *note, size_t notelen, char *err, size_t errlen)
+{
+    atomic_store(&V.lock_ns, a->lock_ns);
+    jvmtiError e = set_cap(1, lock_cap);
+    if (e == JVMTI_ERROR_NONE) {
+        V.lock_cap = 1;
+        e = set_event(JVMTI_ENABLE, JVMTI_EVENT_MONITOR_CONTENDED_ENTER);
+    }
+    if (e == JVMTI_ERROR_NONE) e = set_event(JVMTI_ENABLE, JVMTI_EVENT_MONITOR_CONTENDED_ENTERED);
+    if (e != JVMTI_ERROR_NONE) {
+        js_vmevents_stop();
+        snprintf(err, errlen, "lock: the JVM refused monitor contention events (JVMTI error %d)", (int)e);
+        return -1;
+    }
+    find_blocker_field();
+    atomic_store(&V.lock_on, 1);
+    if (!atomic_load(&V.orig_park))
+        snprintf(note, notelen, "lock: LockSupport.park waits (java.util.concurrent locks) are traced only when "
+                 "the agent is loaded at start-up (-agentpath) with lock or a backend in its options; contended "
+                 "synchronized blocks are traced");
+    return 0;
+}
+
 int js_vmevents_start(const js_args *a, char *note, size_t notelen, char *err, size_t errlen)
 {
     note[0] = 0;
@@ -220,33 +293,8 @@ int js_vmevents_start(const js_args *a, char *note, size_t notelen, char *err, s
         return -1;
     }
     atomic_store(&V.depth, a->jstackdepth < MAX_DEPTH ? a->jstackdepth : MAX_DEPTH);
-    if (a->alloc_bytes) {
-        jint interval = (jint)(a->alloc_bytes > INT32_MAX ? INT32_MAX : a->alloc_bytes); /* the JVM's limit */
-        atomic_store(&V.alloc_interval, (uint64_t)interval);
-        jvmtiError e = (*V.jvmti)->SetHeapSamplingInterval(V.jvmti, interval);
-        if (e == JVMTI_ERROR_NONE) e = set_event(JVMTI_ENABLE, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC);
-        if (e != JVMTI_ERROR_NONE) {
-            snprintf(err, errlen, "alloc: the JVM refused sampled allocation events (JVMTI error %d)", (int)e);
-            return -1;
-        }
-        atomic_store(&V.alloc_on, 1);
-    }
-    if (a->lock_ns >= 0) {
-        atomic_store(&V.lock_ns, a->lock_ns);
-        jvmtiError e = set_event(JVMTI_ENABLE, JVMTI_EVENT_MONITOR_CONTENDED_ENTER);
-        if (e == JVMTI_ERROR_NONE) e = set_event(JVMTI_ENABLE, JVMTI_EVENT_MONITOR_CONTENDED_ENTERED);
-        if (e != JVMTI_ERROR_NONE) {
-            js_vmevents_stop();
-            snprintf(err, errlen, "lock: the JVM refused monitor contention events (JVMTI error %d)", (int)e);
-            return -1;
-        }
-        find_blocker_field();
-        atomic_store(&V.lock_on, 1);
-        if (!atomic_load(&V.orig_park))
-            snprintf(note, notelen, "lock: LockSupport.park waits (java.util.concurrent locks) are traced only when "
-                     "the agent is loaded at start-up (-agentpath) with lock or a backend in its options; contended "
-                     "synchronized blocks are traced");
-    }
+    if (a->alloc_bytes && alloc_start(a, err, errlen) != 0) return -1;
+    if (a->lock_ns >= 0 && lock_start(a, note, notelen, err, errlen) != 0) return -1;
     return 0;
 }
 
@@ -256,5 +304,16 @@ void js_vmevents_stop(void)
     if (atomic_exchange(&V.lock_on, 0)) {
         set_event(JVMTI_DISABLE, JVMTI_EVENT_MONITOR_CONTENDED_ENTER);
         set_event(JVMTI_DISABLE, JVMTI_EVENT_MONITOR_CONTENDED_ENTERED);
+    }
+    /* Give back what the session took, so another agent (async-profiler, another copy of this library) can have it:
+     * sampled allocations are one environment's at a time. The heap sampling interval is the VM's, not ours. */
+    if (V.alloc_cap) {
+        (*V.jvmti)->SetHeapSamplingInterval(V.jvmti, JVM_DEFAULT_HEAP_SAMPLING_INTERVAL);
+        set_cap(0, alloc_cap);
+        V.alloc_cap = 0;
+    }
+    if (V.lock_cap) {
+        set_cap(0, lock_cap);
+        V.lock_cap = 0;
     }
 }

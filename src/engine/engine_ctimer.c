@@ -10,6 +10,7 @@
  */
 #include "engine/engine.h"
 #include "engine/jitter.h"
+#include "engine_int.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -40,11 +41,16 @@ static struct timespec ns_ts(uint64_t ns)
     return ts;
 }
 
-static int ctimer_start(long long interval_ns, int jitter, int signo, char *err, size_t errlen)
+void js_ctimer_setup(long long interval_ns, int jitter, int signo)
 {
     period_ns = interval_ns;
     jitter_on = jitter;
     sig = signo;
+}
+
+static int ctimer_start(long long interval_ns, int jitter, int signo, char *err, size_t errlen)
+{
+    js_ctimer_setup(interval_ns, jitter, signo);
     return 0;
 }
 
@@ -52,7 +58,7 @@ static void ctimer_stop(void)
 {
 }
 
-static int ctimer_thread_start(int tid, _Atomic intptr_t *handle, char *err, size_t errlen)
+int js_ctimer_attach(int tid, _Atomic intptr_t *handle, intptr_t tag, char *err, size_t errlen)
 {
     struct sigevent sev;
     memset(&sev, 0, sizeof sev);
@@ -64,7 +70,7 @@ static int ctimer_thread_start(int tid, _Atomic intptr_t *handle, char *err, siz
         snprintf(err, errlen, "timer_create(tid %d): %s", tid, strerror(errno));
         return -1;
     }
-    atomic_store(handle, timerid);
+    atomic_store(handle, timerid | tag);
     /* With jitter the first expiry is drawn too (a random phase); the handler sets the periods after it. */
     uint64_t period = (uint64_t)period_ns, first = js_jitter_next(period, jitter_on);
     struct itimerspec its = {.it_interval = ns_ts(period), .it_value = ns_ts(first > 0 ? first : 1)};
@@ -77,11 +83,35 @@ static int ctimer_thread_start(int tid, _Atomic intptr_t *handle, char *err, siz
     return 0;
 }
 
+static int ctimer_thread_start(int tid, _Atomic intptr_t *handle, char *err, size_t errlen)
+{
+    return js_ctimer_attach(tid, handle, 0, err, errlen);
+}
+
+/* Disarm: no more expiries; the id stays valid for a handler still running. */
+void js_ctimer_pause(_Atomic intptr_t *handle, intptr_t tag)
+{
+    intptr_t h = atomic_load(handle);
+    struct itimerspec off;
+    memset(&off, 0, sizeof off);
+    if (h >= 0) syscall(SYS_timer_settime, (int)(h & ~tag), 0, &off, NULL);
+}
+
+static void ctimer_thread_pause(_Atomic intptr_t *handle)
+{
+    js_ctimer_pause(handle, 0);
+}
+
 /* Delete always (the timer outlives its thread and holds a sigpending charge). */
+void js_ctimer_detach(_Atomic intptr_t *handle, intptr_t tag)
+{
+    intptr_t h = atomic_exchange(handle, -1);
+    if (h >= 0) syscall(SYS_timer_delete, (int)(h & ~tag));
+}
+
 static void ctimer_thread_stop(_Atomic intptr_t *handle)
 {
-    int timerid = (int)atomic_exchange(handle, -1);
-    if (timerid >= 0) syscall(SYS_timer_delete, timerid);
+    js_ctimer_detach(handle, 0);
 }
 
 /* Signal-safe: draw the next period of timer id, counted from the last expiry rather than from this signal,
@@ -110,13 +140,19 @@ static uint64_t rearm(int id)
     return passed;
 }
 
-static uint64_t ctimer_weight(const siginfo_t *si, intptr_t handle)
+uint64_t js_ctimer_weight(const siginfo_t *si, int timerid)
 {
-    if (si->si_code != SI_TIMER || handle < 0) return 0;
-    if (si->si_timerid != (int)handle) return 0;
+    if (si->si_code != SI_TIMER || timerid < 0) return 0;
+    if (si->si_timerid != timerid) return 0;
     uint64_t w = 1 + (uint64_t)(si->si_overrun > 0 ? si->si_overrun : 0);
-    if (jitter_on) w += rearm((int)handle);
+    if (jitter_on) w += rearm(timerid);
     return w;
+}
+
+static uint64_t ctimer_weight(const siginfo_t *si, js_thread *t)
+{
+    intptr_t handle = t ? atomic_load_explicit(&t->handle, memory_order_relaxed) : -1;
+    return handle < 0 ? 0 : js_ctimer_weight(si, (int)handle);
 }
 
 const js_engine js_engine_ctimer = {
@@ -126,6 +162,7 @@ const js_engine js_engine_ctimer = {
     .start = ctimer_start,
     .stop = ctimer_stop,
     .thread_start = ctimer_thread_start,
+    .thread_pause = ctimer_thread_pause,
     .thread_stop = ctimer_thread_stop,
     .sample_weight = ctimer_weight,
 };

@@ -39,7 +39,7 @@ static void itimer_stop(void)
     setitimer(ITIMER_PROF, &v, NULL);
 }
 
-static uint64_t itimer_weight(const siginfo_t *si, intptr_t handle)
+static uint64_t itimer_weight(const siginfo_t *si, js_thread *t)
 {
     return si->si_signo == SIGPROF && si->si_code == SI_KERNEL && atomic_load_explicit(&running, memory_order_relaxed)
                ? 1

@@ -182,7 +182,7 @@ static int add_stack(js_jfrr_reader *r, const js_jfrr_agg_ent *a)
     }
     for (uint32_t i = 0; i < d; i++)
         if (r->scratch[i] == JS_JFRR_NONE) return -1;
-    return js_profile_add(r->p, r->scratch, d, a->weight);
+    return js_profile_add_n(r->p, r->scratch, d, a->weight, a->n);
 }
 
 /* Resolves the chunk's aggregates into the profile, merging it when it has grown; 0 or -1. */

@@ -15,7 +15,6 @@
 #include "jfr/jfr_write.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +23,7 @@
 #include <unistd.h>
 
 #include "jfr_write_int.h"
+#include "util/safefile.h"
 
 /* ---- chunks ---- */
 
@@ -94,6 +94,8 @@ static void finish_chunk(js_jfr_writer *w, uint64_t end_ticks, int final)
     js_jfr_header(h, size, cp - w->chunk_start, w->chunk_ticks + (uint64_t)w->clock_offset, duration, js_jfrw_tick(w, w->chunk_ticks),
                   final);
     int e = js_jfrw_write_all(w->fd, h + 8, JS_JFR_HEADER_SIZE - 8, (int64_t)(w->chunk_start + 8));
+    struct stat st;
+    if (!e && fstat(w->fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 0) e = ENOENT; /* removed under us */
     if (e) js_jfrw_set_error(w, e);
 }
 
@@ -173,17 +175,12 @@ js_jfr_writer *js_jfr_open(const char *path, const js_jfr_options *o, const js_j
         if (w) free_writer(w);
         return NULL;
     }
-    w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (w->fd < 0) {
-        int e = errno;
-        struct stat sb;
-        if (e == ELOOP && lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode)) { /* a planted link is never followed */
-            snprintf(err, errlen, "cannot write JFR '%s': it is a symbolic link (not followed)", path);
-            free_writer(w);
-            return NULL;
-        }
-        js_jfrw_set_error(w, e);
+    js_safe_file sf; /* streamed: the path itself, so the chunks written so far are there whatever happens */
+    if (js_safe_open(&sf, "JFR", path, JS_SAFE_STREAM, err, errlen) != 0) {
+        free_writer(w);
+        return NULL;
     }
+    w->fd = sf.fd;
     int64_t real = clock_ns(CLOCK_REALTIME);
     w->clock_offset = real - clock_ns(CLOCK_MONOTONIC);
     w->start_ms = (uint64_t)(((int64_t)start_ticks + w->clock_offset) / 1000000);

@@ -19,7 +19,10 @@ void js_jfrw_set_error(js_jfr_writer *w, int e)
 int js_jfrw_fail(const js_jfr_writer *w, char *err, size_t errlen)
 {
     char tmp[128];
-    snprintf(err, errlen, "cannot write JFR '%s': %s", w->path, strerror_r(w->err_no, tmp, sizeof tmp));
+    if (w->err_no == ENOENT) /* what a write never says: the file was found unlinked at a chunk's end */
+        snprintf(err, errlen, "cannot write JFR '%s': the file was removed while being written (its directory "
+                 "deleted?); the recording stops here", w->path);
+    else snprintf(err, errlen, "cannot write JFR '%s': %s", w->path, strerror_r(w->err_no, tmp, sizeof tmp));
     return -1;
 }
 

@@ -104,8 +104,14 @@ uint32_t js_profile_frame(js_profile *p, const char *name, js_frame_type type)
     return id;
 }
 
-/* Appends a copy of frames (root first); depth 0 counts in the total only; -1 on a bad index or no memory. */
+/* Appends a copy of frames (root first) with no event count. */
 int js_profile_add(js_profile *p, const uint32_t *frames, uint32_t depth, uint64_t weight)
+{
+    return js_profile_add_n(p, frames, depth, weight, 0);
+}
+
+/* Appends a copy of frames (root first); depth 0 counts in the total only; -1 on a bad index or no memory. */
+int js_profile_add_n(js_profile *p, const uint32_t *frames, uint32_t depth, uint64_t weight, uint64_t count)
 {
     if (depth && !frames) return -1;
     for (uint32_t i = 0; i < depth; i++)
@@ -126,6 +132,7 @@ int js_profile_add(js_profile *p, const uint32_t *frames, uint32_t depth, uint64
     p->stacks[p->nstacks].frames = copy;
     p->stacks[p->nstacks].depth = depth;
     p->stacks[p->nstacks].weight = weight;
+    p->stacks[p->nstacks].count = count;
     p->nstacks++;
     p->total += weight;
     return 0;
@@ -191,6 +198,7 @@ int js_profile_normalize(js_profile *p)
         total += s->weight;
         if (n && same_stack(&out[n - 1], s)) {
             out[n - 1].weight += s->weight;
+            out[n - 1].count += s->count;
             free(s->frames);
         } else {
             out[n++] = *s;

@@ -12,6 +12,7 @@
 
 #include "sample/safe_fmt.h"
 #include "sample/native_walk.h"
+#include "sample/schedcount.h"
 #include "sample/safe_read.h"
 #include "sample/stats.h"
 
@@ -33,11 +34,11 @@ static js_raw_frame *block_frames(frame_block *b, int k)
 {
     return (js_raw_frame *)((char *)b + BLOCK_HEADER) + (size_t)k * (size_t)b->depth;
 }
-/* A thread's handlers may use at most 1/(1+QUIET_FACTOR) of its wall time: after a handler that
- * took c ns, walks are skipped for QUIET_FACTOR * c ns. */
+/* A thread's cpu handlers may use at most 1/(1+QUIET_FACTOR) of its CPU time (see over_budget). */
 #define QUIET_FACTOR 7
+#define MIN_CREDIT_CAP_NS 1000000LL /* the budget's cap when the session has no sampling interval */
 #define WAIT_STEP_NS 1000000L /* 1 ms */
-#define WAIT_STEPS 1000       /* bounded waits: 1 s */
+#define WAIT_NS 1000000000ULL /* bounded waits: 1 s on the clock (not a count of naps: a loaded machine stretches them) */
 
 #define SC memory_order_seq_cst
 #define RLX memory_order_relaxed
@@ -71,11 +72,23 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* Sleep 1 ms (waits on normal threads only). */
-static void nap(void)
+/* The calling thread's CPU time in ns (a system call, signal-safe). */
+static uint64_t thread_cpu_ns(void)
 {
-    struct timespec ts = {0, WAIT_STEP_NS};
-    nanosleep(&ts, NULL);
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Wait (normal threads only), napping 1 ms at a time, until *count is 0 or WAIT_NS have passed; the count then. */
+static int wait_zero(_Atomic int *count)
+{
+    uint64_t until = now_ns() + WAIT_NS;
+    while (atomic_load_explicit(count, SC) > 0 && now_ns() < until) {
+        struct timespec ts = {0, WAIT_STEP_NS};
+        nanosleep(&ts, NULL);
+    }
+    return atomic_load_explicit(count, SC);
 }
 
 /* Claim a free frame buffer of block b, starting at a tid-dependent stripe; -1 if all are busy. */
@@ -142,25 +155,45 @@ static void chain(int signo, siginfo_t *si, void *uc)
     }
 }
 
-/* 1 if thread t must skip this walk (its handlers used too much of its time); carries w. */
-static int throttled(js_thread *t, uint64_t t0, uint64_t w)
+/* The budget of thread t's cpu handlers, measured in the thread's own CPU time (so a handler preempted by
+ * another process or the hypervisor does not look costly): each handler pays its CPU time out of a credit that
+ * grows by 1/QUIET_FACTOR of the thread's CPU time outside handlers, capped at one sampling interval. Settles
+ * the credit up to CPU time c0 (a handler's start); 1 if it is spent and this sample must not be walked. Only
+ * t's own handlers touch these fields (our signals are masked while one runs). */
+static int over_budget(js_thread *t, uint64_t c0)
 {
-    if (!t || t0 >= atomic_load_explicit(&t->quiet_until_ns, RLX)) return 0;
-    atomic_fetch_add_explicit(&t->carry, w, RLX);
-    js_stats_throttled(w);
-    return 1;
+    uint64_t last = atomic_load_explicit(&t->handler_cpu_ns, RLX);
+    int64_t credit = atomic_load_explicit(&t->handler_credit_ns, RLX);
+    int64_t cap = S.interval_ns > 0 ? S.interval_ns : MIN_CREDIT_CAP_NS;
+    if (c0 > last) credit += (int64_t)((c0 - last) / QUIET_FACTOR);
+    if (credit > cap) credit = cap;
+    atomic_store_explicit(&t->handler_credit_ns, credit, RLX);
+    atomic_store_explicit(&t->handler_cpu_ns, c0, RLX);
+    return credit < 0;
 }
 
-/* 1 if the interrupted thread sits in (or is about to restart) a system call: the instruction at or just
- * before its pc is `syscall` (0f 05). A wall sample's raw state; reads only the two bytes' page. */
-static int in_syscall(const void *uc)
+/* Charge thread t for a handler that ran from its CPU time c0 to c1. */
+static void pay(js_thread *t, uint64_t c0, uint64_t c1)
 {
-    uintptr_t pc = (uintptr_t)((const ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
+    if (c1 <= c0) return;
+    atomic_fetch_sub_explicit(&t->handler_credit_ns, (int64_t)(c1 - c0), RLX);
+    atomic_store_explicit(&t->handler_cpu_ns, c1, RLX);
+}
+
+/* 1 if the signal interrupted a system call that the thread goes back into when the handler returns: the kernel
+ * restarts it (the pc is on the `syscall` instruction, 0f 05) or makes it return EINTR (the pc just after it, rax
+ * -EINTR), which is how a signal interrupts a blocking call (futex, nanosleep, poll, read, ...) and the caller's
+ * loop calls it again. A call that had already completed is not one: its thread runs on. Reads only pc's page. */
+static int blocked_in_syscall(const void *uc)
+{
+    const greg_t *g = ((const ucontext_t *)uc)->uc_mcontext.gregs;
+    uintptr_t pc = (uintptr_t)g[REG_RIP];
     unsigned char b[4];
     uintptr_t lo = pc - 2;
     if ((lo & ~(uintptr_t)4095) == ((pc + 1) & ~(uintptr_t)4095)) memcpy(b, (const void *)lo, 4); /* one page: pc's own */
     else if (js_safe_read(lo, b, 4) != 0) return 0;
-    return (b[0] == 0x0f && b[1] == 0x05) || (b[2] == 0x0f && b[3] == 0x05);
+    if (b[2] == 0x0f && b[3] == 0x05) return 1; /* to be restarted */
+    return b[0] == 0x0f && b[1] == 0x05 && g[REG_RAX] == -EINTR;
 }
 
 /* Store frames[0..n) for thread t (tid) and stream the event; 0, or -1 if dropped (counted by the caller). */
@@ -172,13 +205,31 @@ static int store_event(const js_raw_frame *buf, int n, js_thread *t, int tid, js
     js_store *store = S.stores[sk];
     uint32_t id = js_store_add(store, buf, n, key, ev->weight);
     uint32_t g = js_store_gen(store), gen = g & JS_SAMPLER_GEN_MASK;
+    if (id) {
+        ev->trace = gen << JS_SAMPLER_GEN_SHIFT | id;
+        ev->thread = serial;
+        /* Streamed while still counted into the store: a rotation waits for us, so the writer takes this event
+         * before the store it names is emptied. */
+        if (S.ring) js_evring_put(S.ring, tid, ev);
+    }
     atomic_fetch_sub_explicit(&S.users[sk], 1, memory_order_release);
     if (!id) return -1;
     if (full_gen) *full_gen = g;
-    ev->trace = gen << JS_SAMPLER_GEN_SHIFT | id;
-    ev->thread = serial;
-    if (S.ring) js_evring_put(S.ring, tid, ev);
     return 0;
+}
+
+/* After a wall sample of thread t: what the wall engine may credit again without a signal while the thread stays
+ * where it is (key, in the store of full generation gen, of state st). Only a sample taken in a blocking system
+ * call the thread returns to (blocked), with its switch-in count now; a sample of a running thread never is: it
+ * may leave that stack using hardly any CPU (a loop ending, then a sleep). */
+static void remember_wall(js_thread *t, int blocked, uint32_t key, uint32_t gen, uint16_t st)
+{
+    uint64_t sw = blocked ? js_sched_switch_ins(0) : 0;
+    atomic_store_explicit(&t->wall_state, st, RLX);
+    atomic_store_explicit(&t->wall_gen, gen, RLX);
+    atomic_store_explicit(&t->wall_switches, sw, RLX);
+    atomic_store_explicit(&t->wall_cpu_ns, 0, RLX);
+    atomic_store_explicit(&t->wall_key, sw ? key : 0, memory_order_release);
 }
 
 /* Walk, store and stream one sample of weight w and kind `kind` for thread t. */
@@ -190,37 +241,45 @@ static void take_sample(void *uc, js_thread *t, int tid, uint64_t t0, uint64_t w
         js_stats_dropped(w);
         return;
     }
-    if (t && kind == JS_SK_EXEC) w += atomic_exchange_explicit(&t->carry, 0, RLX); /* carry: cpu periods only */
     js_raw_frame *buf = block_frames(b, k);
     int n = walk(uc, buf, b->depth, kstack, t ? atomic_load_explicit(&t->handle, RLX) : -1);
     js_ring_event ev = {.ticks = t0, .weight = w, .kind = (uint8_t)kind};
     if (kind == JS_SK_WALL && n == 1 && buf[0].kind == JS_RF_ERROR &&
         (buf[0].bci == JS_WALK_NO_ENV || buf[0].bci == JS_WALK_NO_JAVA_FRAME)) {
         /* Wall profiles Java code: a thread without Java frames is left out (for good when it is not a Java
-         * thread at all: the wall engine then skips it). */
+         * thread at all: the wall engine then skips it; while it stays blocked when it is one). */
         if (t && buf[0].bci == JS_WALK_NO_ENV) atomic_store_explicit(&t->unsampled, 2, RLX);
+        else if (t) remember_wall(t, blocked_in_syscall(uc), JS_WALL_KEY_NOTHING, 0, 0);
         atomic_store_explicit(&b->busy[k], 0, memory_order_release);
         return;
     }
-    if (kind == JS_SK_WALL) ev.state = in_syscall(uc) ? JS_WS_SYSCALL : JS_WS_RUNNING;
+    if (kind == JS_SK_WALL) ev.state = blocked_in_syscall(uc) ? JS_WS_SYSCALL : JS_WS_RUNNING;
     uint32_t gen = 0;
     int rc = store_event(buf, n, t, k, &ev, &gen);
+    int cut = n > 1 && buf[n - 1].kind == JS_RF_ERROR && buf[n - 1].bci == JS_WALK_TRUNCATED; /* before the buffer
+                                                                                                 * is another's */
     atomic_store_explicit(&b->busy[k], 0, memory_order_release);
     if (rc != 0) {
         js_stats_dropped(w);
         return;
     }
-    if (kind == JS_SK_WALL && t) { /* what the wall engine may credit again while the thread does not run */
-        struct timespec cpu;
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
-        atomic_store_explicit(&t->wall_state, ev.state, RLX);
-        atomic_store_explicit(&t->wall_gen, gen, RLX);
-        atomic_store_explicit(&t->wall_cpu_ns, (uint64_t)cpu.tv_sec * 1000000000ULL + (uint64_t)cpu.tv_nsec, RLX);
-        atomic_store_explicit(&t->wall_key, ev.trace, memory_order_release);
-    }
+    if (kind == JS_SK_WALL && t) remember_wall(t, ev.state == JS_WS_SYSCALL, ev.trace, gen, ev.state);
     js_stats_sample(w);
-    if (n > 1 && buf[n - 1].kind == JS_RF_ERROR && buf[n - 1].bci == JS_WALK_TRUNCATED)
-        js_stats_truncated(w); /* by weight, as the outputs count the stack */
+    if (cut) js_stats_truncated(w); /* by weight, as the outputs count the stack */
+}
+
+/* A sample the budget does not let thread t walk: its weight is kept, on a "[throttled]" stack of its own (never
+ * given to another stack), and counted. */
+static void take_throttled(js_thread *t, int tid, uint64_t t0, uint64_t w)
+{
+    js_raw_frame f = {.bci = JS_WALK_THROTTLED, .kind = JS_RF_ERROR, .method = NULL};
+    js_ring_event ev = {.ticks = t0, .weight = w, .kind = JS_SK_EXEC};
+    if (store_event(&f, 1, t, tid, &ev, NULL) != 0) {
+        js_stats_dropped(w);
+        return;
+    }
+    js_stats_throttled(w);
+    js_stats_sample(w);
 }
 
 int js_sampler_repeat_wall(js_thread *t, uint64_t weight, uint64_t ticks)
@@ -236,13 +295,13 @@ int js_sampler_repeat_wall(js_thread *t, uint64_t weight, uint64_t ticks)
             rc = js_store_add_again(store, key & ((1u << JS_SAMPLER_GEN_SHIFT) - 1),
                                     (uint32_t)JS_SK_WALL << JS_SAMPLER_KIND_SHIFT | (serial & JS_SAMPLER_SERIAL_MASK),
                                     weight);
-        atomic_fetch_sub_explicit(&S.users[sk], 1, memory_order_release);
-        if (rc == 0) {
+        if (rc == 0 && S.ring) { /* streamed before leaving the store, as store_event does */
             js_ring_event ev = {.ticks = ticks, .weight = weight, .trace = key, .thread = serial,
                                 .state = atomic_load_explicit(&t->wall_state, RLX), .kind = JS_SK_WALL};
-            if (S.ring) js_evring_put(S.ring, atomic_load_explicit(&t->tid, RLX), &ev);
-            js_stats_sample(weight);
+            js_evring_put(S.ring, atomic_load_explicit(&t->tid, RLX), &ev);
         }
+        atomic_fetch_sub_explicit(&S.users[sk], 1, memory_order_release);
+        if (rc == 0) js_stats_sample(weight);
     }
     atomic_fetch_sub_explicit(&S.inside, 1, SC);
     return rc;
@@ -277,18 +336,24 @@ static void handler(int signo, siginfo_t *si, void *uc)
     int kind = 0;
     js_kstack_fn kstack = NULL;
     for (int i = 0; i < S.nsrc && !w; i++)
-        if ((w = S.src[i].weight(si, t ? atomic_load_explicit(&t->handle, RLX) : -1)) != 0)
+        if ((w = S.src[i].weight(si, t)) != 0)
             kind = S.src[i].kind, kstack = S.src[i].kstack;
     if (w == 0) {
         js_stats_foreign_signal();
         chain_it = 1;
         goto out;
     }
-    if (kind == JS_SK_EXEC && throttled(t, t0, w)) goto out; /* wall weight is time, never carried into cpu's */
+    if (kind == JS_SK_WALL && (!t || (w = atomic_exchange_explicit(&t->wall_due, 0, RLX)) == 0))
+        goto out; /* ours, but its weight went with an earlier signal (or the thread left the table) */
+    uint64_t c0 = thread_cpu_ns();
+    if (kind == JS_SK_EXEC && t && over_budget(t, c0)) {
+        take_throttled(t, tid, t0, w);
+        goto out;
+    }
     take_sample(uc, t, tid, t0, w, kind, kstack);
-    uint64_t t1 = now_ns();
-    js_stats_handler_ns(t1 - t0);
-    if (t) atomic_store_explicit(&t->quiet_until_ns, t1 + QUIET_FACTOR * (t1 - t0), RLX);
+    uint64_t c1 = thread_cpu_ns();
+    js_stats_handler_ns(now_ns() - t0); /* on the clock: what the thread waited, hypervisor exits included */
+    if (kind == JS_SK_EXEC && t) pay(t, c0, c1); /* wall signals are paced by the wall engine, not budgeted */
 out:
     atomic_fetch_sub_explicit(&S.inside, 1, SC);
     if (chain_it) chain(signo, si, uc);
@@ -385,15 +450,13 @@ js_store *js_sampler_swap_store(js_store *next)
     int old = atomic_load_explicit(&S.cur, SC);
     S.stores[1 - old] = next;
     atomic_store_explicit(&S.cur, 1 - old, SC);
-    for (int i = 0; i < WAIT_STEPS && atomic_load_explicit(&S.users[old], SC) > 0; i++) nap();
-    return atomic_load_explicit(&S.users[old], SC) > 0 ? NULL : S.stores[old];
+    return wait_zero(&S.users[old]) > 0 ? NULL : S.stores[old];
 }
 
 int js_sampler_disarm(void)
 {
     atomic_store_explicit(&S.armed, 0, SC);
-    for (int i = 0; i < WAIT_STEPS && atomic_load_explicit(&S.inside, SC) > 0; i++) nap();
-    int left = atomic_load_explicit(&S.inside, SC);
+    int left = wait_zero(&S.inside);
     if (left > 0) {
         /* A handler may still write into the frame buffers and release its claim there: leave the block to
          * it (a late handler that takes it finds its claims intact), map a new one next time. */

@@ -25,6 +25,7 @@ typedef struct {
 typedef struct {
     _Atomic uint64_t key; /* trace id << 32 | thread; 0 = empty */
     _Atomic uint64_t weight;
+    _Atomic uint64_t count; /* samples added (each js_store_add or js_store_add_again is one) */
 } pair_slot;
 
 struct js_store {
@@ -56,16 +57,33 @@ static size_t round_up(size_t v, size_t a)
     return (v + a - 1) / a * a;
 }
 
-/* Hash of a frame list; never 0. */
+/* One frame into a hash lane: the 128-bit product of (lane ^ method) and (bci, kind), folded to 64 bits, each side
+ * offset by a constant so that neither is zero for real frames. One multiply a frame. */
+static inline uint64_t lane_step(uint64_t h, const js_raw_frame *f)
+{
+    __uint128_t r = (__uint128_t)(h ^ (uint64_t)(uintptr_t)f->method ^ 0xa0761d6478bd642fULL) *
+                    (((uint64_t)(uint32_t)f->bci | (uint64_t)(uint32_t)f->kind << 32) ^ 0xe7037ed1a0b428dbULL);
+    return (uint64_t)r ^ (uint64_t)(r >> 64);
+}
+
+/* Hash of a frame list; never 0. The trace table knows a stack by this hash alone, so it must take every frame,
+ * its place and the length; and it is paid on every sample, so deep stacks must not make it slow: frames go round
+ * four independent lanes (a multiply does not wait for the one before), which are mixed together at the end
+ * (2.5 us for 2,000 frames here, against 21 us for two full mixing rounds a frame). */
 static uint64_t hash_frames(const js_raw_frame *f, int n)
 {
-    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n;
-    for (int i = 0; i < n; i++) {
-        /* method and (bci, kind) go through separate mixing rounds so that no two fields can cancel. */
-        h = js_mix64(h ^ (uint64_t)(uintptr_t)f[i].method);
-        h = js_mix64(h ^ ((uint64_t)(uint32_t)f[i].bci | (uint64_t)(uint32_t)f[i].kind << 32)) + (uint64_t)i;
+    uint64_t h[4] = {0x9E3779B97F4A7C15ULL ^ (uint64_t)n, 0x243F6A8885A308D3ULL, 0x13198A2E03707344ULL,
+                     0xA4093822299F31D0ULL};
+    int i = 0;
+    for (; i + 4 <= n; i += 4) {
+        h[0] = lane_step(h[0], &f[i]);
+        h[1] = lane_step(h[1], &f[i + 1]);
+        h[2] = lane_step(h[2], &f[i + 2]);
+        h[3] = lane_step(h[3], &f[i + 3]);
     }
-    return h ? h : 1;
+    for (int l = 1; i < n; i++, l++) h[l] = lane_step(h[l], &f[i]); /* the last 0-3 frames: lanes 1.. (not 0) */
+    uint64_t r = js_mix64(h[0] ^ js_mix64(h[1] ^ js_mix64(h[2] ^ js_mix64(h[3]))));
+    return r ? r : 1;
 }
 
 js_store *js_store_create(uint32_t max_traces, uint64_t max_frames, uint32_t max_pairs, char *err, size_t errlen)
@@ -147,7 +165,7 @@ static uint32_t trace_id(js_store *s, const js_raw_frame *frames, int n)
     return 0;
 }
 
-/* Add weight to the (trace, thread) pair; 0 on success, -1 when full. Signal-safe. */
+/* Add weight and one sample to the (trace, thread) pair; 0 on success, -1 when full. Signal-safe. */
 static int pair_add(js_store *s, uint32_t trace, uint32_t thread, uint64_t weight)
 {
     uint64_t key = ((uint64_t)trace << 32) | thread;
@@ -168,6 +186,7 @@ static int pair_add(js_store *s, uint32_t trace, uint32_t thread, uint64_t weigh
         }
         if (cur == key) {
             atomic_fetch_add_explicit(&e->weight, weight, memory_order_relaxed);
+            atomic_fetch_add_explicit(&e->count, 1, memory_order_relaxed);
             return 0;
         }
     }
@@ -234,19 +253,38 @@ const js_raw_frame *js_store_trace(const js_store *s, uint32_t id, int *n)
     return &s->arena[t->off];
 }
 
-int js_store_foreach_pair(const js_store *s, js_pair_fn fn, void *ctx)
+int js_store_foreach_pair_counted(const js_store *s, js_pair_counted_fn fn, void *ctx)
 {
     for (uint64_t i = 0; i <= s->pair_mask; i++) {
         pair_slot *e = &s->pairs[i];
         uint64_t key = atomic_load_explicit(&e->key, memory_order_acquire);
         uint64_t w = atomic_load_explicit(&e->weight, memory_order_relaxed);
+        uint64_t c = atomic_load_explicit(&e->count, memory_order_relaxed);
         if (!key || !w) continue;
         int n;
         if (!js_store_trace(s, (uint32_t)(key >> 32), &n)) continue;
-        int rc = fn((uint32_t)(key >> 32), (uint32_t)key, w, ctx);
+        int rc = fn((uint32_t)(key >> 32), (uint32_t)key, w, c, ctx);
         if (rc) return rc;
     }
     return 0;
+}
+
+typedef struct {
+    js_pair_fn fn;
+    void *ctx;
+} uncounted;
+
+/* js_pair_counted_fn that hands a pair to a js_pair_fn without its count. */
+static int drop_count(uint32_t trace, uint32_t thread, uint64_t weight, uint64_t count, void *ctx)
+{
+    uncounted *u = ctx;
+    return u->fn(trace, thread, weight, u->ctx);
+}
+
+int js_store_foreach_pair(const js_store *s, js_pair_fn fn, void *ctx)
+{
+    uncounted u = {fn, ctx};
+    return js_store_foreach_pair_counted(s, drop_count, &u);
 }
 
 uint32_t js_store_trace_id_at(const js_store *s, uint32_t seq)

@@ -115,11 +115,13 @@ static js_thread *claim_locked(int tid, int *created)
         atomic_store_explicit(&s->serial, atomic_fetch_add(&next_serial, 1), memory_order_relaxed);
         atomic_store_explicit(&s->armed, 0, memory_order_relaxed);
         atomic_store_explicit(&s->handle, -1, memory_order_relaxed);
+        atomic_store_explicit(&s->engine_countdown, 0, memory_order_relaxed);
         atomic_store_explicit(&s->seen, 0, memory_order_relaxed);
-        atomic_store_explicit(&s->quiet_until_ns, 0, memory_order_relaxed);
-        atomic_store_explicit(&s->carry, 0, memory_order_relaxed);
+        atomic_store_explicit(&s->handler_cpu_ns, 0, memory_order_relaxed);
+        atomic_store_explicit(&s->handler_credit_ns, 0, memory_order_relaxed);
         atomic_store_explicit(&s->wall_tick, 0, memory_order_relaxed);
         atomic_store_explicit(&s->wall_key, 0, memory_order_relaxed);
+        atomic_store_explicit(&s->wall_due, 0, memory_order_relaxed);
         atomic_store_explicit(&s->unsampled, 0, memory_order_relaxed);
         atomic_store_explicit(&s->tid, tid, memory_order_release);
         *created = 1;

@@ -18,6 +18,7 @@ const char *js_walk_error_name(int code)
     case JS_WALK_SAFEPOINT: return "[safepoint]";
     case JS_WALK_NO_ENV: return "[not_Java_thread]";
     case JS_WALK_TRUNCATED: return "[truncated]";
+    case JS_WALK_THROTTLED: return "[throttled]";
     default: return "[unknown_error]";
     }
 }

@@ -3,13 +3,12 @@
  * Each verb turns its flags (asprof's where asprof has one) into one agent command string, loads
  * the agent into the target with it (attach.h) and prints the agent's reply. The attach protocol
  * carries only the agent's return code, so the command also names a reply file in the target's
- * /tmp ("reply=PATH", read by the agent's Agent_OnAttach only), which the agent creates and we
- * read and remove.
+ * /tmp ("reply=PATH", read by the agent's Agent_OnAttach only, its name not to be guessed), which
+ * the agent creates and we read (only if it is the JVM user's regular file) and remove.
  */
 #include "cli_int.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -47,7 +46,9 @@ static void verb_help(FILE *f, const char *verb)
             "  stop PID                 stop and write the profile (-f, -o)\n"
             "  collect -d SECONDS PID   start, wait (Ctrl-C stops early and still writes), stop\n"
             "  attach-backend PID OPTS  start the SkyWalking task client in the JVM; OPTS as with -agentpath:\n"
-            "                           backend=HOST:PORT,service=NAME[,instance=,token=,tls,cafile=,poll=,...]\n"
+            "                           backend=HOST:PORT,service=NAME[,instance=,token=,tls,cafile=,poll=,...];\n"
+            "                           what they leave out (all of them, if none) comes from the JVM's\n"
+            "                           SW_AGENT_* variables\n"
             "\n"
             "Options:\n"
             "  -e EVENT       cpu (default), ctimer, itimer, wall, alloc, lock, page-faults,\n"
@@ -56,7 +57,7 @@ static void verb_help(FILE *f, const char *verb)
             "  -i INTERVAL    sampling interval: 10ms (default), 1ms, 500us, or ns\n"
             "  -d SECONDS     collect: how long to profile\n"
             "  -f FILE        output file (made absolute here); its extension picks the format\n"
-            "  -o FORMAT      collapsed, flat, tree, html or jfr (overrides the extension)\n"
+            "  -o FORMAT      collapsed, flat, tree, html, jfr or pprof (overrides the extension)\n"
             "  -t             one root frame per thread\n"
             "  -I PATTERN     keep only stacks with a matching frame (repeatable)\n"
             "  -X PATTERN     drop stacks with a matching frame (repeatable)\n"
@@ -136,9 +137,6 @@ static int parse(int argc, char **argv, cli_opts *o)
         if (takes) i++;
     }
     if (!o->pid) return js_cli_die(CLI_EXIT_USAGE, "%s: which JVM? give its pid (see jsampler list)", o->verb);
-    if (!strcmp(o->verb, "attach-backend") && (!o->raw || !strstr(o->raw, "backend=")))
-        return js_cli_die(CLI_EXIT_USAGE, "attach-backend: give the task client's options after the pid, like "
-                                          "backend=oap.example:11800,service=checkout");
     if (!strcmp(o->verb, "collect") && !o->duration_s) return js_cli_die(CLI_EXIT_USAGE, "collect: -d SECONDS is required");
     return 0;
 }
@@ -164,11 +162,25 @@ static int add_outputs(const cli_opts *o, char *cmd, size_t len)
     return 0;
 }
 
+/* 1 if the option string opts holds a 'backend' or 'backend=...' token. */
+static int has_backend(const char *opts)
+{
+    for (const char *p = opts ? opts : ""; *p;) {
+        size_t n = strcspn(p, ",");
+        if (n >= 7 && strncmp(p, "backend", 7) == 0 && (n == 7 || p[7] == '=')) return 1;
+        p += n;
+        if (*p == ',') p++;
+    }
+    return 0;
+}
+
 /* The agent command for verb ("start" for collect's first step). 0 or an exit code. */
 static int build(const cli_opts *o, const char *verb, char *cmd, size_t len)
 {
     cmd[0] = 0;
-    int rc = strcmp(verb, "attach-backend") ? add(cmd, len, verb, NULL) : 0; /* its options are the whole command */
+    int rc = 0;
+    if (strcmp(verb, "attach-backend")) rc = add(cmd, len, verb, NULL);
+    else if (!has_backend(o->raw)) rc = add(cmd, len, "backend", NULL); /* the verb asks for the client */
     if (!strcmp(verb, "start")) {
         if (!rc && o->event) rc = add(cmd, len, "event", o->event);
         if (!rc && o->interval) rc = add(cmd, len, "interval", o->interval);
@@ -190,22 +202,6 @@ static int default_lib(char *buf, size_t len)
     if (!slash) return -1;
     *slash = 0;
     return snprintf(buf, len, "%s/libjsampler.so", exe) < (int)len ? 0 : -1;
-}
-
-/* Read and remove the reply file; its text (after the status line) into out. */
-static void take_reply(const char *path, char *out, size_t len)
-{
-    out[0] = 0;
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) return;
-    size_t got = 0;
-    ssize_t r;
-    while (got < len - 1 && (r = read(fd, out + got, len - 1 - got)) > 0) got += (size_t)r;
-    out[got] = 0;
-    close(fd);
-    unlink(path);
-    char *nl = strchr(out, '\n');
-    if (nl) memmove(out, nl + 1, strlen(nl + 1) + 1);
 }
 
 /* Attach to o->pid and run one agent command; prints the reply. 0, or an exit code. */
@@ -230,16 +226,13 @@ static int run_agent(const cli_opts *o, const char *command)
     else if (default_lib(lib, sizeof lib) != 0) return js_cli_die(CLI_EXIT_ATTACH, "cannot find libjsampler.so beside jsampler");
     if ((ac = js_attach_place_library(&t, lib, where, sizeof where, err, sizeof err)) != JS_AT_OK)
         return js_cli_die(CLI_EXIT_ATTACH, "%s", err);
-    char name[96], local[600], opts[CMD_MAX + 128], text[4096], reply[16384];
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    snprintf(name, sizeof name, "/tmp/.jsampler-reply-%d-%d-%ld", t.nspid, (int)getpid(), (long)now.tv_nsec);
-    snprintf(local, sizeof local, "%s%s", t.root, name);
+    char name[96], opts[CMD_MAX + 128], text[4096], reply[16384];
+    js_attach_reply_name(&t, name, sizeof name);
     snprintf(opts, sizeof opts, "%s,reply=%s", command, name);
     int agent_rc;
     ac = js_attach_load(&t, where, opts, o->timeout_ms ? o->timeout_ms : DEFAULT_TIMEOUT_MS, &agent_rc, text,
                         sizeof text, err, sizeof err);
-    take_reply(local, reply, sizeof reply);
+    js_attach_take_reply(&t, name, reply, sizeof reply);
     if (ac != JS_AT_OK) return js_cli_die(CLI_EXIT_ATTACH, "%s", err);
     size_t n = strlen(reply);
     while (n && reply[n - 1] == '\n') reply[--n] = 0;

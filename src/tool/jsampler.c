@@ -6,8 +6,8 @@
  * (--event, --thread, --from, --to) that matched no event (nothing is written), each with one line on stderr.
  * Inputs are read by a small table of readers, chosen by magic bytes, then by extension, else the default
  * (collapsed; stdin is sniffed only when it is a regular file); a new input format is one more table row.
- * Options that only a JFR input can honour (--event, --thread, --from, --to, --lines, --threads) are a usage
- * error with any other input.
+ * Options that only some inputs can honour (JFR: --event, --thread, --from, --to; JFR and pprof: --lines,
+ * --threads; pprof: --sample-type) are a usage error with any other input.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -23,7 +23,9 @@
 #include "jfr/jfr_export.h"
 #include "jfr/jfr_read.h"
 #include "output/output.h"
+#include "output/pprof.h"
 #include "output/profile.h"
+#include "util/safefile.h"
 #include "util/version.h"
 #include "cli_int.h"
 
@@ -44,12 +46,20 @@ typedef struct {
     int top;
     js_jfr_read_opts jfr; /* --event, --thread, --from, --to, --lines, --threads */
     const char *jfr_opt;  /* the first JFR-only option given, for the error with another input */
+    const char *lt_opt;   /* --lines or --threads, if given (JFR and pprof input) */
+    const char *st_opt;   /* --sample-type, if given (pprof input) */
     int event_given;      /* --event was given */
     const char *from_arg, *to_arg; /* --from and --to as given, for messages */
+    /* what the reader found, for a pprof output */
+    const char *read_as;  /* the reader's name */
+    int64_t start_ns, end_ns;  /* the time the input covers (ns since the epoch), 0 if not known */
+    js_pprof_read_info pprof; /* a pprof input's sample type and period */
 } convert_opts;
 
 /* Reads the input into p: 0, -1 with the error in err, or READ_NOTHING with the reason in err. */
-typedef int (*reader_fn)(FILE *f, const char *name, const convert_opts *o, js_profile *p, char *err, size_t errlen);
+typedef int (*reader_fn)(FILE *f, const char *name, convert_opts *o, js_profile *p, char *err, size_t errlen);
+
+enum { OPT_JFR = 1, OPT_LINES = 2, OPT_PPROF = 4 }; /* option groups a reader honours */
 
 typedef struct {
     const char *name;
@@ -57,13 +67,22 @@ typedef struct {
     const char *magic;     /* leading bytes that identify the format, or NULL */
     size_t magic_len;
     reader_fn read;
-    int jfr_options; /* honours the JFR-only options */
+    unsigned opts;         /* OPT_* it honours */
 } input_reader;
 
 /* Collapsed stacks reader (options other than the common ones do not apply). */
-static int read_collapsed(FILE *f, const char *name, const convert_opts *o, js_profile *p, char *err, size_t errlen)
+static int read_collapsed(FILE *f, const char *name, convert_opts *o, js_profile *p, char *err, size_t errlen)
 {
     return js_collapsed_read(f, name, p, err, errlen);
+}
+
+/* pprof reader (gzip-compressed or not): --sample-type, --lines, --threads. */
+static int read_pprof(FILE *f, const char *name, convert_opts *o, js_profile *p, char *err, size_t errlen)
+{
+    js_pprof_read_opts ro = {.sample_type = o->st_opt, .lines = o->jfr.lines, .threads = o->jfr.threads};
+    int rc = js_pprof_read_file(f, name, &ro, p, &o->pprof, err, errlen);
+    if (rc == 0 && o->pprof.time_ns > 0) o->start_ns = o->pprof.time_ns, o->end_ns = o->pprof.time_ns + o->pprof.duration_ns;
+    return rc;
 }
 
 /* Appends formatted text to the NUL-terminated buf of cap bytes, cutting it to fit. */
@@ -176,10 +195,12 @@ static int explain_nothing(FILE *f, const char *name, const convert_opts *o, con
 
 /* JFR reader: needs a seekable regular file (read by offset, chunk by chunk). A selection that keeps nothing is
  * READ_NOTHING, not an empty profile. */
-static int read_jfr(FILE *f, const char *name, const convert_opts *o, js_profile *p, char *err, size_t errlen)
+static int read_jfr(FILE *f, const char *name, convert_opts *o, js_profile *p, char *err, size_t errlen)
 {
     js_jfr_read_stats st = {0};
     int rc = js_jfr_read_fd(fileno(f), name, &o->jfr, p, &st, err, errlen);
+    o->start_ns = st.start_ns;
+    o->end_ns = st.end_ns;
     if (rc == 0 && st.unfinished_at)
         fprintf(stderr, "jsampler: warning: %s: offset %llu: %s; read the %llu complete chunk(s) before it\n", name,
                 (unsigned long long)st.unfinished_at,
@@ -196,7 +217,8 @@ static int read_jfr(FILE *f, const char *name, const convert_opts *o, js_profile
 /* The first row is the default when neither magic nor extension decides. */
 static const input_reader readers[] = {
     {"collapsed", {"collapsed", "folded", NULL}, NULL, 0, read_collapsed, 0},
-    {"jfr", {"jfr", NULL}, "FLR\0", 4, read_jfr, 1},
+    {"jfr", {"jfr", NULL}, "FLR\0", 4, read_jfr, OPT_JFR | OPT_LINES},
+    {"pprof", {"pprof", "pb", "gz", NULL}, "\x1f\x8b", 2, read_pprof, OPT_PPROF | OPT_LINES},
 };
 
 /* Prints the help text to f. */
@@ -211,8 +233,9 @@ static void usage(FILE *f)
           "  dump [OPTIONS] PID              write the profile so far, keep profiling\n"
           "  stop [OPTIONS] PID              stop profiling and write the profile\n"
           "  collect -d SECONDS [OPTIONS] PID  start, wait, stop (Ctrl-C stops early)\n"
-          "  attach-backend PID OPTIONS      start the SkyWalking task client in a running JVM\n"
-          "                                  (OPTIONS: backend=HOST:PORT,service=NAME,...)\n"
+          "  attach-backend PID [OPTIONS]    start the SkyWalking task client in a running JVM\n"
+          "                                  (OPTIONS: backend=HOST:PORT,service=NAME,...; without them\n"
+          "                                  the JVM's SW_AGENT_* variables)\n"
           "  convert [OPTIONS] INPUT OUTPUT  convert a profile from one format to another\n"
           "  version                         print the version (also --version)\n"
           "  help                            print this help (also --help, -h)\n"
@@ -222,11 +245,12 @@ static void usage(FILE *f)
           "2 usage, 4 the JVM could not be attached, 5 the agent refused the command).\n"
           "\n"
           "convert reads INPUT and writes OUTPUT ('-' = stdout). INPUT is a JFR recording (recognised by its\n"
-          "magic bytes, or a .jfr name; must be a regular file) or collapsed stacks ('frame;frame;frame weight'\n"
-          "per line; '-' = stdin, JFR too when stdin is a file). Options (also as --option=VALUE):\n"
-          "  --format F   output format: collapsed, flat, tree, html, json or jfr; default from OUTPUT's\n"
-          "               extension (.collapsed/.folded, .txt = flat, .tree, .html/.htm, .json, .jfr), else\n"
-          "               collapsed\n"
+          "magic bytes, or a .jfr name; must be a regular file), a pprof profile (gzip magic bytes, or a .pprof\n"
+          "or .pb name) or collapsed stacks ('frame;frame;frame weight' per line; '-' = stdin, JFR and pprof\n"
+          "too when stdin is a file). Options (also as --option=VALUE):\n"
+          "  --format F   output format: collapsed, flat, tree, html, json, jfr or pprof; default from OUTPUT's\n"
+          "               extension (.collapsed/.folded, .txt = flat, .tree, .html/.htm, .json, .jfr,\n"
+          "               .pb.gz/.pprof), else collapsed\n"
           "  --title T    title of the flame graph and of the flat and tree headers\n"
           "  --reverse    html: open the flame graph as an icicle (root at the top)\n"
           "  --include P  keep only stacks with a frame matching P ('*', '?' globs; '|' separates\n"
@@ -244,8 +268,18 @@ static void usage(FILE *f)
           "  --from T     only events at or after T; --to T: only events before T. T is a time since the\n"
           "  --to T       recording start in seconds or with a unit (90, 1.5s, 200ms, 2m, 1h; ns, us too),\n"
           "               or @MS, an absolute time in milliseconds since the epoch\n"
-          "  --lines      append ':LINE' to Java frames\n"
-          "  --threads    one root frame per thread, '[name tid=N]'\n"
+          "  --lines      append ':LINE' to Java frames (pprof input too: to every frame with a line)\n"
+          "  --threads    one root frame per thread, '[name tid=N]' (pprof input too: from its thread labels)\n"
+          "\n"
+          "pprof input only:\n"
+          "  --sample-type T  the value to read ('cpu', 'samples', 'alloc_space', ...; the message lists\n"
+          "               them); default the profile's default sample type, else its last\n"
+          "\n"
+          "pprof output is a gzip-compressed perftools.profiles.Profile (go tool pprof, Pyroscope, the\n"
+          "SkyWalking OAP) with one Sample message per sample: per unit of weight for cpu, wall and collapsed\n"
+          "input, per event for alloc and lock (JFR input); types samples/count and cpu or wall/nanoseconds\n"
+          "when the period is known, alloc_objects/count and alloc_space/bytes, contentions/count and\n"
+          "delay/nanoseconds.\n"
           "\n"
           "json output is the SkyWalking OAP's analysis tree: {\"trees\":[{\"type\":T,\"unit\":U,\"elements\":\n"
           "[{\"id\":\"0\",\"parentId\":\"-1\",\"codeSignature\":\"all\",\"total\":W,\"self\":W}, ...]}]}: ids are\n"
@@ -289,11 +323,11 @@ static int add_pattern(char *list, const char *pattern)
     return 0;
 }
 
-/* Writable format named s (collapsed, flat, tree, html, json, jfr), or JS_OUT_NONE. */
+/* Writable format named s (collapsed, flat, tree, html, json, jfr, pprof), or JS_OUT_NONE. */
 static js_out_format format_named(const char *s)
 {
     static const js_out_format ok[] = {JS_OUT_COLLAPSED, JS_OUT_FLAT, JS_OUT_TREE, JS_OUT_HTML, JS_OUT_JSON_TREE,
-                                       JS_OUT_JFR};
+                                       JS_OUT_JFR, JS_OUT_PPROF};
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
         if (strcmp(s, js_out_format_name(ok[i])) == 0) return ok[i];
     return JS_OUT_NONE;
@@ -330,14 +364,17 @@ static int convert_value_opt(convert_opts *o, const char *opt, const char *val)
     if (strcmp(opt, "--format") == 0) {
         o->format = format_named(val);
         if (o->format == JS_OUT_NONE)
-            return js_cli_die(EXIT_USAGE, "convert: unknown output format '%s' for %s (collapsed, flat, tree, html, json, jfr)",
-                       val, opt);
+            return js_cli_die(EXIT_USAGE, "convert: unknown output format '%s' for %s (collapsed, flat, tree, html, json, "
+                       "jfr, pprof)", val, opt);
     } else if (strcmp(opt, "--title") == 0) {
         if (strlen(val) >= sizeof o->title) return js_cli_die(EXIT_USAGE, "convert: %s value is too long", opt);
         snprintf(o->title, sizeof o->title, "%s", val);
     } else if (strcmp(opt, "--event") == 0 || strcmp(opt, "--thread") == 0 || strcmp(opt, "--from") == 0 ||
                strcmp(opt, "--to") == 0) {
         return convert_jfr_opt(o, opt, val);
+    } else if (strcmp(opt, "--sample-type") == 0) {
+        if (!*val) return js_cli_die(EXIT_USAGE, "convert: --sample-type needs a sample type name");
+        o->st_opt = val;
     } else if (strcmp(opt, "--include") == 0 || strcmp(opt, "--exclude") == 0) {
         if (add_pattern(opt[2] == 'i' ? o->include : o->exclude, val) != 0)
             return js_cli_die(EXIT_USAGE, "convert: %s patterns are too long", opt);
@@ -356,7 +393,7 @@ static int convert_value_opt(convert_opts *o, const char *opt, const char *val)
 static int convert_parse(int argc, char **argv, convert_opts *o)
 {
     static const char *const valued[] = {"--format", "--title", "--include", "--exclude", "--top",
-                                         "--event",  "--thread", "--from",   "--to"};
+                                         "--event",  "--thread", "--from",   "--to",      "--sample-type"};
     const char *pos[2];
     int npos = 0, opts_done = 0;
     for (int i = 0; i < argc; i++) {
@@ -377,7 +414,7 @@ static int convert_parse(int argc, char **argv, convert_opts *o)
         }
         if (strcmp(a, "--lines") == 0 || strcmp(a, "--threads") == 0) {
             *(a[2] == 'l' ? &o->jfr.lines : &o->jfr.threads) = 1;
-            if (!o->jfr_opt) o->jfr_opt = a;
+            if (!o->lt_opt) o->lt_opt = a;
             continue;
         }
         char opt[32];
@@ -428,7 +465,7 @@ static const input_reader *pick_reader(const char *path, const unsigned char *he
 }
 
 /* Reads the input into p with the matching reader; 0, or EXIT_IO / EXIT_USAGE after printing the error. */
-static int read_input(const char *path, const convert_opts *o, js_profile *p)
+static int read_input(const char *path, convert_opts *o, js_profile *p)
 {
     int is_stdin = strcmp(path, "-") == 0;
     const char *shown = is_stdin ? "stdin" : path;
@@ -448,11 +485,14 @@ static int read_input(const char *path, const convert_opts *o, js_profile *p)
     }
     char err[ERR_MAX] = "";
     const input_reader *r = pick_reader(path, head, nhead);
-    if (o->jfr_opt && !r->jfr_options) {
+    const char *bad = o->jfr_opt && !(r->opts & OPT_JFR) ? o->jfr_opt : o->lt_opt && !(r->opts & OPT_LINES) ? o->lt_opt
+                      : o->st_opt && !(r->opts & OPT_PPROF) ? "--sample-type" : NULL;
+    if (bad) {
         if (!is_stdin) fclose(f);
-        return js_cli_die(EXIT_USAGE, "convert: %s applies to JFR input only ('%s' is read as %s)", o->jfr_opt, shown,
-                   r->name);
+        return js_cli_die(EXIT_USAGE, "convert: %s applies to %s input only ('%s' is read as %s)", bad,
+                          bad == o->lt_opt ? "JFR and pprof" : bad == o->jfr_opt ? "JFR" : "pprof", shown, r->name);
     }
+    o->read_as = r->name;
     int rc = r->read(f, shown, o, p, err, sizeof err);
     if (!is_stdin) fclose(f);
     return rc == 0 ? 0 : js_cli_die(rc == READ_NOTHING ? EXIT_NOTHING : EXIT_IO, "%s", err);
@@ -468,6 +508,28 @@ static const char *json_type(const convert_opts *o)
     }
 }
 
+/* pprof output: the kind of what was read (a JFR event kind, a pprof sample type, else samples), its time. */
+static int write_pprof(FILE *f, const js_profile *p, const convert_opts *o, char *err, size_t errlen)
+{
+    static const js_pprof_kind from_jfr[] = {[JS_JFR_READ_CPU] = JS_PPROF_CPU, [JS_JFR_READ_WALL] = JS_PPROF_WALL,
+                                             [JS_JFR_READ_ALLOC] = JS_PPROF_ALLOC, [JS_JFR_READ_LOCK] = JS_PPROF_LOCK};
+    js_pprof_opts po = {.kind = JS_PPROF_SAMPLES, .time_ns = o->start_ns, .comment = "jsampler " JS_VERSION,
+                        .duration_ns = o->end_ns > o->start_ns ? o->end_ns - o->start_ns : 0};
+    if (o->read_as && strcmp(o->read_as, "jfr") == 0) {
+        po.kind = from_jfr[o->jfr.kind];
+    } else if (o->read_as && strcmp(o->read_as, "pprof") == 0 && strcmp(o->pprof.unit, "count") != 0) {
+        po.kind = JS_PPROF_VALUE; /* an amount, not samples: one Sample per stack with its sum */
+        po.event = o->pprof.type;
+        po.unit = o->pprof.unit;
+    }
+    js_pprof_stats st;
+    int rc = js_write_pprof(f, p, &po, &st, err, errlen);
+    if (rc == 0 && st.aggregated == 2)
+        fprintf(stderr, "jsampler: warning: one Sample per sample would pass %llu MiB before compression: wrote one "
+                "Sample per stack (readers but SkyWalking's OAP read it right)\n", JS_PPROF_SPLIT_MAX >> 20);
+    return rc;
+}
+
 /* Runs the writer for fmt. */
 static int write_format(FILE *f, js_out_format fmt, const js_profile *p, const convert_opts *o, char *err,
                         size_t errlen)
@@ -477,6 +539,7 @@ static int write_format(FILE *f, js_out_format fmt, const js_profile *p, const c
     case JS_OUT_TREE: return js_write_tree(f, p, err, errlen);
     case JS_OUT_HTML: return js_write_html(f, p, o->reverse, err, errlen);
     case JS_OUT_JSON_TREE: return js_write_json_tree(f, p, json_type(o), err, errlen);
+    case JS_OUT_PPROF: return write_pprof(f, p, o, err, errlen);
     default: return js_write_collapsed(f, p, err, errlen);
     }
 }
@@ -489,16 +552,27 @@ static int write_output(const char *path, js_out_format fmt, const js_profile *p
         if (strcmp(path, "-") == 0) return js_cli_die(EXIT_USAGE, "convert: jfr output needs a file name, not stdout");
         return js_jfr_export(path, p, o->input, NULL, err, sizeof err) == 0 ? 0 : js_cli_die(EXIT_IO, "%s", err);
     }
-    int is_stdout = strcmp(path, "-") == 0;
-    FILE *f = is_stdout ? stdout : fopen(path, "w");
-    if (!f) return js_cli_die(EXIT_IO, "cannot write '%s': %s", path, strerror(errno));
     char err[ERR_MAX] = "";
-    int rc = write_format(f, fmt, p, o, err, sizeof err);
-    if (!is_stdout && fclose(f) != 0 && rc == 0) {
-        snprintf(err, sizeof err, "%s", strerror(errno));
-        rc = -1;
+    if (strcmp(path, "-") == 0) {
+        int rc = write_format(stdout, fmt, p, o, err, sizeof err);
+        if (rc == 0 && fflush(stdout) != 0) snprintf(err, sizeof err, "%s", strerror(errno)), rc = -1;
+        return rc == 0 ? 0 : js_cli_die(EXIT_IO, "cannot write 'stdout': %s", err);
     }
-    return rc == 0 ? 0 : js_cli_die(EXIT_IO, "cannot write '%s': %s", is_stdout ? "stdout" : path, err);
+    js_safe_file sf; /* never through a link; a temporary file renamed over the path once complete */
+    if (js_safe_open(&sf, "output", path, JS_SAFE_ATOMIC, err, sizeof err) != 0) return js_cli_die(EXIT_IO, "%s", err);
+    FILE *f = fdopen(sf.fd, "w");
+    if (!f) {
+        js_safe_abort(&sf);
+        return js_cli_die(EXIT_IO, "cannot write '%s': %s", path, strerror(errno));
+    }
+    int rc = write_format(f, fmt, p, o, err, sizeof err);
+    if (fclose(f) != 0 && rc == 0) snprintf(err, sizeof err, "%s", strerror(errno)), rc = -1;
+    sf.fd = -1; /* closed with f */
+    if (rc != 0) {
+        js_safe_abort(&sf);
+        return js_cli_die(EXIT_IO, "cannot write '%s': %s", path, err);
+    }
+    return js_safe_commit(&sf, err, sizeof err) == 0 ? 0 : js_cli_die(EXIT_IO, "%s", err);
 }
 
 /* 1 if OUTPUT exists and is the INPUT file itself: same device and inode, through links and symbolic links

@@ -1,0 +1,43 @@
+#!/bin/sh
+# test_all.sh - make test: every test, in phases, each timed (build/test-times.txt, and a summary at the end).
+#
+# 1. build: the agent, the CLI, the Java API.
+# 2. native: the layer check and the cmocka suites of the three variants (plain, ASan/UBSan, TSan), side by side:
+#    their checks are not judged on time, and most of a suite's time is waiting.
+# 3. java: the JVM integration checks of JDK 17 and 25 (java-test-harness/run.sh schedules them itself: side by side,
+#    and alone where a check judges time or CPU shares).
+# 4. backend: the SkyWalking task client against the grpcio test backend (timing and CPU matter to its size plan).
+# 5. readers: the JFR, pprof and browser checks, side by side.
+# Stops at the first phase that fails.
+set -eu
+cd "$(dirname "$0")/.."
+MAKE=${MAKE:-make}
+mkdir -p build
+times=build/test-times.txt
+: > "$times"
+total=$(date +%s)
+
+phase() {
+    name=$1
+    shift
+    echo
+    echo "==== make test: $name"
+    t0=$(date +%s)
+    if ! "$@"; then
+        echo "==== make test: $name FAILED after $(($(date +%s) - t0)) s"
+        echo "$name failed $(($(date +%s) - t0))" >> "$times"
+        exit 1
+    fi
+    echo "$name $(($(date +%s) - t0))" >> "$times"
+}
+
+phase build $MAKE --no-print-directory all
+phase native $MAKE --no-print-directory -j3 -O check-layers native-test check-asan check-tsan
+phase java $MAKE --no-print-directory java-test
+phase backend $MAKE --no-print-directory backend-test
+phase readers $MAKE --no-print-directory -j3 -O jfr-test pprof-test browser-test
+
+echo "total $(($(date +%s) - total))" >> "$times"
+echo
+echo "==== make test: every phase passed; seconds per phase (build/test-times.txt):"
+sed 's/^/    /' "$times"
