@@ -45,7 +45,7 @@ JAR  := $(BUILD)/jsampler.jar
 JAVA_SRCS := $(wildcard src/java/jsampler/*.java)
 
 .PHONY: all deps test demo demo-task clean check-layers check-tsan native-test check-asan java-test backend-test jfr-test \
-        pprof-test browser-test bench bench-smoke
+        pprof-test browser-test bench bench-smoke sample-cost
 all: $(LIB) $(TOOL) $(JAR)
 
 # Header dependencies are tracked by the compiler (-MMD); the generated page header is an order-only prerequisite.
@@ -89,9 +89,9 @@ deps:
 	@sh tools/deps.sh $(DEB_PKGS)
 
 # ---- tests ----
-NATIVE_TESTS := $(patsubst native-tests/%.c,%,$(wildcard native-tests/test_*.c))
+NATIVE_TESTS := $(patsubst native-tests/%.c,%,$(wildcard native-tests/test_*.c native-tests/fuzz_*.c))
 # Native tests link every layer below the agent's JVMTI entry points (no JVM needed).
-TEST_LIB_SRCS := $(COMMON_SRCS) $(filter-out src/agent/%,$(AGENT_SRCS)) $(wildcard src/attach/*.c)
+TEST_LIB_SRCS := $(COMMON_SRCS) $(filter-out src/agent/%,$(AGENT_SRCS)) $(wildcard src/attach/*.c) src/tool/cli_reply.c
 TEST_PB_OBJS   = $(PB_SRCS:$(BUILD)/gen/proto/%.c=$(TDIR)/obj/proto/%.o)
 native-test: deps
 	@$(MAKE) --no-print-directory run-native-tests VARIANT=plain
@@ -125,7 +125,7 @@ $(TDIR)/libjstest.a: $(TEST_OBJS) $(TEST_PB_OBJS)
 
 -include $(wildcard $(BUILD)/tests-*/obj/*/*.d)
 
-$(BUILD)/tests-$(VARIANT)/%: native-tests/%.c $(TDIR)/libjstest.a native-tests/testutil.h
+$(BUILD)/tests-$(VARIANT)/%: native-tests/%.c $(TDIR)/libjstest.a $(wildcard native-tests/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CCLD ($(VARIANT)) $@"
 	@$(CC) $(ALL_CFLAGS) -Wno-error=unused-function -o $@ $< $(TDIR)/libjstest.a $(LDLIBS) $(AGENT_LDLIBS) -lcmocka
@@ -173,7 +173,8 @@ test: deps
 demo: deps all
 	@sh java-test-harness/demo.sh
 
-# The SkyWalking loop on the demo: test backend, task created, profiled, uploaded, analysis printed (about 30 s).
+# The SkyWalking loop on the demo: test backend, tasks created (async-profiler, pprof), profiled, uploaded, analysis
+# printed (about a minute and a half).
 demo-task: deps all
 	@/usr/bin/python3 java-test-harness/backend/demo_task.py
 
@@ -189,38 +190,67 @@ bench: all
 bench-smoke: all
 	BENCH_MAKE_TARGET=$@ /usr/bin/python3 bench/bench.py --smoke
 
-# ---- fuzzing the JFR reader (not part of make test) ----
-# make fuzz-jfr [FUZZ_TIME=seconds, default 300]: installs clang and libclang-rt-14-dev if missing, builds
-# native-tests/fuzz_jfr_read.c with libFuzzer and ASan/UBSan, seeds it with native-tests/fuzz-corpus/jfr (read
-# only) and keeps what it finds in build/fuzz/corpus.
-# A crash, leak or timeout leaves its input in build/fuzz/ (crash-*, leak-*, timeout-*): after fixing it, copy the
-# file into native-tests/fuzz-corpus/jfr-crashes/, which test_jfr_read replays in every native test run.
+# make sample-cost: cost per sample at 10/50/200/2000 frames, random-period options and aliasing, JFR bytes per
+# sample, beside the JDK's JFR and (ASPROF_LIB=path of libasyncProfiler.so) async-profiler; about 45 minutes.
+sample-cost: all
+	/usr/bin/python3 bench/sample_cost.py
+
+
+# ---- fuzzing: a libFuzzer target per parser of input jsampler does not control (docs/FUZZING.md) ----
+# native-tests/fuzz_NAME.c, built with clang's libFuzzer and ASan/UBSan over the library's sources (compiled once
+# into build/tests-fuzz/libjstest.a); clang and libclang-rt-14-dev are installed when missing.
+#   make fuzz [FUZZ_TIME=seconds per target, default 300] [FUZZ_TARGETS="jfr_read args"]: campaigns, one target
+#       after another; seeds from native-tests/fuzz-corpus/NAME (read only), what they find kept in
+#       build/fuzz/corpus-NAME, a summary (executions, time, findings) in build/fuzz/summary.txt
+#   make fuzz-smoke: every target FUZZ_SMOKE_TIME seconds (default 3) on its committed corpus (part of make test)
+#   make fuzz-jfr: the JFR reader's two targets
+# A crash, leak, timeout or broken invariant leaves its input as build/fuzz/NAME-crash-* (-leak-, -timeout-, ...):
+# after the fix, copy it into native-tests/fuzz-corpus/NAME-crashes/. The native tests (native-test, check-asan)
+# build every target without libFuzzer (native-tests/replay_main.c) and replay its corpus and crash reproducers.
 FUZZ_CC   ?= clang
 FUZZ_TIME ?= 300
+FUZZ_SMOKE_TIME ?= 3
 FUZZ_DIR  := $(BUILD)/fuzz
-.PHONY: fuzz-jfr
-fuzz-jfr:
-	@sh tools/deps.sh clang libclang-rt-14-dev
-	@mkdir -p $(FUZZ_DIR)/corpus
-	$(FUZZ_CC) -std=gnu11 -g -O1 -D_GNU_SOURCE -Iinclude -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	    -o $(FUZZ_DIR)/fuzz_jfr_read native-tests/fuzz_jfr_read.c $(JFR_READ_SRCS) src/output/profile.c \
-	    src/output/format.c $(TREE_SRCS) src/output/out_collapsed.c
-	cd $(FUZZ_DIR) && ./fuzz_jfr_read -max_total_time=$(FUZZ_TIME) -max_len=131072 -timeout=10 -rss_limit_mb=2048 \
-	    -print_final_stats=1 corpus $(CURDIR)/native-tests/fuzz-corpus/jfr
+FUZZ_ALL  := $(patsubst native-tests/fuzz_%.c,%,$(wildcard native-tests/fuzz_*.c))
+FUZZ_TARGETS ?= $(FUZZ_ALL)
+# The thread name table's bound is lowered to 1024 names in this build only: fuzz_proc fills it past the bound in
+# one input (65536 names a time would run it at 200 executions/s).
+FUZZ_CFLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
+               -Wno-unknown-warning-option -DJS_THREAD_NAMES_MAX=1024
+.PHONY: fuzz fuzz-smoke fuzz-build fuzz-jfr
 
-# ---- fuzzing the pprof reader (not part of make test): make fuzz-pprof [FUZZ_TIME=seconds], seeds in
-# native-tests/fuzz-corpus/pprof, what it finds in build/fuzz/corpus-pprof; fixed crashes go to fuzz-corpus/pprof-crashes
-# (test_pprof replays both). ----
-PPROF_FUZZ_SRCS := $(wildcard src/output/pprof_*.c) src/output/profile.c src/output/collapsed_read.c src/output/out_util.c
-.PHONY: fuzz-pprof
-fuzz-pprof: $(BUILD)/gen/proto/pprof/profile.pb-c.c
+# The replay test of a target (a native test: make native-test, check-asan).
+$(BUILD)/tests-$(VARIANT)/fuzz_%: native-tests/fuzz_%.c native-tests/replay_main.c native-tests/fuzz_util.h \
+                                  $(TDIR)/libjstest.a
+	@mkdir -p $(dir $@)
+	@echo "  CCLD ($(VARIANT)) $@"
+	@$(CC) $(ALL_CFLAGS) -DFUZZ_NAME='"$*"' -o $@ $< native-tests/replay_main.c $(TDIR)/libjstest.a $(LDLIBS) \
+	    $(AGENT_LDLIBS)
+
+# The libFuzzer binary of a target.
+$(FUZZ_DIR)/fuzz_%: native-tests/fuzz_%.c native-tests/fuzz_util.h $(BUILD)/tests-fuzz/libjstest.a
+	@mkdir -p $(dir $@)
+	@echo "  CCLD (libFuzzer) $@"
+	@$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -DJS_FUZZ_LIBFUZZER -o $@ $< $(BUILD)/tests-fuzz/libjstest.a $(LDLIBS) \
+	    $(AGENT_LDLIBS)
+
+fuzz-build: deps
 	@sh tools/deps.sh clang libclang-rt-14-dev
-	@mkdir -p $(FUZZ_DIR)/corpus-pprof
-	$(FUZZ_CC) -std=gnu11 -g -O1 -D_GNU_SOURCE -Iinclude -I$(BUILD)/gen -I$(BUILD)/gen/proto -fsanitize=fuzzer,address,undefined \
-	    -fno-sanitize-recover=all -o $(FUZZ_DIR)/fuzz_pprof_read native-tests/fuzz_pprof_read.c $(PPROF_FUZZ_SRCS) $< \
-	    -lprotobuf-c -lz
-	cd $(FUZZ_DIR) && ./fuzz_pprof_read -max_total_time=$(FUZZ_TIME) -max_len=131072 -timeout=10 -rss_limit_mb=2048 \
-	    -print_final_stats=1 corpus-pprof $(CURDIR)/native-tests/fuzz-corpus/pprof
+	@$(MAKE) --no-print-directory $(FUZZ_ALL:%=$(FUZZ_DIR)/fuzz_%) VARIANT=fuzz CC=$(FUZZ_CC) CFLAGS="$(FUZZ_CFLAGS)"
+
+fuzz: fuzz-build
+	@sh tools/fuzz.sh campaign $(FUZZ_TIME) $(FUZZ_TARGETS)
+
+fuzz-smoke: fuzz-build
+	@sh tools/fuzz.sh smoke $(FUZZ_SMOKE_TIME) $(FUZZ_ALL)
+
+fuzz-jfr: fuzz-build
+	@sh tools/fuzz.sh campaign $(FUZZ_TIME) jfr_read jfr_gen
+
+# The pprof reader's target alone: make fuzz-pprof [FUZZ_TIME=seconds] (seeds: Go's runtime/pprof, go tool pprof -proto).
+.PHONY: fuzz-pprof
+fuzz-pprof: fuzz-build
+	@sh tools/fuzz.sh campaign $(FUZZ_TIME) pprof_read
 
 # ---- memory soak (not part of make test): 10 minutes at 1 kHz on 8 threads with JFR streaming; see bench/soak.sh ----
 # ---- the agent's own cost on deep stacks with thread churn: see bench/agent_cost.sh ----
@@ -261,3 +291,8 @@ event-cost: all
 
 wall-idle: all
 	@sh bench/wall_idle.sh
+
+# ---- what tracing thread starts (pprof THREADCREATE tasks) costs a Thread.start, JDK 17 and 25 ----
+.PHONY: thread-starts
+thread-starts: all
+	@sh bench/thread_starts.sh

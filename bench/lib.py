@@ -195,11 +195,12 @@ class Proc:
     stderr: str
     status: dict           # last /proc/PID/status reading (when polled)
     smaps: list            # one /proc/PID/smaps reading (when asked for)
+    sys_s: float = 0.0     # the system (kernel) part of cpu_s
 
     def to_json(self):
         return {"cmd": " ".join(shlex.quote(c) for c in self.cmd), "dir": str(self.dir.relative_to(ROOT)),
                 "rc": self.rc, "timed_out": self.timed_out, "wall_s": round(self.wall_s, 4),
-                "cpu_s": round(self.cpu_s, 4), "other_cpu_s": round(self.other_cpu_s, 3), "status_kib": self.status}
+                "cpu_s": round(self.cpu_s, 4), "sys_s": round(self.sys_s, 4), "other_cpu_s": round(self.other_cpu_s, 3), "status_kib": self.status}
 
 
 def run(cmd, name, timeout=300, poll=False, smaps_after=None, env_extra=None):
@@ -249,7 +250,8 @@ def run(cmd, name, timeout=300, poll=False, smaps_after=None, env_extra=None):
     cpu = ru.ru_utime + ru.ru_stime
     return Proc(cmd=cmd, dir=d, rc=p.returncode, timed_out=timed_out, spawn_ns=spawn_ns, end_ns=end_ns, wall_s=wall,
                 cpu_s=cpu, other_cpu_s=max(0.0, busy1 - busy0 - cpu), stdout=(d / "stdout.txt").read_text(errors="replace"),
-                stderr=(d / "stderr.txt").read_text(errors="replace"), status=status, smaps=smaps)
+                stderr=(d / "stderr.txt").read_text(errors="replace"), status=status, smaps=smaps,
+                sys_s=ru.ru_stime)
 
 
 # ---------------------------------------------------------------- agent log lines

@@ -1,3 +1,4 @@
+import java.lang.management.ManagementFactory;
 import java.util.Locale;
 
 /**
@@ -7,7 +8,8 @@ import java.util.Locale;
  * cost against stack depth.
  *
  * <p>Usage: {@code java BenchDeep [seconds=5] [depth=200] [threads=1]}. Prints {@code OPS N} (bottom visits per
- * second) and {@code DEEP depth=D threads=T}.
+ * second), {@code VISITS N}, {@code CPU worker_ms=M} (the workers' own thread CPU time, each read by the worker
+ * itself as it ends) and {@code DEEP depth=D threads=T}.
  */
 public final class BenchDeep {
     static volatile boolean stop;
@@ -18,6 +20,7 @@ public final class BenchDeep {
         int depth = args.length > 1 ? Integer.parseInt(args[1]) : 200;
         int threads = args.length > 2 ? Integer.parseInt(args[2]) : 1;
         long[] visits = new long[threads];
+        long[] cpuNanos = new long[threads];
         Thread[] workers = new Thread[threads];
         for (int i = 0; i < threads; i++) {
             int slot = i;
@@ -29,6 +32,7 @@ public final class BenchDeep {
                     n++;
                 }
                 visits[slot] = n;
+                cpuNanos[slot] = ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime();
                 sink += x;
             }, "deep-worker-" + i);
             workers[i].start();
@@ -37,12 +41,16 @@ public final class BenchDeep {
         Thread.sleep((long) (seconds * 1000));
         stop = true;
         long total = 0;
+        long workerNanos = 0;
         for (int i = 0; i < threads; i++) {
             workers[i].join();
             total += visits[i];
+            workerNanos += cpuNanos[i];
         }
         double elapsed = (System.nanoTime() - t0) / 1e9;
         System.out.println(String.format(Locale.ROOT, "OPS %.1f", total / elapsed));
+        System.out.println("VISITS " + total);
+        System.out.println(String.format(Locale.ROOT, "CPU worker_ms=%.3f", workerNanos / 1e6));
         System.out.println("DEEP depth=" + depth + " threads=" + threads + " checksum=" + Long.toHexString(sink));
     }
 

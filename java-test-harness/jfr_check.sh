@@ -7,7 +7,10 @@
 #     Java frames may differ: see same_page),
 #   - a multi-chunk recording (chunksize=64k) and one cut short by SIGTERM mid-run are complete,
 #   - of a JVM killed mid-chunk, jsampler convert reads every complete chunk (what the JDK reads from them),
-#   - jfrmaxsize caps the file.
+#   - jfrmaxsize caps the file,
+#   - on deep distinct stacks with thread churn (DeepChurn), whose stores rotate many times, and per loop= file,
+#     the collapsed output and the JFR recording written side by side are the same profile through
+#     `jsampler convert`.
 # JDK17_HOME / JDK25_HOME override the JDK locations; a missing JDK is skipped with a message.
 set -eu
 
@@ -81,7 +84,8 @@ check_jdk() {
     w=$OUT/jdk$n
     rm -rf "$w"
     mkdir -p "$w/classes"
-    "$home/bin/javac" --release 17 -d "$w/classes" "$ROOT/java-test-harness/CpuSplit.java"
+    "$home/bin/javac" --release 17 -d "$w/classes" "$ROOT/java-test-harness/CpuSplit.java" \
+        "$ROOT/java-test-harness/DeepChurn.java"
     echo "== JDK $n ($("$home/bin/java" -version 2>&1 | head -n 1))"
 
     # 1. One run, two outputs: collapsed and JFR.
@@ -190,6 +194,35 @@ EOF2
     else
         fail "jdk$n JVM killed mid-chunk (file $(stat -c %s "$w/killed.jfr" 2>/dev/null) bytes after ${waited}00 ms)"
         cat "$w/killed.convert.err"
+    fi
+
+    # 4c. Deep distinct stacks (1,000-3,000 frames, cut at jstackdepth=512) with thread churn: the stores rotate
+    #     every second or so; collapsed output and JFR recording of the run are the same profile.
+    "$home/bin/java" "-agentpath:$AGENT=start,event=cpu,interval=1ms,jstackdepth=512,file=$w/deep.collapsed,jfrfile=$w/deep.jfr" \
+        -cp "$w/classes" DeepChurn 10 2 distinct >/dev/null 2>"$w/deep.err" || true
+    rot=$(sed -n 's/.*rotations=\([0-9]*\).*/\1/p' "$w/deep.err" | tail -n 1)
+    if [ "${rot:-0}" -ge 3 ] && "$CLI" convert "$w/deep.jfr" "$w/deep.ours" 2>/dev/null &&
+        same_stacks "$w/deep.ours" "$w/deep.collapsed" && "$home/bin/jfr" summary "$w/deep.jfr" >/dev/null 2>"$w/deep.summary.err" &&
+        [ ! -s "$w/deep.summary.err" ]; then
+        pass "jdk$n deep stacks, $rot store rotations: JFR and collapsed output are the same profile ($(wc -l <"$w/deep.collapsed") stacks, $(stat -c %s "$w/deep.jfr") bytes)"
+    else
+        fail "jdk$n deep stacks (rotations=${rot:-?}): JFR and collapsed output differ"; tail -n 3 "$w/deep.err"
+        [ -f "$w/deep.ours.sorted" ] && diff "$w/deep.ours.sorted" "$w/deep.collapsed.sorted" | head -n 4 | cut -c1-200
+    fi
+    # 4d. loop=: each collapsed file and the JFR file of the same number are the same profile.
+    rm -f "$w"/loop*.collapsed "$w"/loop*.jfr
+    "$home/bin/java" "-agentpath:$AGENT=start,event=cpu,interval=1ms,jstackdepth=256,loop=2s,file=$w/loop%n.collapsed,jfrfile=$w/loop%n.jfr" \
+        -cp "$w/classes" DeepChurn 7 2 distinct >/dev/null 2>"$w/loop.err" || true
+    files=0 bad=""
+    for c in "$w"/loop*.collapsed; do
+        [ -f "$c" ] || continue
+        j=${c%.collapsed}.jfr
+        if "$CLI" convert "$j" "$c.ours" 2>/dev/null && same_stacks "$c.ours" "$c"; then files=$((files + 1)); else bad="$bad $(basename "$c")"; fi
+    done
+    if [ $files -ge 3 ] && [ -z "$bad" ]; then
+        pass "jdk$n loop=2s: $files files, each JFR file the same profile as its collapsed file"
+    else
+        fail "jdk$n loop=2s: $files files agree, differing:${bad:- none}"; tail -n 3 "$w/loop.err"
     fi
 
     # 5. jsampler convert writes JFR: the agent's collapsed output as a recording the JDK's tool reads to the

@@ -1,10 +1,10 @@
-/* fuzz_pprof_read.c - libFuzzer target for the pprof reader (build and run: make fuzz-pprof).
+/* fuzz_pprof_read.c - libFuzzer target for the pprof reader (make fuzz-pprof; replayed as a native test).
  *
  * Each input is a whole file (gzip-compressed or a bare Profile message), read from memory three times: with the
  * default sample type, with thread roots and lines, and with --sample-type samples; at most 64 MiB inflated, so a
  * bomb ends quickly. Invariants checked beyond the sanitizers: a failed read names a byte offset in its one-line
  * message; a successful read's total equals the sum of its stacks, and written back as pprof (one Sample per stack)
- * and read again it keeps that total. test_pprof.c replays native-tests/fuzz-corpus/pprof* with the same checks.
+ * and read again it keeps that total.
  */
 #include <stdint.h>
 #include <stdio.h>

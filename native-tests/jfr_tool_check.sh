@@ -2,7 +2,9 @@
 # jfr_tool_check.sh - check the JFR writer's files with the JDK's own `jfr` tool (JDK 17 and 25).
 #
 # Builds native-tests/jfr_write_driver.c with the writer sources, writes (a) a single-chunk file,
-# (b) a multi-chunk file (16 KiB chunks), (c) a file capped at 40000 bytes, each with an expectation
+# (b) a multi-chunk file (16 KiB chunks), (c) a file capped at 40000 bytes, (d) a file whose stacks
+# are named by several keys each and written each in a checkpoint of its own (many checkpoints
+# chained in every chunk), each with an expectation
 # file, then for every JDK found runs `jfr summary`, `jfr print --json --events jdk.ExecutionSample`
 # and `jfr print --events jdk.ActiveSetting` and requires: exit status 0, nothing on stderr, the
 # chunk and event counts, every (thread, stack) event count with method names, descriptors, line
@@ -36,7 +38,7 @@ ${CC:-gcc} -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter -O2 -
     -I"$ROOT/include" -o "$DRIVER" "$ROOT/native-tests/jfr_write_driver.c" \
     "$ROOT"/src/jfr/jfr_write*.c "$ROOT/src/jfr/jfr_meta.c" "$ROOT/src/jfr/jfr_pool.c" "$ROOT/src/util/safefile.c" || { echo "FAIL: driver build" >&2; exit 1; }
 
-for mode in single multi capped; do
+for mode in single multi capped flushed; do
     "$DRIVER" $mode "$OUT/$mode.jfr" "$OUT/$mode.expect.json" || fail "driver $mode"
 done
 
@@ -127,7 +129,7 @@ for jdk in "$JDK17" "$JDK25"; do
     fi
     ran=$((ran + 1))
     v=$(basename "$jdk")
-    for mode in single multi capped; do
+    for mode in single multi capped flushed; do
         f=$OUT/$mode.jfr x=$OUT/$mode.expect.json
         run_jfr "$jdk" "$v-$mode-summary" summary "$f" &&
             { check_summary "$OUT/$v-$mode-summary.out" "$x" || fail "$v $mode: summary"; }
@@ -137,7 +139,7 @@ for jdk in "$JDK17" "$JDK25"; do
             { check_settings "$OUT/$v-$mode-settings.out" "$x" || fail "$v $mode: settings"; }
         run_jfr "$jdk" "$v-$mode-all" print "$f" || true # every event prints without error
     done
-    echo "$v: checked single, multi-chunk and capped files"
+    echo "$v: checked single, multi-chunk, capped and checkpoint-per-trace files"
 done
 
 # check_oap: read the files with async-profiler 3.0's JfrReader as SkyWalking's JFRConverter does.
@@ -185,7 +187,7 @@ public class JsamplerOapCheck {
 }
 EOF
     "$java/bin/javac" -cp "$JFR_OAP_CLASSES" -d "$OUT/oap" "$OUT/oap/JsamplerOapCheck.java" || { fail "JsamplerOapCheck build"; return 0; }
-    for mode in single multi capped; do
+    for mode in single multi capped flushed; do
         "$java/bin/java" -cp "$JFR_OAP_CLASSES:$OUT/oap" JsamplerOapCheck "$OUT/$mode.jfr" > "$OUT/oap/$mode.out" ||
             { fail "OAP reader on $mode"; continue; }
         "$PY" - "$OUT/oap/$mode.out" "$OUT/$mode.expect.json" <<'EOF' || fail "OAP reader $mode: counts"
@@ -209,7 +211,7 @@ if lines[0] != "chunks %d" % e["chunks"] or got != want:
     sys.exit("OAP reader: %s, %d stacks differ" % (lines[0], sum(1 for k in set(got) | set(want) if got[k] != want[k])))
 EOF
     done
-    echo "OAP reader (async-profiler 3.0 JfrReader): checked single, multi-chunk and capped files"
+    echo "OAP reader (async-profiler 3.0 JfrReader): checked single, multi-chunk, capped and checkpoint-per-trace files"
 }
 if [ -n "${JFR_OAP_CLASSES:-}" ]; then check_oap; else echo "SKIP: OAP reader check (JFR_OAP_CLASSES not set)"; fi
 

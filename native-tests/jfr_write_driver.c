@@ -73,9 +73,11 @@ static int trace_len(uint32_t id)
     return n;
 }
 
-static int src_trace(void *ctx, uint32_t id, js_jfr_frame *out, int max, int *truncated)
+/* Trace keys: 1..NTRACES, and in mode "flushed" also aliases id + k * NTRACES (k = 1..3) of the same stacks. */
+static int src_trace(void *ctx, uint64_t key, js_jfr_frame *out, int max, int *truncated)
 {
-    int n = id >= 1 && id <= NTRACES ? trace_len(id) : 0;
+    uint32_t id = key >= 1 && key <= 4 * NTRACES ? (uint32_t)(key - 1) % NTRACES + 1 : 0;
+    int n = id ? trace_len(id) : 0;
     if (n == 0) return -1;
     *truncated = n > max;
     if (n > max) n = max;
@@ -105,7 +107,7 @@ static int src_thread(void *ctx, uint32_t id, js_jfr_thread *out)
 
 /* ---- bench source: STACKS traces of depth 20 over 200 methods ---- */
 
-static int bench_trace(void *ctx, uint32_t id, js_jfr_frame *out, int max, int *truncated)
+static int bench_trace(void *ctx, uint64_t id, js_jfr_frame *out, int max, int *truncated)
 {
     int n = 20 < max ? 20 : max;
     *truncated = 0;
@@ -218,6 +220,8 @@ static int run(const char *mode, const char *out, const char *expect)
     int n = 600;
     if (strcmp(mode, "multi") == 0) o.chunk_size = 16384, n = 6000;
     if (strcmp(mode, "capped") == 0) o.max_size = 40000, n = 5000;
+    int aliases = strcmp(mode, "flushed") == 0; /* several keys per stack, each new stack in a checkpoint of its own */
+    if (aliases) o.chunk_size = 65536, o.trace_buffer = 1, n = 6000;
     js_jfr_source src = {NULL, src_trace, src_method, src_thread};
     char err[512];
     uint64_t t0 = 1000000000000ULL, counts[NTHREADS][NTRACES] = {{0}};
@@ -229,7 +233,8 @@ static int run(const char *mode, const char *out, const char *expect)
         js_jfr_stats before, after;
         js_jfr_get_stats(w, &before);
         uint64_t ticks = t0 + (uint64_t)i * 1000000;
-        if (js_jfr_execution_sample(w, ticks, thread, trace, JS_JFR_STATE_RUNNABLE, weight, err, sizeof err) != 0 ||
+        uint64_t key = trace + (aliases ? (uint64_t)(i / 11 % 4) * NTRACES : 0);
+        if (js_jfr_execution_sample(w, ticks, thread, key, JS_JFR_STATE_RUNNABLE, weight, err, sizeof err) != 0 ||
             js_jfr_maybe_rotate(w, ticks, err, sizeof err) != 0)
             return fprintf(stderr, "%s\n", err), 1;
         js_jfr_get_stats(w, &after);
@@ -268,8 +273,10 @@ int main(int argc, char **argv)
     memcpy(long_name, "Lx", 2);
     for (int i = 0; i < LONG_REPEAT; i++) memcpy(long_name + 2 + 2 * i, "\xc3\xa9", 2);
     if (argc == 5 && strcmp(argv[1], "bench") == 0) return bench(argv[2], atol(argv[3]), atol(argv[4]));
-    if (argc != 4 || (strcmp(argv[1], "single") && strcmp(argv[1], "multi") && strcmp(argv[1], "capped"))) {
-        fprintf(stderr, "usage: %s single|multi|capped OUT.jfr EXPECT.json | bench OUT.jfr EVENTS STACKS\n", argv[0]);
+    if (argc != 4 || (strcmp(argv[1], "single") && strcmp(argv[1], "multi") && strcmp(argv[1], "capped") &&
+                      strcmp(argv[1], "flushed"))) {
+        fprintf(stderr, "usage: %s single|multi|capped|flushed OUT.jfr EXPECT.json | bench OUT.jfr EVENTS STACKS\n",
+                argv[0]);
         return 2;
     }
     return run(argv[1], argv[2], argv[3]);

@@ -98,7 +98,8 @@ static void test_actions(void **state UNUSED)
 {
     static const struct { const char *cmd; js_action act; } t[] = {
         {"start", JS_ACTION_START},   {"stop", JS_ACTION_STOP},         {"dump", JS_ACTION_DUMP},
-        {"status", JS_ACTION_STATUS}, {"version", JS_ACTION_VERSION},   {"start,start", JS_ACTION_START}};
+        {"status", JS_ACTION_STATUS}, {"version", JS_ACTION_VERSION},   {"start,start", JS_ACTION_START},
+        {"threaddump,file=t.pb.gz", JS_ACTION_THREADDUMP}, {"threadstarts,lines", JS_ACTION_THREADSTARTS}};
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
         parse_ok(t[i].cmd);
         assert_int_equal(A.action, t[i].act);

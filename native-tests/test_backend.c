@@ -165,6 +165,11 @@ static void test_exec_args(void **state)
     assert_string_equal(o.event, "cpu");
     assert_int_equal(o.interval_ns, 1000000); /* bare interval: ns, as async-profiler reads it */
     assert_non_null(strstr(o.notes, "ctimer sampled by the cpu engine"));
+    /* an option that does not fit with the others is refused, never dropped (the task would run without it) */
+    char big[700];
+    snprintf(big, sizeof big, "event=cpu,include=%0590d", 7);
+    assert_int_equal(js_task_parse_exec(big, &o, err, sizeof err), -1);
+    assert_non_null(strstr(err, "too long: include=000"));
     /* several events, as the SkyWalking UI writes them: the execution event, the others as options */
     assert_int_equal(js_task_parse_exec("event=cpu,alloc,lock=10us,interval=5ms", &o, err, sizeof err), 0);
     assert_string_equal(o.event, "cpu");
@@ -189,6 +194,78 @@ static void test_exec_args(void **state)
     assert_non_null(strstr(err, "interval=fast"));
 }
 
+static void test_pprof_task_args(void **state)
+{
+    /* as the OAP's PprofTaskCommand writes them: Events lower-case, Duration in minutes */
+    const char *k[] = {"SerialNumber", "TaskId", "Events", "Duration", "CreateTime", "DumpPeriod"};
+    const char *v[] = {"u-1", "1700000000000_c3Zj.1", "cpu", "5", "1700000000000", "0"};
+    js_pprof_task t;
+    char err[512];
+    assert_int_equal(js_pprof_task_from_args(k, v, 6, &t, err, sizeof err), 0);
+    assert_string_equal(t.id, "1700000000000_c3Zj.1");
+    assert_int_equal(t.event, JS_PPE_CPU);
+    assert_int_equal(t.duration_min, 5);
+    assert_int_equal(t.create_ms, 1700000000000LL);
+    js_pprof_plan p;
+    assert_int_equal(js_pprof_task_plan(&t, &p, err, sizeof err), 0);
+    assert_int_equal(p.snapshot, 0);
+    assert_int_equal(p.cpu, 1);
+    assert_int_equal(p.duration_ms, 5 * 60000);
+    assert_string_equal(p.cmd, "event=cpu");
+    /* cpu, block and mutex need 1..15 minutes, as the Go agent checks */
+    const char *v16[] = {"u-1", "7_x", "cpu", "16", "7", "0"};
+    assert_int_equal(js_pprof_task_from_args(k, v16, 6, &t, err, sizeof err), -1);
+    assert_non_null(strstr(err, "Duration must be 1 to 15 minutes, not 16"));
+    assert_string_equal(t.id, "7_x"); /* known, so the error can be reported against it */
+    const char *v0[] = {"u-1", "7_x", "mutex", "0", "7", "1"};
+    assert_int_equal(js_pprof_task_from_args(k, v0, 6, &t, err, sizeof err), -1);
+    assert_non_null(strstr(err, "not 0"));
+    /* block and mutex need DumpPeriod; block's is the shortest wait kept (ns) */
+    const char *vb[] = {"u-1", "8_x", "block", "1", "8", "0"};
+    assert_int_equal(js_pprof_task_from_args(k, vb, 6, &t, err, sizeof err), -1);
+    assert_non_null(strstr(err, "DumpPeriod must be greater than 0"));
+    const char *vb2[] = {"u-1", "8_x", "block", "1", "8", "2500"};
+    assert_int_equal(js_pprof_task_from_args(k, vb2, 6, &t, err, sizeof err), 0);
+    assert_int_equal(js_pprof_task_plan(&t, &p, err, sizeof err), 0);
+    assert_string_equal(p.cmd, "event=lock,lock=2500");
+    /* mutex: contended monitors only */
+    const char *vm[] = {"u-1", "9_x", "mutex", "2", "9", "1"};
+    assert_int_equal(js_pprof_task_from_args(k, vm, 6, &t, err, sizeof err), 0);
+    assert_int_equal(js_pprof_task_plan(&t, &p, err, sizeof err), 0);
+    assert_non_null(strstr(p.cmd, "event=lock,lock=0,exclude=jdk.internal.misc.Unsafe.park"));
+    /* the snapshots ignore Duration (the UI sends 0) */
+    const char *vg[] = {"u-1", "10_x", "goroutine", "0", "10", "0"};
+    assert_int_equal(js_pprof_task_from_args(k, vg, 6, &t, err, sizeof err), 0);
+    assert_int_equal(js_pprof_task_plan(&t, &p, err, sizeof err), 0);
+    assert_int_equal(p.snapshot, 1);
+    assert_string_equal(p.cmd, "threaddump");
+    const char *vt[] = {"u-1", "11_x", "threadcreate", "0", "11", "0"};
+    assert_int_equal(js_pprof_task_from_args(k, vt, 6, &t, err, sizeof err), 0);
+    assert_int_equal(js_pprof_task_plan(&t, &p, err, sizeof err), 0);
+    assert_string_equal(p.cmd, "threadstarts");
+    /* allocs without a Duration: a window of JS_PPROF_DEFAULT_MINUTES, said in the note */
+    const char *va[] = {"u-1", "12_x", "allocs", "0", "12", "0"};
+    assert_int_equal(js_pprof_task_from_args(k, va, 6, &t, err, sizeof err), 0);
+    assert_int_equal(js_pprof_task_plan(&t, &p, err, sizeof err), 0);
+    assert_int_equal(p.snapshot, 0);
+    assert_int_equal(p.duration_ms, JS_PPROF_DEFAULT_MINUTES * 60000);
+    assert_string_equal(p.cmd, "event=alloc");
+    assert_non_null(strstr(p.note, "gives no Duration"));
+    /* heap: not served, and the reason names what is missing */
+    const char *vh[] = {"u-1", "13_x", "heap", "0", "13", "0"};
+    assert_int_equal(js_pprof_task_from_args(k, vh, 6, &t, err, sizeof err), 0);
+    assert_int_equal(js_pprof_task_plan(&t, &p, err, sizeof err), -1);
+    assert_non_null(strstr(err, "live objects"));
+    /* an event the OAP does not have, no TaskId, no CreateTime */
+    const char *vx[] = {"u-1", "14_x", "wall", "1", "14", "0"};
+    assert_int_equal(js_pprof_task_from_args(k, vx, 6, &t, err, sizeof err), -1);
+    assert_non_null(strstr(err, "Events 'wall' is not a pprof event"));
+    assert_int_equal(js_pprof_task_from_args(k + 2, v + 2, 4, &t, err, sizeof err), -1);
+    assert_non_null(strstr(err, "TaskId"));
+    assert_int_equal(js_pprof_task_from_args(k, v, 4, &t, err, sizeof err), -1);
+    assert_non_null(strstr(err, "CreateTime"));
+}
+
 static void test_plan(void **state)
 {
     double est;
@@ -202,6 +279,17 @@ static void test_plan(void **state)
     /* the same at 2 busy CPUs needs a shorter interval than at 16 */
     assert_true(js_plan_interval(1000000, 2.0, 600, 30u << 20, NULL) < iv);
     assert_true(js_plan_process_cpu_ns() >= 0);
+    /* a pprof profile costs a few bytes a sample: a 1-minute cpu task at 10 ms fits the smallest uploadmax on two
+     * busy CPUs, and 16 busy CPUs at 1 ms for 15 minutes do not fit 256k */
+    assert_int_equal(js_plan_interval_pprof(10000000, 2.0, 60, 256u << 10, &est), 10000000);
+    iv = js_plan_interval_pprof(1000000, 16.0, 900, 256u << 10, &est);
+    assert_true(iv > 1000000);
+    assert_true(est <= (256u << 10) * 0.80 + 1);
+    /* /proc/PID/stat: the fields after the command name's last ')'; a text that ends there is refused, never read
+     * past its end (here: the fields after the terminator must not count) */
+    assert_int_equal(js_plan_stat_cpu_ns("42 (a) b) S 1 42 42 0 -1 0 0 0 0 0 250 50 0", 100), 3000000000LL);
+    static const char cut[] = "42 (x)\0S 1 42 42 0 -1 0 0 0 0 0 250 50 0";
+    assert_int_equal(js_plan_stat_cpu_ns(cut, 100), -1);
 }
 
 /* A fresh private taskdir under /tmp. */
@@ -270,6 +358,42 @@ static void test_spool(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+static void test_spool_kinds(void **state)
+{
+    /* a pprof task and an async-profiler task of the same id (both are the creation time and the service) wait side
+     * by side, and each goes back to its own service */
+    char dir[64], err[256];
+    make_dir(dir, sizeof dir);
+    assert_int_equal(js_spool_init(dir, err, sizeof err), 0);
+    put(dir, "5_same", 1, 0);
+    js_spool_entry e;
+    memset(&e, 0, sizeof e);
+    e.kind = JS_SPOOL_PPROF;
+    snprintf(e.id, sizeof e.id, "5_same");
+    snprintf(e.service, sizeof e.service, "svc");
+    snprintf(e.instance, sizeof e.instance, "inst");
+    js_spool_pprof_path(dir, e.id, e.instance, e.jfr, sizeof e.jfr);
+    assert_non_null(strstr(e.jfr, "/pprof-5_same@inst.pb.gz"));
+    int fd = open(e.jfr, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(js_spool_put(dir, &e, err, sizeof err), 0);
+    js_spool_entry a, b;
+    int fa = -1, fb = -1;
+    assert_int_equal(js_spool_next(dir, &a, &fa), 1);
+    assert_int_equal(js_spool_next(dir, &b, &fb), 1);
+    assert_int_equal(a.kind, JS_SPOOL_JFR);
+    assert_int_equal(a.error, 1);
+    assert_int_equal(b.kind, JS_SPOOL_PPROF);
+    assert_string_equal(b.id, "5_same");
+    assert_string_equal(b.jfr, e.jfr);
+    js_spool_done(&a, fa);
+    js_spool_done(&b, fb);
+    assert_int_equal(access(e.jfr, F_OK), -1);
+    assert_int_equal(js_spool_next(dir, &a, &fa), 0);
+    rmdir(dir);
+}
+
 static void test_spool_refuses_open_dir(void **state)
 {
     char dir[64], err[256];
@@ -289,7 +413,9 @@ int main(void)
         cmocka_unit_test(test_conf_environment),
         cmocka_unit_test(test_task_args),
         cmocka_unit_test(test_exec_args),
+        cmocka_unit_test(test_pprof_task_args),
         cmocka_unit_test(test_plan),
+        cmocka_unit_test(test_spool_kinds),
         cmocka_unit_test(test_spool),
         cmocka_unit_test(test_spool_refuses_open_dir),
     };

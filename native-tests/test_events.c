@@ -135,7 +135,7 @@ static void test_store_add_again(void **state UNUSED)
 
 /* ---- the JFR writer's other events, read back by the reader ---- */
 
-static int src_trace(void *ctx, uint32_t id, js_jfr_frame *out, int max, int *truncated)
+static int src_trace(void *ctx, uint64_t id, js_jfr_frame *out, int max, int *truncated)
 {
     out[0] = (js_jfr_frame){.method = 100 + id, .line = 10, .bci = 1, .type = 1};
     out[1] = (js_jfr_frame){.method = 99, .line = 5, .bci = 0, .type = 0};

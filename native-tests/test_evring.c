@@ -57,10 +57,10 @@ static void test_order_and_fields(void **state UNUSED)
         assert_int_equal(js_evring_put(r, 0, &e), 0);
     }
     collected c = {{0}, 0, 0};
-    assert_int_equal(js_evring_drain(r, collect, &c), 10);
+    assert_int_equal(js_evring_drain(r, collect, &c, 0, NULL), 10);
     assert_int_equal(c.bad, 0);
     for (uint32_t i = 0; i < 10; i++) assert_int_equal(c.got[i], i + 1);
-    assert_int_equal(js_evring_drain(r, collect, &c), 0); /* drained once */
+    assert_int_equal(js_evring_drain(r, collect, &c, 0, NULL), 0); /* drained once */
     js_evring_destroy(r);
 }
 
@@ -81,7 +81,7 @@ static void test_full_ring_counts_drops(void **state UNUSED)
     assert_int_equal(js_evring_dropped(r), 18);
     uint8_t seen[64] = {0};
     tally t = {seen, 64, 0, 0, 0, 0};
-    assert_int_equal(js_evring_drain(r, mark, &t), 32);
+    assert_int_equal(js_evring_drain(r, mark, &t, 0, NULL), 32);
     assert_int_equal(t.dup, 0);
     for (uint32_t i = 0; i < 32; i++) assert_int_equal(seen[i], 1);
     js_evring_destroy(r);
@@ -124,10 +124,10 @@ static void test_concurrent_exactly_once(void **state UNUSED)
     for (int i = 0; i < PRODUCERS; i++) pthread_create(&th[i], NULL, producer, (void *)(intptr_t)i);
     for (int k = 0; k < 2000; k++) {
         raise(SIGALRM);
-        js_evring_drain(g_ring, mark, &t);
+        js_evring_drain(g_ring, mark, &t, 1000000000ULL, NULL);
     }
     for (int i = 0; i < PRODUCERS; i++) pthread_join(th[i], NULL);
-    js_evring_drain(g_ring, mark, &t);
+    js_evring_drain(g_ring, mark, &t, 1000000000ULL, NULL);
     signal(SIGALRM, SIG_DFL);
     uint32_t made = atomic_load(&g_next_id) - 1;
     assert_int_equal(t.dup, 0);

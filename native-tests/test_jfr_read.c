@@ -6,7 +6,7 @@
  * string encoding, nested structs, arrays and pool references. Fault switches break one thing at a time;
  * each malformed input must fail with "NAME: offset N: phrase" at the expected offset. Also: multi-chunk
  * files, filters, the JSON tree (exact text, escaping, allocation split) and a replay of the fuzzing corpus
- * and crash reproducers (native-tests/fuzz-corpus/jfr*), which must read or fail cleanly.
+ * and crash reproducers (native-tests/fuzz-corpus/jfr_read*), which must read or fail cleanly.
  *
  * With JFR_TEST_SEEDS=DIR set, the valid built files are also written to DIR (the fuzzer's seeds).
  */
@@ -866,7 +866,7 @@ static void test_unfinished_chunk(void **state)
 /* ---- a recording cut inside its third chunk (made by the project's writer) ------------------------------ */
 
 /* Writer source: trace id has one frame, method id; every thread is "main". */
-static int cut_trace(void *ctx, uint32_t id, js_jfr_frame *out, int max, int *truncated)
+static int cut_trace(void *ctx, uint64_t id, js_jfr_frame *out, int max, int *truncated)
 {
     *truncated = 0;
     out[0] = (js_jfr_frame){id, -1, -1, 1};
@@ -1188,8 +1188,8 @@ static void replay_dir(const char *sub)
 /* Seeds and crash reproducers found by fuzzing read or fail with a clean error. */
 static void test_corpus_replay(void **state)
 {
-    replay_dir("jfr");
-    replay_dir("jfr-crashes");
+    replay_dir("jfr_read");
+    replay_dir("jfr_read-crashes");
 }
 
 /* ---- JSON tree --------------------------------------------------------------------------------------- */

@@ -295,6 +295,45 @@ static void test_compiled_load_unload(void **state UNUSED)
     assert_int_equal(kind_of(id, 1), JS_FT_INTERPRETED);
 }
 
+/* js_names_trace_info gives, for a whole trace, what js_names_kind and js_names_line give frame by frame: random
+ * deep stacks (recursion over a few methods, or over more than 64 distinct ones, unresolvable ids too), frames of
+ * other kinds between Java frames, unknown bcis, and compile facts that inline methods into one another. */
+static void test_trace_info_matches_frames(void **state UNUSED)
+{
+    enum { N = 3000 };
+    static js_raw_frame f[N];
+    static uint8_t kinds[N];
+    static int32_t lines[N];
+    uint64_t rnd = 0x9E3779B97F4A7C15ULL;
+#define RND() (rnd ^= rnd << 13, rnd ^= rnd >> 7, rnd ^= rnd << 17, rnd)
+    for (int k = 0; k < 40; k++) { /* inlining facts over methods 0..79 (64..79 unknown to the fake JVMTI), dense in 0..7 */
+        uint64_t range = k < 12 ? 8 : 80;
+        jmethodID in[3] = {meth((int)(RND() % range)), meth((int)(RND() % range)), meth((int)(RND() % range))};
+        js_names_compiled((const void *)(uintptr_t)(0x50000 + k * 64), meth((int)(RND() % range)), in, 1 + k % 3);
+    }
+    int seen[8] = {0};
+    for (int round = 0; round < 60; round++) {
+        int n = 1 + (int)(RND() % N), spread = round % 3 == 0 ? 80 : 2 + round % 5; /* > 64 methods, or recursion */
+        for (int i = 0; i < n; i++) {
+            uint64_t r = RND();
+            int kind = r % 23 == 0 ? JS_RF_NATIVE : r % 29 == 0 ? JS_RF_ERROR : r % 31 == 0 ? JS_RF_NULL_ID : JS_RF_JAVA;
+            f[i] = (js_raw_frame){.bci = r % 17 == 0 ? -1 : (int32_t)(r >> 20) % 9, .kind = kind,
+                                  .method = kind == JS_RF_ERROR ? NULL : meth((int)((r >> 8) % (uint64_t)spread))};
+        }
+        js_names_trace_info(f, n, kinds, lines);
+        for (int i = 0; i < n; i++) {
+            seen[kinds[i] & 7]++;
+            if (kinds[i] != (uint8_t)js_names_kind(f, i, n))
+                fail_msg("round %d frame %d of %d: kind %d, frame by frame %d", round, i, n, kinds[i], js_names_kind(f, i, n));
+            int32_t want = f[i].kind == JS_RF_JAVA ? js_names_line(f[i].method, f[i].bci) : -1;
+            if (lines[i] != want) fail_msg("round %d frame %d: line %d, frame by frame %d", round, i, lines[i], want);
+        }
+    }
+#undef RND
+    assert_true(seen[JS_FT_INTERPRETED] && seen[JS_FT_JIT] && seen[JS_FT_INLINED]); /* every Java kind was decided */
+    for (int k = 0; k < 40; k++) js_names_compiled_unload((const void *)(uintptr_t)(0x50000 + k * 64), NULL);
+}
+
 static void *refresher(void *arg UNUSED)
 {
     uint32_t cursor = 0;
@@ -353,6 +392,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_incremental_cursor, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unloaded_methods, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compiled_load_unload, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_trace_info_matches_frames, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_lock_across_jvmti, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

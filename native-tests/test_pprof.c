@@ -17,7 +17,6 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -746,51 +745,6 @@ static void test_read_many_samples(void **state UNUSED)
     js_profile_free(&p);
 }
 
-/* Reads every file of native-tests/fuzz-corpus/SUB with the options fuzz_pprof_read.c uses: each reads, or fails
- * with one line naming an offset; a read's total is the sum of its stacks. */
-static void replay(const char *sub)
-{
-    char dir[1024];
-    const char *slash = strrchr(__FILE__, '/');
-    snprintf(dir, sizeof dir, "%.*sfuzz-corpus/%s", slash ? (int)(slash - __FILE__ + 1) : 0, __FILE__, sub);
-    DIR *d = opendir(dir);
-    if (!d) return; /* no corpus checked out */
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.') continue;
-        char path[2048];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        FILE *f = fopen(path, "r");
-        assert_non_null(f);
-        js_pprof_read_opts o[] = {{.max_bytes = 64u << 20},
-                                  {.threads = 1, .lines = 1, .max_bytes = 64u << 20},
-                                  {.sample_type = "samples", .max_bytes = 64u << 20}};
-        for (size_t i = 0; i < sizeof o / sizeof o[0]; i++) {
-            rewind(f);
-            js_profile p;
-            js_profile_init(&p);
-            char err[512] = "";
-            int rc = js_pprof_read_file(f, e->d_name, &o[i], &p, NULL, err, sizeof err);
-            int clean = rc == 0 || (rc == -1 && strstr(err, ": offset ") && !strchr(err, '\n'));
-            if (!clean) print_error("%s: %s\n", path, err);
-            assert_true(clean);
-            uint64_t sum = 0;
-            for (size_t s = 0; s < p.nstacks; s++) sum += p.stacks[s].weight;
-            assert_int_equal(sum, p.total);
-            js_profile_free(&p);
-        }
-        fclose(f);
-    }
-    closedir(d);
-}
-
-/* The fuzzing seeds (Go's runtime/pprof, go tool pprof -proto, ours; gzip and bare) and the crash reproducers. */
-static void test_corpus(void **state UNUSED)
-{
-    replay("pprof");
-    replay("pprof-crashes");
-}
-
 /* The format word and the extensions. */
 static void test_format(void **state UNUSED)
 {
@@ -817,7 +771,6 @@ int main(void)
         cmocka_unit_test(test_read_malformed),
         cmocka_unit_test(test_read_bomb),
         cmocka_unit_test(test_read_many_samples),
-        cmocka_unit_test(test_corpus),
         cmocka_unit_test(test_format),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -109,6 +109,24 @@ static void test_add(void **state UNUSED)
     js_profile_free(&p);
 }
 
+/* Weights saturate: a total or a merged stack never wraps round to a small number. */
+static void test_weights_saturate(void **state UNUSED)
+{
+    js_profile p;
+    js_profile_init(&p);
+    uint32_t a = js_profile_frame(&p, "a", JS_FT_JIT);
+    assert_int_equal(js_profile_add(&p, &a, 1, UINT64_MAX - 1), 0);
+    assert_int_equal(js_profile_add(&p, &a, 1, 5), 0);
+    assert_true(p.total == UINT64_MAX);
+    assert_int_equal(js_profile_normalize(&p), 0);
+    assert_int_equal(p.nstacks, 1);
+    assert_true(p.stacks[0].weight == UINT64_MAX);
+    assert_true(p.total == UINT64_MAX);
+    js_profile_filter(&p, "a", NULL);
+    assert_true(p.total == UINT64_MAX);
+    js_profile_free(&p);
+}
+
 /* Normalize merges equal stacks and sorts by names root first, a prefix before its extensions. */
 static void test_normalize_merge_sort(void **state UNUSED)
 {
@@ -376,6 +394,7 @@ int main(void)
         cmocka_unit_test(test_interning),
         cmocka_unit_test(test_growth_100k),
         cmocka_unit_test(test_add),
+        cmocka_unit_test(test_weights_saturate),
         cmocka_unit_test(test_normalize_merge_sort),
         cmocka_unit_test(test_normalize_by_name_and_type),
         cmocka_unit_test(test_normalize_deterministic),

@@ -381,7 +381,7 @@ static void test_swap_and_events(void **state UNUSED)
     { uint64_t got = delivered(b); assert_int_equal(got, 4); }
     assert_int_equal(js_sampler_disarm(), 0);
     seen_events seen = {{0, 0}, atomic_load(&me()->serial), 0, 0};
-    size_t n = js_evring_drain(ring, check_event, &seen);
+    size_t n = js_evring_drain(ring, check_event, &seen, 0, NULL);
     assert_int_equal(seen.bad, 0);
     assert_int_equal(seen.weight, wa + wb); /* one event per stored sample, with its weight */
     assert_int_equal(n, seen.count[0] + seen.count[1]);

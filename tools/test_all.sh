@@ -2,7 +2,8 @@
 # test_all.sh - make test: every test, in phases, each timed (build/test-times.txt, and a summary at the end).
 #
 # 1. build: the agent, the CLI, the Java API.
-# 2. native: the layer check and the cmocka suites of the three variants (plain, ASan/UBSan, TSan), side by side:
+# 2. native: the layer check, the cmocka suites of the three variants (plain, ASan/UBSan, TSan) and a few seconds of
+#    libFuzzer per parser (fuzz-smoke), side by side:
 #    their checks are not judged on time, and most of a suite's time is waiting.
 # 3. java: the JVM integration checks of JDK 17 and 25 (java-test-harness/run.sh schedules them itself: side by side,
 #    and alone where a check judges time or CPU shares).
@@ -32,7 +33,7 @@ phase() {
 }
 
 phase build $MAKE --no-print-directory all
-phase native $MAKE --no-print-directory -j3 -O check-layers native-test check-asan check-tsan
+phase native $MAKE --no-print-directory -j3 -O check-layers native-test check-asan check-tsan fuzz-smoke
 phase java $MAKE --no-print-directory java-test
 phase backend $MAKE --no-print-directory backend-test
 phase readers $MAKE --no-print-directory -j3 -O jfr-test pprof-test browser-test

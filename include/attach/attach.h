@@ -90,8 +90,8 @@ js_attach_code js_attach_place_library(const js_target *t, const char *lib, char
 void js_attach_reply_name(const js_target *t, char *name, size_t len);
 
 /* Read the reply file the agent wrote at name (js_attach_reply_name) and remove it: read only when it is a
- * regular file of the JVM's user, reached inside the target's root without following links. out gets the text
- * after the status line. 0, or -1 when there is no such file. */
+ * regular file of the JVM's user, reached inside the target's root without following links. out gets the whole
+ * text, its first line the status (js_cli_reply_text makes it printable). 0, or -1 when there is no such file. */
 int js_attach_take_reply(const js_target *t, const char *name, char *out, size_t len);
 
 /* Call fn for every process that maps libjvm.so (readable ones only); stops when fn returns non-zero. */

@@ -31,7 +31,9 @@ typedef enum {
     JS_ACTION_STOP,
     JS_ACTION_DUMP,
     JS_ACTION_STATUS,
-    JS_ACTION_VERSION
+    JS_ACTION_VERSION,
+    JS_ACTION_THREADDUMP,   /* one sample per live Java thread, now (core/snapshot.h) */
+    JS_ACTION_THREADSTARTS  /* the stacks that started threads since start-up (core/snapshot.h) */
 } js_action;
 
 /* The execution-sampling event (event=): what makes a thread's stack be sampled. cpu prefers perf_events and

@@ -24,6 +24,8 @@ typedef struct {
     js_kind kind;        /* the session's kind the profile holds */
     int64_t start_ns;    /* when its samples began, ns since the epoch; 0 = not known */
     int64_t duration_ns; /* 0 = not known */
+    const char *snapshot; /* NULL: a session's profile; else the title of a thread snapshot (one sample per thread:
+                           * unit "threads", pprof sample type threads/count) */
 } js_dump_meta;
 
 /* Write a copy of profile p (titled, filtered by a's include/exclude, merged, sorted) as a->file

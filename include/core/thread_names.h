@@ -15,7 +15,9 @@
 #include <stdint.h>
 
 #define JS_THREAD_NAME_MAX 64
+#ifndef JS_THREAD_NAMES_MAX /* the fuzzing build lowers it, so its targets reach eviction cheaply (docs/FUZZING.md) */
 #define JS_THREAD_NAMES_MAX 65536 /* names kept (about 6 MiB at most); > JS_THREADS_MAX */
+#endif
 
 /* Record a display name for a serial (copied; later names for the same serial win). */
 void js_threads_set_name(uint32_t serial, int tid, const char *name);

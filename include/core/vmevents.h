@@ -4,7 +4,8 @@
  * stands for (unbiased). lock: JVMTI MonitorContendedEnter/Entered (contended `synchronized`, the wait
  * timed between the two) and LockSupport.park (jdk.internal.misc.Unsafe.park bound to a timing wrapper when
  * the VM first binds it, which only an agent loaded at start-up sees; the wrapper costs one atomic load while
- * lock is off), a wait recorded when it lasted at least lock=. Each event's stack (JVMTI
+ * lock is off), a wait recorded when it lasted at least lock=. (Thread.start0 is wrapped the same way for the thread
+ * starts of core/snapshot.h.) Each event's stack (JVMTI
  * GetStackTrace, in the thread itself) ends in a class frame: the allocated class, the monitor's, the park
  * blocker's. Events go through js_sampler_record into the session's store and JFR stream.
  *
@@ -23,8 +24,10 @@
 
 /* Remember the VM and JVMTI environment (the agent adds the capabilities it could get). */
 void js_vmevents_init(JavaVM *vm, jvmtiEnv *jvmti);
-/* Start-up (Agent_OnLoad) only: watch native method binding to wrap Unsafe.park when the VM binds it. 0 or -1. */
-int js_vmevents_capture_park(jvmtiEnv *jvmti);
+/* Start-up (Agent_OnLoad) only: watch native method binding to wrap, when the VM binds them, Unsafe.park (park:
+ * lock events time parking) and Thread.start0 (thread_starts: core/snapshot.h records who starts threads). 0 or
+ * -1. */
+int js_vmevents_capture(jvmtiEnv *jvmti, int park, int thread_starts);
 /* Enable what a asks for (alloc, lock); 0, or -1 with one line in err (nothing left enabled). note gets a
  * warning line, or "" (e.g. park not traced). */
 int js_vmevents_start(const js_args *a, char *note, size_t notelen, char *err, size_t errlen);

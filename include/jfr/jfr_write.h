@@ -6,23 +6,27 @@
  * every finished chunk is complete on disk before the next one starts. What the pools hold is
  * pulled through a js_jfr_source (a table of function pointers the producer fills: the agent from
  * its store and name cache, tests from fixtures):
- *   - stack traces eagerly: the frames of a trace are asked for once per chunk, inside the
- *     js_jfr_execution_sample call that first references the trace id in that chunk, and copied
- *     into writer-owned per-chunk memory; the chunk's checkpoint writes from that copy. So once
- *     js_jfr_execution_sample returns, the producer may forget trace id; trace ids only need to be
- *     unique within a chunk (a producer may recycle its trace store between chunks, e.g. with a
- *     store generation in the upper bits of the 31-bit id; the JDK's reader keeps the previous
- *     chunk's entry for a key reused in the next chunk, so different frames need a different id).
- *     The frames, their types and lines, are those the source gave for the trace's first event in
- *     the chunk: a method compiled later in the chunk keeps the type it had then.
+ *   - stack traces eagerly: an event names its stack by the producer's 64-bit key, which must mean
+ *     the same frames wherever it appears in a chunk (the agent uses the store's hash of the frames).
+ *     The frames are asked for once per key and chunk, inside the js_jfr_execution_sample or
+ *     js_jfr_write_event call that first names the key in that chunk, and encoded at once; so once
+ *     that call returns the producer may forget the key. The writer identifies stacks by content:
+ *     keys that give the same frames share one StackTrace entry, and the file's StackTrace keys are
+ *     the writer's own (small, and never those of the previous chunk: the JDK's reader keeps the
+ *     previous chunk's entry for a key it sees again). The frames, their types and lines, are those
+ *     the source gave for the key's first event in the chunk: a method compiled later in the chunk
+ *     keeps the type it had then.
  *   - methods and threads lazily, at chunk end: method keys must stay valid (same key = same
  *     method) for the writer's life, thread ids until the chunk that references them ends.
- * Keys stay stable across chunks (same key = same content). Memory: per-chunk sets of referenced
- * ids, the chunk's trace copies (released when the chunk ends; a chunk is also due for rotation
- * once its copies reach chunk_size bytes or 6 MiB, so they stay within about that between calls of
- * js_jfr_maybe_rotate) plus maps sized by distinct methods, classes and threads; nothing grows
- * with the number of events. Line numbers: -1 (any negative) on input is "unknown"; the file gets
- * 0 for it, as other JFR producers write. Errors: -1 and one line in err.
+ * Method, class and thread keys stay stable across chunks (same key = same content). A chunk writes
+ * each distinct stack once: encoded entries wait in memory up to 1 MiB (trace_buffer), then go to the file in a
+ * checkpoint of their own inside the chunk (chained to the chunk's last checkpoint, as HotSpot
+ * chains its own). Memory: those entries, per-chunk sets of referenced ids and an index of the
+ * chunk's stacks (a chunk is due for rotation once it has seen 128 Ki keys or stacks, so the index
+ * stays within about 7 MiB between calls of js_jfr_maybe_rotate), plus maps sized by distinct
+ * methods, classes and threads; nothing grows with the number of events. Line numbers: -1 (any
+ * negative) on input is "unknown"; the file gets 0 for it, as other JFR producers write. Errors: -1
+ * and one line in err.
  */
 #ifndef JS_JFR_WRITE_H
 #define JS_JFR_WRITE_H
@@ -60,15 +64,17 @@ typedef struct {
     uint64_t java_tid;     /* 0 if unknown */
 } js_jfr_thread;
 
-/* What the writer asks the producer: trace when an event first references a trace in the chunk,
+/* What the writer asks the producer: trace when an event first names a trace key in the chunk,
  * method and thread at chunk end. Strings returned must stay valid until the next call on the same
  * source. Each returns 0, or -1 if the id is unknown (the writer then writes a placeholder entry
  * such as "[unknown]" so no event is left dangling). */
 typedef struct {
     void *ctx;
-    /* Frames of stack trace `id`, leaf first, into out[0..max); *truncated = 1 if cut at max.
-     * Returns the frame count (>= 1) or -1. Called at most once per trace id and chunk. */
-    int (*trace)(void *ctx, uint32_t id, js_jfr_frame *out, int max, int *truncated);
+    /* Frames of the stack of trace key `key`, leaf first, into out[0..max); *truncated = 1 if cut at
+     * max. Returns the frame count (>= 1) or -1. Called at most once per key and chunk, and only from
+     * within the js_jfr_execution_sample or js_jfr_write_event call whose event names key (so a
+     * producer may answer from the event in hand). */
+    int (*trace)(void *ctx, uint64_t key, js_jfr_frame *out, int max, int *truncated);
     int (*method)(void *ctx, uint64_t key, js_jfr_method *out);
     int (*thread)(void *ctx, uint32_t id, js_jfr_thread *out);
 } js_jfr_source;
@@ -78,20 +84,24 @@ typedef struct {
 } js_jfr_setting;
 
 typedef struct {
-    uint64_t chunk_size;    /* start a new chunk past this many bytes (events plus the chunk's trace
-                             * copies in memory); 0 = 64 MiB */
+    uint64_t chunk_size;    /* start a new chunk past this many bytes (written, plus the stack traces
+                             * waiting in memory); 0 = 64 MiB */
     uint64_t chunk_time_ns; /* start a new chunk after this long; 0 = never */
     uint64_t max_size;      /* stop writing events once the file would pass this; 0 = no cap. From the
                              * first event that would not fit (pool entries included), events are
                              * counted in dropped_by_cap and no chunk is started; the file stays
                              * complete. A cap below one empty chunk (about 3 KB) still writes it. */
     int max_depth;          /* frames asked of source->trace; 0 = 2048 */
+    uint32_t trace_buffer;  /* bytes of encoded stack traces held before they are written in a checkpoint
+                             * of their own within the chunk; 0 = 1 MiB */
     const char *recording_name;              /* jdk.ActiveRecording name */
     const js_jfr_setting *settings; int nsettings; /* written as jdk.ActiveSetting in every chunk */
 } js_jfr_options;
 
 typedef struct {
     uint64_t events, dropped_by_cap, chunks, bytes;
+    uint64_t traces;      /* StackTrace entries written (one per distinct stack and chunk) */
+    uint64_t trace_pulls; /* calls of source->trace (one per trace key and chunk) */
 } js_jfr_stats;
 
 typedef struct js_jfr_writer js_jfr_writer;
@@ -102,13 +112,13 @@ typedef struct js_jfr_writer js_jfr_writer;
  * recording starts at; all event ticks use that clock (ticksPerSecond = 1e9). */
 js_jfr_writer *js_jfr_open(const char *path, const js_jfr_options *o, const js_jfr_source *src, uint64_t start_ticks,
                            char *err, size_t errlen);
-/* Append `weight` jdk.ExecutionSample events (capped at 1000) for thread id, trace id, state key.
- * If trace is new to the current chunk, its frames are pulled through source->trace and copied
- * now: once this returns, the producer may forget trace id; trace ids only need to be unique
- * within a chunk. Thread and trace ids must be in 1..2^31-1 (else -1, "invalid JFR sample"). Events over max_size are
+/* Append `weight` jdk.ExecutionSample events (capped at 1000) for thread id, trace key, state key.
+ * If the trace key is new to the current chunk, its frames are pulled through source->trace and
+ * encoded now: once this returns, the producer may forget the key. Thread ids must be in
+ * 1..2^31-1, trace keys non-zero (else -1, "invalid JFR sample"). Events over max_size are
  * dropped and counted, still returning 0; -1 means a write error ("cannot write JFR 'PATH': why"),
  * after which every call fails the same way and only js_jfr_close remains to be called. */
-int js_jfr_execution_sample(js_jfr_writer *w, uint64_t ticks, uint32_t thread, uint32_t trace, uint32_t state,
+int js_jfr_execution_sample(js_jfr_writer *w, uint64_t ticks, uint32_t thread, uint64_t trace, uint32_t state,
                             uint32_t weight, char *err, size_t errlen);
 /* The other events a profiler writes (jdk.ExecutionSample keeps js_jfr_execution_sample). Field layouts are
  * the JDK's and async-profiler 3.0's (the OAP reads them by position). */
@@ -123,7 +133,8 @@ typedef struct {
     js_jfr_event_type type;
     uint64_t ticks;         /* start (CLOCK_MONOTONIC ns) */
     uint64_t duration;      /* monitor, park: ns */
-    uint32_t thread, trace; /* as for js_jfr_execution_sample */
+    uint32_t thread;        /* as for js_jfr_execution_sample */
+    uint64_t trace;         /* trace key, as for js_jfr_execution_sample */
     uint32_t state;         /* wall: thread state key */
     const char *class_name; /* alloc, monitor, park: internal name ("java/lang/Object", "[B"), or NULL for none */
     uint64_t size, weight;  /* alloc: the object's size and the bytes the sample stands for; wall: samples */

@@ -59,6 +59,7 @@ typedef enum {
     JS_PPROF_LIVE,        /* inuse_objects/count, inuse_space/bytes; period space/bytes */
     JS_PPROF_LOCK,        /* contentions/count, delay/nanoseconds; period contentions/count, 1 */
     JS_PPROF_VALUE,       /* one value, type and unit as given (a pprof profile read back): one Sample per stack */
+    JS_PPROF_THREADS,     /* threads/count: a thread snapshot (a thread dump, thread starts), one Sample per thread */
     JS_PPROF_KINDS
 } js_pprof_kind;
 

@@ -2,7 +2,8 @@
  *
  * The one data model every output reads (collapsed, flat, tree, HTML) and every producer
  * fills (the agent at dump time, the JFR reader in the CLI). Plain heap memory: never used
- * from a signal handler. Stacks are stored root first. Frame names are copied and owned.
+ * from a signal handler. Stacks are stored root first. Frame names are copied and owned. Sums of weights
+ * (totals, merged stacks) saturate at UINT64_MAX.
  */
 #ifndef JS_PROFILE_H
 #define JS_PROFILE_H
@@ -28,6 +29,13 @@ typedef enum {
 } js_frame_type;
 
 const char *js_frame_type_name(js_frame_type t);
+
+/* a + b for weights: saturates at UINT64_MAX (a crafted input's weights must not wrap a total round to a small
+ * number); every sum of weights in the model and the writers goes through it. */
+static inline uint64_t js_weight_add(uint64_t a, uint64_t b)
+{
+    return a + b < a ? UINT64_MAX : a + b;
+}
 
 typedef struct {
     char *name;

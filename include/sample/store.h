@@ -58,6 +58,9 @@ uint64_t js_store_total_weight(const js_store *s);
 uint32_t js_store_trace_count(const js_store *s);
 /* Frames of trace id (leaf first), or NULL if the id is unknown or not yet published. */
 const js_raw_frame *js_store_trace(const js_store *s, uint32_t id, int *n);
+/* The 64-bit hash of trace id's frames (never 0: the store's identity of a stack, equal for equal frames in any
+ * store), or 0 if the id is unknown or not yet published. */
+uint64_t js_store_trace_hash(const js_store *s, uint32_t id);
 /* Call fn for every published (trace, thread) pair with non-zero weight; stops if fn returns non-zero. */
 typedef int (*js_pair_fn)(uint32_t trace, uint32_t thread, uint64_t weight, void *ctx);
 int js_store_foreach_pair(const js_store *s, js_pair_fn fn, void *ctx);

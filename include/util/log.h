@@ -1,4 +1,5 @@
-/* log.h - one-line log messages "[jsampler] LEVEL: text" to stderr or a log= file.
+/* log.h - one-line log messages "[jsampler] LEVEL: text" to stderr or a log= file. Control characters in the
+ * text (newlines, escapes; tab excepted) are written as '?', so a message is one line whatever it quotes.
  *
  * Thread-safe (a mutex), so never call from a signal handler. The sink is process-wide:
  * there is one agent per process. Every message is escaped on its way out (js_log_escape): text

@@ -101,6 +101,26 @@ class Backend:
     def uploads(self, task):
         return [u for u in self.get("/uploads") if u["taskId"] == task]
 
+    def pprof_task(self, service, events, instances, duration=0, dump_period=0):
+        """A pprof task as the SkyWalking UI creates one (duration in minutes); its id."""
+        body = {"service": service, "events": events, "instances": list(instances), "duration": duration,
+                "dumpPeriod": dump_period, "force": True}
+        return self._call("POST", "/pprof/tasks", body)["id"]
+
+    def pprof_progress(self, task):
+        return self.get(f"/pprof/tasks/{task}/progress")
+
+    def pprof_wait_log(self, task, op, timeout, instance=None):
+        return wait_for(lambda: [e for e in self.pprof_progress(task)["logs"] if e["operationType"] == op and
+                                 (instance is None or e["instance"] == instance)],
+                        timeout, f"{op} on pprof task {task}")
+
+    def pprof_uploads(self, task):
+        return [u for u in self.get("/pprof/uploads") if u["taskId"] == task]
+
+    def pprof_analysis(self, task):
+        return self.get(f"/pprof/tasks/{task}/analysis")
+
     def instance_seen(self, name):
         return any(i["instance"] == name for i in self.get("/instances"))
 

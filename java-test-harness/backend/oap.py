@@ -1,10 +1,12 @@
 """oap.py: a small stand-in for an Apache SkyWalking OAP server, for testing jsampler's backend client.
 
-It speaks the two gRPC services jsampler uses, built from the protos in <repo>/proto:
+It speaks the gRPC services jsampler uses, built from the protos in <repo>/proto:
 
   skywalking.v3.ManagementService    keepAlive / reportInstanceProperties: remembers the instances
   skywalking.v10.AsyncProfilerTask   getAsyncProfilerTaskCommands: hands out profiling tasks the way
                                      the OAP does; collect: receives the JFR recordings
+  skywalking.v10.PprofTask           pprof tasks and profiles as the OAP's receiver-pprof module takes them
+                                     (oap_pprof.py; --no-pprof leaves it out, as an OAP without that module)
 
 and a JSON admin interface over HTTP/1.1, where a test creates tasks and reads back what the agents
 did (polls, task logs, uploaded files, a call tree merged from the uploads by `jsampler convert`).
@@ -24,6 +26,7 @@ Admin endpoints (127.0.0.1:<admin port>, JSON in and out):
     GET  /tasks/<id>/progress      task logs, successful and failed instances
     GET  /tasks/<id>/analysis?event=EXECUTION_SAMPLE|LOCK|IN_NEW_TLAB|OUTSIDE_TLAB
     GET  /uploads  /attempts  /instances (those that sent keepAlive)  /stats  /health
+    POST /pprof/tasks, GET /pprof/...  pprof tasks (oap_pprof.py)
 """
 import argparse
 import base64
@@ -47,9 +50,11 @@ from pathlib import Path
 
 import grpc
 
+import oap_pprof
+
 REPO = Path(__file__).resolve().parents[2]
-PROTO_FILES = ["common/Common.proto", "common/Command.proto",
-               "management/Management.proto", "asyncprofiler/AsyncProfiler.proto"]
+PROTO_FILES = ["common/Common.proto", "common/Command.proto", "management/Management.proto",
+               "asyncprofiler/AsyncProfiler.proto", "pprof/Pprof.proto", "pprof/profile.proto"]
 
 # Task log operation types, with the codes the OAP stores for them.
 NOTIFIED, EXECUTION_FINISHED, TOO_LARGE, TASK_ERROR = 1, 2, 3, 4
@@ -135,6 +140,8 @@ def load_protocol(proto_dir, gen_dir):
     from common import Command_pb2 as command_pb2
     from management import Management_pb2 as mgmt_pb2, Management_pb2_grpc as mgmt_grpc
     from asyncprofiler import AsyncProfiler_pb2 as ap_pb2, AsyncProfiler_pb2_grpc as ap_grpc
+    from pprof import Pprof_pb2, Pprof_pb2_grpc, profile_pb2
+    oap_pprof.load(command_pb2, Pprof_pb2, Pprof_pb2_grpc, profile_pb2)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -152,6 +159,7 @@ class State:
         self.attempts = []
         self.file_numbers = collections.Counter()
         self.stats = {"polls": 0, "denied": 0, "collects": 0, "notified": 0}
+        saved = None
         if args.state and os.path.exists(args.state):  # a restarted OAP keeps tasks, logs and uploads
             with open(args.state) as f:
                 saved = json.load(f)
@@ -161,6 +169,10 @@ class State:
             self.attempts = saved["attempts"]
             for u in self.uploads:
                 self.file_numbers[(u["taskId"], u["instance"])] += 1
+        self.pprof = oap_pprof.PprofState(self, saved)
+
+    def log(self, msg):
+        log(msg)
 
     def save(self):
         """Write tasks, logs and uploads to --state, if given (caller holds the lock)."""
@@ -168,8 +180,8 @@ class State:
             return
         tmp = f"{self.args.state}.tmp{os.getpid()}"
         with open(tmp, "w") as f:
-            json.dump({"tasks": self.tasks, "lastCreateTime": self.last_create_time, "uploads": self.uploads,
-                       "attempts": self.attempts}, f)
+            json.dump(dict({"tasks": self.tasks, "lastCreateTime": self.last_create_time, "uploads": self.uploads,
+                            "attempts": self.attempts}, **self.pprof.saved()), f)
         os.replace(tmp, self.args.state)
 
     def instance(self, service, name):
@@ -513,6 +525,10 @@ def make_admin_handler(state):
                 body = simple() if simple else None
             if simple:
                 return self.reply(200, body)
+            if path.startswith("/pprof/"):
+                got = oap_pprof.admin_get(state.pprof, path)
+                if got:
+                    return self.reply(*got)
             for suffix in ("/progress", "/analysis"):
                 if path.startswith("/tasks/") and path.endswith(suffix):
                     task = self.find_task(path, suffix)
@@ -527,7 +543,8 @@ def make_admin_handler(state):
         def do_POST(self):
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length > 0 else b""
-            if urllib.parse.urlsplit(self.path).path != "/tasks":
+            where = urllib.parse.urlsplit(self.path).path
+            if where not in ("/tasks", "/pprof/tasks"):
                 return self.reply(404, {"error": f"no such endpoint: POST {self.path}"})
             try:
                 body = json.loads(raw or b"{}")
@@ -535,7 +552,7 @@ def make_admin_handler(state):
                 return self.reply(400, {"error": f"bad JSON: {e}"})
             if not isinstance(body, dict):
                 return self.reply(400, {"error": "body must be a JSON object"})
-            self.reply(*state.create_task(body))
+            self.reply(*(state.create_task(body) if where == "/tasks" else state.pprof.create_task(body)))
 
     return Handler
 
@@ -570,6 +587,10 @@ def parse_args(argv):
                    help="answer every task poll with one message of this many bytes (a padded command)")
     p.add_argument("--unimplemented", action="store_true",
                    help="do not offer the AsyncProfilerTask service (calls get UNIMPLEMENTED)")
+    p.add_argument("--no-pprof", action="store_true",
+                   help="do not offer the PprofTask service, as an OAP without receiver-pprof (UNIMPLEMENTED)")
+    p.add_argument("--pprof-max-size", type=int, default=30 * 1024 * 1024,
+                   help="larger pprof profiles are refused with PPROF_TERMINATED_BY_OVERSIZE (bytes; pprofMaxSize)")
     p.add_argument("--state", help="keep tasks, logs and uploads in this JSON file across restarts")
     p.add_argument("--ready-file", help="also write the READY line to this file")
     args = p.parse_args(argv)
@@ -601,6 +622,8 @@ def serve(args):
     mgmt_grpc.add_ManagementServiceServicer_to_server(ManagementService(state), server)
     if not args.unimplemented:
         ap_grpc.add_AsyncProfilerTaskServicer_to_server(AsyncProfilerTaskService(state), server)
+    if not args.no_pprof:
+        oap_pprof.register(server, state, state.pprof)
     address = f"127.0.0.1:{args.port}"
     try:
         if args.tls_cert:
@@ -635,7 +658,8 @@ def serve(args):
         os.replace(tmp, args.ready_file)
     print(ready, flush=True)
     log(f"listening ({'TLS' if args.tls_cert else 'plaintext'}{', token' if args.token else ''}"
-        f"{', no profiler service' if args.unimplemented else ''}), storing uploads in {args.store}")
+        f"{', no profiler service' if args.unimplemented else ''}{', no pprof service' if args.no_pprof else ''}), "
+        f"storing uploads in {args.store}")
 
     while not stop.wait(1.0):
         pass

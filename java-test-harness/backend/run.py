@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""run.py: the task client's end-to-end checks (make backend-test) on JDK 17 and JDK 25.
+"""run.py: the task client's end-to-end checks (make backend-test) on JDK 17 and JDK 25: checks.py (async-profiler
+tasks, the client's resilience) and checks_pprof.py (pprof tasks).
 
     /usr/bin/python3 java-test-harness/backend/run.py [--only check,check] [--jdk 17|25]
 
@@ -19,6 +20,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import ROOT, Backend, CheckFailed  # noqa: E402
 import checks  # noqa: E402
+import checks_pprof  # noqa: E402
+
+CHECKS = dict(checks.CHECKS, **checks_pprof.CHECKS)
 
 JDKS = {"17": os.environ.get("JDK17_HOME", "/usr/lib/jvm/java-17-openjdk-amd64"),
         "25": os.environ.get("JDK25_HOME", "/usr/lib/jvm/temurin-25-jdk-amd64")}
@@ -63,7 +67,7 @@ def run_jdk(label, home, only, with_fleet):
     subprocess.run([f"{home}/bin/javac", "--release", "17", "-d", str(classes)] +
                    [str(ROOT / "java-test-harness" / w) for w in WORKLOADS], check=True)
     failed = []
-    for name, fn in checks.CHECKS.items():
+    for name, fn in CHECKS.items():
         if only and name not in only:
             continue
         if name == "fleet" and not with_fleet and not only:
@@ -89,12 +93,12 @@ def run_jdk(label, home, only, with_fleet):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--only", help="comma-separated check names: " + ", ".join(checks.CHECKS))
+    p.add_argument("--only", help="comma-separated check names: " + ", ".join(CHECKS))
     p.add_argument("--jdk", choices=sorted(JDKS), help="one JDK only")
     a = p.parse_args()
     only = set(a.only.split(",")) if a.only else None
-    if only and only - set(checks.CHECKS):
-        p.error(f"unknown checks: {', '.join(sorted(only - set(checks.CHECKS)))}")
+    if only and only - set(CHECKS):
+        p.error(f"unknown checks: {', '.join(sorted(only - set(CHECKS)))}")
     failed, ran = [], 0
     for label, home in JDKS.items():
         if a.jdk and a.jdk != label:

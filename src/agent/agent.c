@@ -207,9 +207,9 @@ static int setup_jvmti(void)
         js_error("JVMTI AddCapabilities failed (error %d)", (int)e);
         return -1;
     }
-    /* Tracing LockSupport.park needs native method binding (a VM that refuses it still profiles). What the alloc
-     * and lock events need is added by the session that asks for them and given back when it ends (vmevents.c):
-     * sampled allocations are one JVMTI environment's at a time, and other agents may want them. */
+    /* Tracing LockSupport.park and Thread.start0 needs native method binding (a VM that refuses it still profiles).
+     * What the alloc and lock events need is added by the session that asks for them and given back when it ends
+     * (vmevents.c): sampled allocations are one JVMTI environment's at a time, and other agents may want them. */
     jvmtiCapabilities bind;
     memset(&bind, 0, sizeof bind);
     bind.can_generate_native_method_bind_events = 1;
@@ -335,10 +335,12 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
         free(opts);
         return JNI_ERR;
     }
-    /* LockSupport.park can be wrapped only when the VM binds it, during start-up: done when locks may be asked
-     * for (lock in the options, or tasks from a backend), never otherwise. */
-    if ((a.lock_ns >= 0 || backend) && js_vmevents_capture_park(jvmti) != 0)
-        js_warn("lock: the VM does not report native method binding; LockSupport.park waits will not be traced");
+    /* LockSupport.park and Thread.start0 can be wrapped only when the VM binds them, during start-up: park when locks
+     * may be asked for (lock in the options, or tasks from a backend), Thread.start0 (who starts threads, for pprof
+     * threadcreate tasks) with a backend; never otherwise. */
+    if ((a.lock_ns >= 0 || backend) && js_vmevents_capture(jvmti, 1, backend) != 0)
+        js_warn("lock: the VM does not report native method binding; LockSupport.park waits%s will not be traced",
+                backend ? " and thread starts" : "");
     startup_cmd = opts;
     startup_backend = backend;
     return JNI_OK;

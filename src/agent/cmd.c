@@ -5,6 +5,7 @@
 
 #include "core/args.h"
 #include "core/dump.h"
+#include "core/snapshot.h"
 #include "util/log.h"
 #include "core/profiler.h"
 #include "util/version.h"
@@ -26,11 +27,17 @@ static js_status check_request(const js_args *a, char *out, size_t outlen)
         snprintf(out, outlen, "option 'pprof': a pprof profile (gzip-compressed) needs file=PATH, not the JVM's stdout");
         return JS_ERR_ARGS;
     }
+    int snapshot = a->action == JS_ACTION_THREADDUMP || a->action == JS_ACTION_THREADSTARTS;
+    if (snapshot && (f == JS_OUT_JFR || a->jfrfile[0])) {
+        snprintf(out, outlen, "option '%s': a thread snapshot is written as a profile (collapsed, flat, tree, html, "
+                              "pprof), not as a JFR recording", f == JS_OUT_JFR ? "jfr" : "jfrfile");
+        return JS_ERR_ARGS;
+    }
     if (f == JS_OUT_JFR && a->jfrfile[0]) {
         snprintf(out, outlen, "option 'jfrfile=%s': file= is already a JFR recording", a->jfrfile);
         return JS_ERR_ARGS;
     }
-    if (a->action == JS_ACTION_START || a->action == JS_ACTION_STOP || a->action == JS_ACTION_DUMP) {
+    if (a->action == JS_ACTION_START || a->action == JS_ACTION_STOP || a->action == JS_ACTION_DUMP || snapshot) {
         if (js_dump_check_output(a->file, out, outlen) != 0) return JS_ERR_IO;
         if (js_dump_check_output(a->jfrfile, out, outlen) != 0) return JS_ERR_IO;
     }
@@ -63,8 +70,10 @@ js_status js_execute(const char *cmd, char *out, size_t outlen)
     case JS_ACTION_DUMP: return js_profiler_dump(&a, out, outlen);
     case JS_ACTION_STATUS: return js_profiler_status(out, outlen);
     case JS_ACTION_VERSION: snprintf(out, outlen, "jsampler %s", JS_VERSION); return JS_OK;
+    case JS_ACTION_THREADDUMP: return js_snapshot_threads(&a, out, outlen);
+    case JS_ACTION_THREADSTARTS: return js_snapshot_thread_starts(&a, out, outlen);
     case JS_ACTION_NONE: break;
     }
-    snprintf(out, outlen, "no command given (expected start, stop, dump, status or version)");
+    snprintf(out, outlen, "no command given (expected start, stop, dump, status, version, threaddump or threadstarts)");
     return JS_ERR_ARGS;
 }

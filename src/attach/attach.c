@@ -1,8 +1,10 @@
 /* attach.c - the attach handshake and the `load` request (see attach.h). */
 #include "attach/attach.h"
+#include "attach_parse_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -327,23 +329,42 @@ js_attach_code js_attach_load(const js_target *t, const char *lib, const char *o
     if (rc == JS_AT_OK) rc = exchange(t, tmp, args, timeout_ms, text, textlen, err, errlen);
     close(tmp);
     if (rc != JS_AT_OK) return rc;
+    return js_attach_load_reply(text, t->pid, lib, agent_rc, err, errlen);
+}
+
+/* A decimal int at s (leading blanks and a sign allowed, then at least one digit, the rest ignored); 0, or -1 if
+ * there is none or it is out of range. */
+static int leading_int(const char *s, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (end == s || errno || v < INT_MIN || v > INT_MAX) return -1;
+    *out = (int)v;
+    return 0;
+}
+
+js_attach_code js_attach_load_reply(const char *text, int pid, const char *lib, int *agent_rc, char *err,
+                                    size_t errlen)
+{
     /* "<status>\n" then, for a loaded agent, "return code: N"; anything else is the JVM's error text. */
-    int status = atoi(text);
+    int status = -1;
     const char *body = strchr(text, '\n');
     body = body ? body + 1 : "";
-    if (status == 0 && strncmp(body, "return code: ", 13) == 0) {
-        *agent_rc = atoi(body + 13);
+    if (leading_int(text, &status) == 0 && status == 0 && strncmp(body, "return code: ", 13) == 0 &&
+        leading_int(body + 13, agent_rc) == 0)
         return JS_AT_OK;
-    }
     char first[512];
     snprintf(first, sizeof first, "%s", body[0] ? body : text);
     first[strcspn(first, "\n")] = 0;
+    for (char *c = first; *c; c++) /* the JVM's words in our one-line message: no control characters */
+        if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
     if (strstr(body, "Dynamic agent loading is not enabled"))
         snprintf(err, errlen, "process %d refuses dynamic agents (-XX:-EnableDynamicAgentLoading): restart it "
-                 "without that flag, or use -agentpath", t->pid);
+                 "without that flag, or use -agentpath", pid);
     else if (strstr(body, "was not loaded"))
-        snprintf(err, errlen, "process %d could not load the agent library %s: %s", t->pid, lib, first);
-    else snprintf(err, errlen, "process %d refused the attach request: %s", t->pid, first);
+        snprintf(err, errlen, "process %d could not load the agent library %s: %s", pid, lib, first);
+    else snprintf(err, errlen, "process %d refused the attach request: %s", pid, first);
     return strstr(body, "was not loaded") ? JS_AT_LIBRARY : JS_AT_PROTOCOL;
 }
 
@@ -452,8 +473,5 @@ int js_attach_take_reply(const js_target *t, const char *name, char *out, size_t
     if (fd >= 0) close(fd);
     if (fd >= 0) unlinkat(tmp, base, 0);
     close(tmp);
-    if (!ok) return -1;
-    char *nl = strchr(out, '\n');
-    if (nl) memmove(out, nl + 1, strlen(nl + 1) + 1);
-    return 0;
+    return ok ? 0 : -1;
 }

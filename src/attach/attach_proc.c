@@ -1,5 +1,6 @@
 /* attach_proc.c - what /proc tells about a target JVM (see attach.h). */
 #include "attach/attach.h"
+#include "attach_parse_int.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -108,6 +109,13 @@ static ssize_t read_small(const char *path, char *buf, size_t len)
     return (ssize_t)n;
 }
 
+/* Replaces control characters in s by '?': text from a target is printed to a terminal (`list`, warnings). */
+static void no_controls(char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f) *s = '?';
+}
+
 /* The value after "key:" on its line of a status text, or NULL. */
 static const char *status_field(const char *status, const char *key)
 {
@@ -123,6 +131,12 @@ static int read_status(js_target *t)
     char path[64], st[8192];
     snprintf(path, sizeof path, "/proc/%d/status", t->pid);
     if (read_small(path, st, sizeof st) <= 0) return -1;
+    js_target_parse_status(st, t);
+    return 0;
+}
+
+void js_target_parse_status(const char *st, js_target *t)
+{
     unsigned long a, b;
     const char *v = status_field(st, "Uid");
     if (v && sscanf(v, "%lu %lu", &a, &b) == 2) t->uid = (uid_t)b;
@@ -142,22 +156,28 @@ static int read_status(js_target *t)
         while (*v == ' ' || *v == '\t') v++;
         t->stopped = *v == 'T' || *v == 't';
     }
-    return 0;
 }
 
 /* 1 if libjvm.so is mapped, 0 if not, -1 if the maps cannot be read. */
 static int maps_jvm(int pid)
 {
-    char path[64], line[1024];
+    char path[64];
     snprintf(path, sizeof path, "/proc/%d/maps", pid);
     FILE *f = fopen(path, "re");
     if (!f) return -1;
+    int found = js_target_maps_jvm(f);
+    fclose(f);
+    return found;
+}
+
+int js_target_maps_jvm(FILE *f)
+{
+    char line[1024];
     int found = 0, any = 0;
     while (!found && fgets(line, sizeof line, f)) {
         any = 1;
         found = strstr(line, "/libjvm.so") != NULL;
     }
-    fclose(f);
     return any ? found : -1;
 }
 
@@ -167,9 +187,13 @@ static void read_cmdline(js_target *t)
     char path[64], buf[16384];
     snprintf(path, sizeof path, "/proc/%d/cmdline", t->pid);
     ssize_t n = read_small(path, buf, sizeof buf);
-    if (n <= 0) return;
+    if (n > 0) js_target_parse_cmdline(buf, (size_t)n, t);
+}
+
+void js_target_parse_cmdline(const char *buf, size_t n, js_target *t)
+{
     int skip = 0, next_is_main = 0;
-    for (char *a = buf; a < buf + n; a += strlen(a) + 1) {
+    for (const char *a = buf; a < buf + n; a += strlen(a) + 1) {
         if (a == buf) continue; /* the launcher */
         if (strcmp(a, "-XX:+DisableAttachMechanism") == 0) t->disabled = 1;
         if (t->main[0]) continue;
@@ -177,6 +201,7 @@ static void read_cmdline(js_target *t)
             skip = 0;
         } else if (next_is_main || a[0] != '-') {
             snprintf(t->main, sizeof t->main, "%s", a);
+            no_controls(t->main);
         } else if (!strcmp(a, "-cp") || !strcmp(a, "-classpath") || !strcmp(a, "--class-path") || !strcmp(a, "-p") ||
                    !strcmp(a, "--module-path") || !strcmp(a, "--add-opens") || !strcmp(a, "--add-exports")) {
             skip = 1;
@@ -199,7 +224,11 @@ static void read_version(js_target *t)
         if (s) *s = 0;
     }
     snprintf(rel, sizeof rel, "%s/release", bin); /* inside the target's root: its links cannot lead out */
-    if (read_in(t, rel, buf, sizeof buf) <= 0) return;
+    if (read_in(t, rel, buf, sizeof buf) > 0) js_target_parse_release(buf, t);
+}
+
+void js_target_parse_release(const char *buf, js_target *t)
+{
     const char *v = strstr(buf, "JAVA_VERSION=\"");
     if (!v) return;
     v += 14;
@@ -207,8 +236,10 @@ static void read_version(js_target *t)
     if (k >= sizeof t->java_version) k = sizeof t->java_version - 1;
     memcpy(t->java_version, v, k);
     t->java_version[k] = 0;
-    t->java_major = atoi(t->java_version);
-    if (t->java_major == 1) t->java_major = atoi(t->java_version + 2); /* 1.8.0_x */
+    no_controls(t->java_version);
+    long major = strtol(t->java_version, NULL, 10);
+    if (major == 1) major = strtol(t->java_version + 2, NULL, 10); /* 1.8.0_x */
+    t->java_major = major > 0 && major < 1000 ? (int)major : 0;
 }
 
 /* 1 if /proc/<pid>/ns/mnt differs from ours. */

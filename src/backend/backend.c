@@ -1,7 +1,7 @@
 /* backend.c - see backend.h: the task client's thread. One loop, one thread, every call bounded:
- * heartbeat (keepAlive, then reportInstanceProperties every 10th), task poll, the running task's
- * clock, uploads of what waits in taskdir. Failures back off with jitter and are logged once per
- * change of state, not per attempt. */
+ * heartbeat (keepAlive, then reportInstanceProperties every 10th), task polls (async-profiler,
+ * pprof), the running task's clock, uploads of what waits in taskdir. Failures back off with
+ * jitter and are logged once per change of state, not per attempt. */
 #include "backend/backend.h"
 
 #include <pthread.h>
@@ -36,13 +36,16 @@ static struct {
     int target;
     long long last_cmd_ms;
     char last_invalid[JS_TASK_ID_MAX]; /* a task without CreateTime comes back every poll: report it once */
-    int polling;
+    int polling;            /* async-profiler tasks */
+    int pprof_polling;      /* pprof tasks */
+    long long pprof_last_ms;
     long long next_poll, next_beat, next_upload;
     int beats;
     int down, failures, down_code;
     const char *down_what;  /* the kind of call that failed last ("heartbeat", "task poll", "upload") */
     int pending_code;      /* the reason of the last failure: a new reason while down is logged once it repeats */
     js_run run;
+    js_prun prun;
     unsigned seed;
     _Atomic int tasks_run, uploads;
 } B = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
@@ -160,10 +163,11 @@ static void take_task(const js_sw_task *t)
         if (t->create_ms < 0 && strcmp(t->id, B.last_invalid) == 0) return;
         snprintf(B.last_invalid, sizeof B.last_invalid, "%s", t->id);
         js_run_report_error(&B.conf, t->id, t->invalid);
-    } else if (B.run.active) {
+    } else if (B.run.active || B.prun.active) {
         char msg[JS_TASK_MSG_MAX];
         snprintf(msg, sizeof msg, "not started: task %s is profiling this instance for %lld more s; create the task "
-                                  "again after it ends", B.run.task.id, (B.run.end_ms - mono_ms()) / 1000 + 1);
+                                  "again after it ends", B.run.active ? B.run.task.id : B.prun.task.id,
+                 ((B.run.active ? B.run.end_ms : B.prun.end_ms) - mono_ms()) / 1000 + 1);
         js_run_report_error(&B.conf, t->id, msg);
     } else if (js_run_start(&B.run, t) == 0) {
         atomic_fetch_add(&B.tasks_run, 1);
@@ -171,25 +175,65 @@ static void take_task(const js_sw_task *t)
     B.next_upload = mono_ms(); /* an error report goes out at once */
 }
 
+/* A pprof task from the poll: new ones are served (or reported). */
+static void take_pprof_task(const js_pprof_task *t)
+{
+    if (t->create_ms >= 0 && t->create_ms <= B.pprof_last_ms) return; /* already received */
+    if (t->create_ms > B.pprof_last_ms) B.pprof_last_ms = t->create_ms; /* before serving: NOTIFIED once */
+    if (!t->id[0]) {
+        js_warn("backend %s: ignored a pprof task without TaskId: %s", target(), t->invalid);
+        return;
+    }
+    if (t->create_ms < 0 && strcmp(t->id, B.last_invalid) == 0) return; /* comes back every poll: reported once */
+    if (t->create_ms < 0) snprintf(B.last_invalid, sizeof B.last_invalid, "%s", t->id);
+    if (js_prun_take(&B.prun, t, B.run.active ? B.run.task.id : NULL, (B.run.end_ms - mono_ms()) / 1000 + 1) == 0)
+        atomic_fetch_add(&B.tasks_run, 1);
+    B.next_upload = mono_ms(); /* a snapshot or an error report goes out at once */
+}
+
+/* getPprofTaskCommands; 0, or -1 after a failure (noted). */
+static int poll_pprof(void)
+{
+    js_pprof_task tasks[MAX_TASKS_PER_POLL];
+    int n = 0;
+    char err[JS_GRPC_ERR_MAX];
+    int st = js_sw_poll_pprof(&B.cli, B.pprof_last_ms, tasks, MAX_TASKS_PER_POLL, &n, err, sizeof err);
+    if (st == JS_GRPC_UNIMPLEMENTED) {
+        js_warn("backend %s does not serve pprof tasks (UNIMPLEMENTED: its receiver-pprof module is off): pprof task "
+                "polling is off", target());
+        B.pprof_polling = 0;
+        note_ok("pprof task poll");
+        return 0;
+    }
+    if (st != JS_GRPC_OK) {
+        if (!B.stop) note_failure("pprof task poll", st, err);
+        return -1;
+    }
+    note_ok("pprof task poll");
+    for (int i = 0; i < n; i++) take_pprof_task(&tasks[i]);
+    return 0;
+}
+
 static void poll_tasks(void)
 {
     js_sw_task tasks[MAX_TASKS_PER_POLL];
     int n = 0;
     char err[JS_GRPC_ERR_MAX];
-    int st = js_sw_poll(&B.cli, B.last_cmd_ms, tasks, MAX_TASKS_PER_POLL, &n, err, sizeof err);
-    B.run.probe_cpu_ns = js_plan_process_cpu_ns(); /* the plan's CPU reading covers one poll period */
-    B.run.probe_at_ns = mono_ms() * 1000000LL;
+    int st = JS_GRPC_OK;
+    if (B.polling) st = js_sw_poll(&B.cli, B.last_cmd_ms, tasks, MAX_TASKS_PER_POLL, &n, err, sizeof err);
+    B.run.probe_cpu_ns = B.prun.probe_cpu_ns = js_plan_process_cpu_ns(); /* the plan's CPU reading: one poll period */
+    B.run.probe_at_ns = B.prun.probe_at_ns = mono_ms() * 1000000LL;
     if (st == JS_GRPC_UNIMPLEMENTED) {
         js_warn("backend %s does not serve async-profiler tasks (UNIMPLEMENTED): task polling is off", target());
         B.polling = 0;
         note_ok("task poll");
-        return;
-    }
-    if (st != JS_GRPC_OK) {
+    } else if (st != JS_GRPC_OK) {
         if (!B.stop) note_failure("task poll", st, err);
         return;
+    } else if (B.polling) {
+        note_ok("task poll");
     }
-    note_ok("task poll");
+    if (B.pprof_polling && !B.stop && poll_pprof() != 0) return;
     B.next_poll = mono_ms() + jittered(B.conf.poll_ms);
     for (int i = 0; i < n; i++) take_task(&tasks[i]);
 }
@@ -206,24 +250,27 @@ static void upload_one(void)
     uint64_t sent = 0;
     char err[JS_TASK_MSG_MAX + 128];
     js_upload_result r = js_sw_upload(&B.cli, &e, &sent, err, sizeof err);
+    const char *what = e.kind == JS_SPOOL_PPROF ? "pprof task" : "task";
     if (r == JS_UP_DONE) {
         note_ok("upload");
-        if (e.error || !sent) js_info("task %s: error reported to %s: %s", e.id, target(), e.error ? e.message : err);
-        else js_info("task %s: uploaded %llu bytes to %s", e.id, (unsigned long long)sent, target());
+        if (e.error || !sent)
+            js_info("%s %s: error reported to %s: %s", what, e.id, target(), e.error ? e.message : err);
+        else js_info("%s %s: uploaded %llu bytes to %s", what, e.id, (unsigned long long)sent, target());
         atomic_fetch_add(&B.uploads, 1);
         js_spool_done(&e, fd);
         B.next_upload = mono_ms(); /* maybe more waiting */
     } else if (r == JS_UP_OVERSIZE) {
         note_ok("upload");
-        js_warn("task %s: %s refused the recording as too large (TERMINATED_BY_OVERSIZE); set uploadmax= to the "
-                "backend's limit", e.id, target());
+        js_warn("%s %s: %s refused the %s as too large (%sTERMINATED_BY_OVERSIZE); set uploadmax= to the "
+                "backend's limit", what, e.id, target(), e.kind == JS_SPOOL_PPROF ? "profile" : "recording",
+                e.kind == JS_SPOOL_PPROF ? "PPROF_" : "");
         js_spool_done(&e, fd);
         B.next_upload = mono_ms();
     } else {
         js_spool_release(fd);
         if (!B.stop) note_failure("upload", -1, err);
-        else js_info("task %s: upload cut short by the JVM's exit; the recording waits in %s for the next agent", e.id,
-                     B.conf.taskdir);
+        else js_info("%s %s: upload cut short by the JVM's exit; the %s waits in %s for the next agent", what, e.id,
+                     e.kind == JS_SPOOL_PPROF ? "profile" : "recording", B.conf.taskdir);
     }
 }
 
@@ -231,9 +278,10 @@ static void upload_one(void)
 static void wait_next(void)
 {
     long long next = B.next_beat;
-    if (B.polling && B.next_poll < next) next = B.next_poll;
+    if ((B.polling || B.pprof_polling) && B.next_poll < next) next = B.next_poll;
     if (B.next_upload < next) next = B.next_upload;
     if (B.run.active && B.run.end_ms < next) next = B.run.end_ms;
+    if (B.prun.active && B.prun.end_ms < next) next = B.prun.end_ms;
     if (B.run.active && mono_ms() + 1000 < next) next = mono_ms() + 1000; /* the re-plan check */
     long long ms = next - mono_ms();
     if (ms <= 0) return;
@@ -251,12 +299,14 @@ static void *client_main(void *arg)
         long long now = mono_ms();
         if (B.run.active && now >= B.run.end_ms) js_run_finish(&B.run, 0), B.next_upload = now;
         else if (B.run.active) js_run_check(&B.run);
+        if (B.prun.active && now >= B.prun.end_ms) js_prun_finish(&B.prun, 0), B.next_upload = now;
         if (!B.stop && mono_ms() >= B.next_beat) heartbeat();
-        if (!B.stop && B.polling && mono_ms() >= B.next_poll) poll_tasks();
+        if (!B.stop && (B.polling || B.pprof_polling) && mono_ms() >= B.next_poll) poll_tasks();
         if (!B.stop && mono_ms() >= B.next_upload) upload_one();
         if (!B.stop) wait_next();
     }
     if (B.run.active) js_run_finish(&B.run, 1);
+    if (B.prun.active) js_prun_finish(&B.prun, 1);
     atomic_store(&B.exited, 1);
     return NULL;
 }
@@ -275,11 +325,15 @@ int js_backend_start(const js_backend_conf *c, const js_backend_host *host, char
         js_sw_client_target(&B.cli, 0);
         B.cli.ch.cancel = &B.stop;
         B.last_cmd_ms = -1;
-        B.polling = 1;
+        B.polling = B.pprof_polling = 1;
+        B.pprof_last_ms = -1;
         B.seed = (unsigned)getpid() ^ (unsigned)mono_ms();
         B.run.conf = &B.conf;
         B.run.host = &B.host;
         B.run.mono_ms = mono_ms;
+        B.prun.conf = &B.conf;
+        B.prun.host = &B.host;
+        B.prun.mono_ms = mono_ms;
         B.next_poll = B.next_beat = B.next_upload = mono_ms();
         pthread_attr_t attr;
         pthread_attr_init(&attr);
@@ -314,7 +368,11 @@ int js_backend_describe(char *out, size_t outlen)
     if (!B.started) return -1;
     snprintf(out, outlen, "task client: service %s, instance %s, backend %s%s, %s; %d tasks run, %d uploads",
              B.conf.service, B.conf.instance, target(), B.down ? " (unreachable)" : "",
-             B.polling ? "polling" : "polling off", atomic_load(&B.tasks_run), atomic_load(&B.uploads));
+             B.polling && B.pprof_polling ? "polling async-profiler and pprof tasks"
+             : B.polling                  ? "polling async-profiler tasks (pprof off)"
+             : B.pprof_polling            ? "polling pprof tasks (async-profiler off)"
+                                          : "polling off",
+             atomic_load(&B.tasks_run), atomic_load(&B.uploads));
     return 0;
 }
 

@@ -1,6 +1,6 @@
-/* spool.c - see backend_int.h: finished tasks wait in taskdir as "<id>.task" (key=value lines)
- * beside their "<id>.jfr" until the server has accepted them. Several agents may share a taskdir:
- * an entry is uploaded by whichever holds its flock. */
+/* spool.c - see backend_int.h: finished tasks wait in taskdir as "<id>@<instance>.task" (key=value lines)
+ * beside their "<id>@<instance>.jfr" (pprof tasks: "pprof-<id>@<instance>.task" and ".pb.gz") until the server
+ * has accepted them. Several agents may share a taskdir: an entry is uploaded by whichever holds its flock. */
 #include "backend_int.h"
 
 #include <dirent.h>
@@ -45,19 +45,27 @@ int js_spool_init(const char *dir, char *err, size_t errlen)
     return 0;
 }
 
-/* The file name of a task's entry: task id and instance, so agents sharing taskdir never collide. */
-static void entry_name(const char *id, const char *instance, char *out, size_t outlen)
+/* The file name of a task's entry: task id and instance, so agents sharing taskdir never collide; a pprof task's
+ * (whose id may equal an async-profiler task's: both are the creation time and the service) begins "pprof-". */
+static void entry_name(js_spool_kind kind, const char *id, const char *instance, char *out, size_t outlen)
 {
-    char both[JS_TASK_ID_MAX + JS_BACKEND_NAME_MAX + 2];
-    snprintf(both, sizeof both, "%s@%s", id, instance);
+    char both[JS_TASK_ID_MAX + JS_BACKEND_NAME_MAX + 8];
+    snprintf(both, sizeof both, "%s%s@%s", kind == JS_SPOOL_PPROF ? "pprof-" : "", id, instance);
     safe_name(both, out, outlen);
 }
 
 void js_spool_jfr_path(const char *dir, const char *id, const char *instance, char *out, size_t outlen)
 {
-    char name[JS_TASK_ID_MAX + JS_BACKEND_NAME_MAX + 2];
-    entry_name(id, instance, name, sizeof name);
+    char name[JS_TASK_ID_MAX + JS_BACKEND_NAME_MAX + 8];
+    entry_name(JS_SPOOL_JFR, id, instance, name, sizeof name);
     snprintf(out, outlen, "%s/%s.jfr", dir, name);
+}
+
+void js_spool_pprof_path(const char *dir, const char *id, const char *instance, char *out, size_t outlen)
+{
+    char name[JS_TASK_ID_MAX + JS_BACKEND_NAME_MAX + 8];
+    entry_name(JS_SPOOL_PPROF, id, instance, name, sizeof name);
+    snprintf(out, outlen, "%s/%s.pb.gz", dir, name);
 }
 
 /* value with newlines flattened, for one key=value line */
@@ -70,8 +78,9 @@ static void put_line(FILE *f, const char *key, const char *v)
 
 int js_spool_put(const char *dir, const js_spool_entry *e, char *err, size_t errlen)
 {
-    char name[JS_TASK_ID_MAX + JS_BACKEND_NAME_MAX + 2], path[JS_BACKEND_PATH_MAX + 400], tmp[JS_BACKEND_PATH_MAX + 420];
-    entry_name(e->id, e->instance, name, sizeof name);
+    char name[JS_TASK_ID_MAX + JS_BACKEND_NAME_MAX + 8], path[JS_BACKEND_PATH_MAX + 400];
+    char tmp[JS_BACKEND_PATH_MAX + 420];
+    entry_name(e->kind, e->id, e->instance, name, sizeof name);
     snprintf(path, sizeof path, "%s/%s.task", dir, name);
     snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -81,6 +90,7 @@ int js_spool_put(const char *dir, const js_spool_entry *e, char *err, size_t err
         if (fd >= 0) close(fd);
         return -1;
     }
+    put_line(f, "kind", e->kind == JS_SPOOL_PPROF ? "pprof" : "jfr");
     put_line(f, "id", e->id);
     put_line(f, "service", e->service);
     put_line(f, "instance", e->instance);
@@ -111,7 +121,8 @@ static int read_entry(const char *path, js_spool_entry *e)
         if (!eq) continue;
         *eq = 0;
         const char *v = eq + 1;
-        if (strcmp(line, "id") == 0) snprintf(e->id, sizeof e->id, "%s", v);
+        if (strcmp(line, "kind") == 0) e->kind = strcmp(v, "pprof") == 0 ? JS_SPOOL_PPROF : JS_SPOOL_JFR;
+        else if (strcmp(line, "id") == 0) snprintf(e->id, sizeof e->id, "%s", v);
         else if (strcmp(line, "service") == 0) snprintf(e->service, sizeof e->service, "%s", v);
         else if (strcmp(line, "instance") == 0) snprintf(e->instance, sizeof e->instance, "%s", v);
         else if (strcmp(line, "error") == 0) e->error = atoi(v) != 0;

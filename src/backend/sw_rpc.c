@@ -37,8 +37,7 @@ void js_sw_client_target(js_sw_client *s, int i)
     if (!s->deadline_ms) s->deadline_ms = 30000;
 }
 
-/* Pack msg (protobuf-c) and make a unary call; the response is left in *resp. */
-static int unary(js_sw_client *s, const char *path, const ProtobufCMessage *msg, uint8_t **resp, size_t *resp_len,
+int js_sw_unary(js_sw_client *s, const char *path, const ProtobufCMessage *msg, uint8_t **resp, size_t *resp_len,
                  char *err, size_t errlen)
 {
     size_t n = protobuf_c_message_get_packed_size(msg);
@@ -106,12 +105,13 @@ int js_sw_heartbeat(js_sw_client *s, int with_properties, char *err, size_t errl
         m.serviceinstance = (char *)s->conf->instance;
         m.n_properties = properties(kv, ptrs, vals, MAX_PROPS);
         m.properties = ptrs;
-        st = unary(s, "/skywalking.v3.ManagementService/reportInstanceProperties", &m.base, &resp, &len, err, errlen);
+        st = js_sw_unary(s, "/skywalking.v3.ManagementService/reportInstanceProperties", &m.base, &resp, &len, err,
+                         errlen);
     } else {
         Skywalking__V3__InstancePingPkg m = SKYWALKING__V3__INSTANCE_PING_PKG__INIT;
         m.service = (char *)s->conf->service;
         m.serviceinstance = (char *)s->conf->instance;
-        st = unary(s, "/skywalking.v3.ManagementService/keepAlive", &m.base, &resp, &len, err, errlen);
+        st = js_sw_unary(s, "/skywalking.v3.ManagementService/keepAlive", &m.base, &resp, &len, err, errlen);
     }
     free(resp); /* the OAP sends no commands in heartbeat answers */
     return st;
@@ -139,13 +139,21 @@ int js_sw_poll(js_sw_client *s, long long last_ms, js_sw_task *out, int max, int
     q.lastcommandtime = last_ms;
     uint8_t *resp = NULL;
     size_t len = 0;
-    int st = unary(s, "/skywalking.v10.AsyncProfilerTask/getAsyncProfilerTaskCommands", &q.base, &resp, &len, err, errlen);
+    int st = js_sw_unary(s, "/skywalking.v10.AsyncProfilerTask/getAsyncProfilerTaskCommands", &q.base, &resp, &len,
+                         err, errlen);
     if (st != JS_GRPC_OK) return st;
-    Skywalking__V3__Commands *cmds = skywalking__v3__commands__unpack(NULL, len, resp);
+    int rc = js_sw_read_commands(resp, len, out, max, n, err, errlen);
     free(resp);
+    return rc == 0 ? JS_GRPC_OK : JS_GRPC_INTERNAL;
+}
+
+int js_sw_read_commands(const uint8_t *msg, size_t len, js_sw_task *out, int max, int *n, char *err, size_t errlen)
+{
+    *n = 0;
+    Skywalking__V3__Commands *cmds = skywalking__v3__commands__unpack(NULL, len, msg);
     if (!cmds) {
         snprintf(err, errlen, "the task answer is not a valid Commands message (%zu bytes)", len);
-        return JS_GRPC_INTERNAL;
+        return -1;
     }
     for (size_t i = 0; i < cmds->n_commands && *n < max; i++) {
         const Skywalking__V3__Command *c = cmds->commands[i];
@@ -154,48 +162,79 @@ int js_sw_poll(js_sw_client *s, long long last_ms, js_sw_task *out, int max, int
         (*n)++;
     }
     skywalking__v3__commands__free_unpacked(cmds, NULL);
-    return JS_GRPC_OK;
+    return 0;
 }
 
-/* Send one AsyncProfilerData message (last: the request ends with it). */
-static int send_data(js_grpc_call *c, const Skywalking__V10__AsyncProfilerData *d, uint8_t *buf, size_t cap, int last)
+int js_sw_read_collect_answer(const uint8_t *msg, size_t len)
 {
-    size_t n = skywalking__v10__async_profiler_data__get_packed_size(d);
-    if (n > cap) return JS_GRPC_INTERNAL;
-    skywalking__v10__async_profiler_data__pack(d, buf);
+    Skywalking__V10__AsyncProfilerCollectionResponse *r =
+        skywalking__v10__async_profiler_collection_response__unpack(NULL, len, msg);
+    if (!r) return -1;
+    int oversize = r->type == SKYWALKING__V10__ASYNC_PROFILING_STATUS__TERMINATED_BY_OVERSIZE;
+    skywalking__v10__async_profiler_collection_response__free_unpacked(r, NULL);
+    return oversize;
+}
+
+/* The first AsyncProfilerData message (metadata, and the error text of an error report) or a content slice,
+ * packed into buf; its length (with buf NULL: the length it needs), 0 if it does not fit in cap. */
+static size_t jfr_pack(const js_spool_entry *e, const char *error, int64_t size, const uint8_t *data, size_t len,
+                       uint8_t *buf, size_t cap)
+{
+    Skywalking__V10__AsyncProfilerMetaData md = SKYWALKING__V10__ASYNC_PROFILER_META_DATA__INIT;
+    Skywalking__V10__AsyncProfilerData d = SKYWALKING__V10__ASYNC_PROFILER_DATA__INIT;
+    if (e) {
+        md.service = (char *)e->service;
+        md.serviceinstance = (char *)e->instance;
+        md.taskid = (char *)e->id;
+        md.type = error ? SKYWALKING__V10__ASYNC_PROFILING_STATUS__EXECUTION_TASK_ERROR
+                        : SKYWALKING__V10__ASYNC_PROFILING_STATUS__PROFILING_SUCCESS;
+        md.contentsize = error ? -1 : (int32_t)size; /* the Java agent's -1 for an error */
+        d.metadata = &md;
+        if (error) {
+            d.result_case = SKYWALKING__V10__ASYNC_PROFILER_DATA__RESULT_ERROR_MESSAGE;
+            d.errormessage = (char *)error;
+        }
+    } else {
+        d.result_case = SKYWALKING__V10__ASYNC_PROFILER_DATA__RESULT_CONTENT;
+        d.content.data = (uint8_t *)data;
+        d.content.len = len;
+    }
+    size_t n = skywalking__v10__async_profiler_data__get_packed_size(&d);
+    if (!buf) return n;
+    return n <= cap ? skywalking__v10__async_profiler_data__pack(&d, buf) : 0;
+}
+
+/* A whole JFR file: its magic and at least a chunk header. */
+static int jfr_whole(int fd, int64_t size, char *why, size_t whylen)
+{
+    char magic[4];
+    if (size >= 68 && pread(fd, magic, 4, 0) == 4 && memcmp(magic, "FLR", 4) == 0) return 0;
+    snprintf(why, whylen, "the recording is incomplete (%lld bytes, not a whole JFR file)", (long long)size);
+    return -1;
+}
+
+const js_collect_codec js_jfr_codec = {"/skywalking.v10.AsyncProfilerTask/collect", "recording", jfr_pack, js_sw_read_collect_answer,
+                                       jfr_whole};
+
+/* Pack and send one message (last: the request ends with it). */
+static int send_msg(js_grpc_call *c, const js_collect_codec *k, const js_spool_entry *e, const char *error,
+                    int64_t size, const uint8_t *data, size_t len, uint8_t *buf, size_t cap, int last)
+{
+    size_t n = k->pack(e, error, size, data, len, buf, cap);
+    if (!n) return JS_GRPC_INTERNAL;
     return last ? js_grpc_send_last(c, buf, n) : js_grpc_send(c, buf, n);
 }
 
-/* The first message: metadata, and the error text for an error report (then also the last). */
-static void fill_meta(Skywalking__V10__AsyncProfilerData *d, Skywalking__V10__AsyncProfilerMetaData *md,
-                      const js_spool_entry *e, const char *error, int64_t size)
-{
-    md->service = (char *)e->service;
-    md->serviceinstance = (char *)e->instance;
-    md->taskid = (char *)e->id;
-    md->type = error ? SKYWALKING__V10__ASYNC_PROFILING_STATUS__EXECUTION_TASK_ERROR
-                     : SKYWALKING__V10__ASYNC_PROFILING_STATUS__PROFILING_SUCCESS;
-    md->contentsize = error ? -1 : (int32_t)size;
-    d->metadata = md;
-    if (error) {
-        d->result_case = SKYWALKING__V10__ASYNC_PROFILER_DATA__RESULT_ERROR_MESSAGE;
-        d->errormessage = (char *)error;
-    }
-}
-
-/* Open the recording and check it is a whole JFR file; its fd, or -1 with why. */
-static int open_recording(const char *path, int64_t *size, char *why, size_t whylen)
+/* Open the file of a pending entry and check it is whole; its fd, or -1 with why. */
+static int open_file(const js_collect_codec *k, const char *path, int64_t *size, char *why, size_t whylen)
 {
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     struct stat st;
-    char magic[4];
     if (fd < 0 || fstat(fd, &st) != 0) {
-        snprintf(why, whylen, "the recording %s cannot be read: %s", path, strerror(errno));
-    } else if (st.st_size < 68 || pread(fd, magic, 4, 0) != 4 || memcmp(magic, "FLR", 4) != 0) {
-        snprintf(why, whylen, "the recording is incomplete (%lld bytes, not a whole JFR file)", (long long)st.st_size);
+        snprintf(why, whylen, "the %s %s cannot be read: %s", k->what, path, strerror(errno));
     } else if (st.st_size > 0x7fffffff) {
-        snprintf(why, whylen, "the recording (%lld bytes) is too big for the protocol", (long long)st.st_size);
-    } else {
+        snprintf(why, whylen, "the %s (%lld bytes) is too big for the protocol", k->what, (long long)st.st_size);
+    } else if (k->whole(fd, st.st_size, why, whylen) == 0) {
         *size = st.st_size;
         return fd;
     }
@@ -204,23 +243,20 @@ static int open_recording(const char *path, int64_t *size, char *why, size_t why
 }
 
 /* Content in 1 MiB messages; the gRPC status. */
-static int send_content(js_grpc_call *c, int fd, int64_t size, uint8_t *buf, size_t cap, uint8_t *slice,
-                        uint64_t *sent, char *err, size_t errlen)
+static int send_content(js_grpc_call *c, const js_collect_codec *k, int fd, int64_t size, uint8_t *buf, size_t cap,
+                        uint8_t *slice, uint64_t *sent, char *err, size_t errlen)
 {
     for (int64_t off = 0; off < size;) {
         size_t want = size - off < SLICE ? (size_t)(size - off) : SLICE;
         ssize_t r = pread(fd, slice, want, off);
         if (r != (ssize_t)want) {
-            snprintf(err, errlen, "reading the recording at %lld: %s", (long long)off, r < 0 ? strerror(errno) : "short");
+            snprintf(err, errlen, "reading the %s at %lld: %s", k->what, (long long)off,
+                     r < 0 ? strerror(errno) : "short");
             return JS_GRPC_CANCELLED;
         }
-        Skywalking__V10__AsyncProfilerData d = SKYWALKING__V10__ASYNC_PROFILER_DATA__INIT;
-        d.result_case = SKYWALKING__V10__ASYNC_PROFILER_DATA__RESULT_CONTENT;
-        d.content.data = slice;
-        d.content.len = want;
-        int st = send_data(c, &d, buf, cap, off + (int64_t)want == size);
+        int st = send_msg(c, k, NULL, NULL, 0, slice, want, buf, cap, off + (int64_t)want == size);
         if (st != JS_GRPC_OK) {
-            snprintf(err, errlen, "%s: sending the recording at byte %lld: %s", js_grpc_code_name(st), (long long)off,
+            snprintf(err, errlen, "%s: sending the %s at byte %lld: %s", js_grpc_code_name(st), k->what, (long long)off,
                      js_grpc_error(c));
             return st;
         }
@@ -231,7 +267,8 @@ static int send_content(js_grpc_call *c, int fd, int64_t size, uint8_t *buf, siz
 }
 
 /* After the metadata of a recording: the server's answer, then the content. */
-static js_upload_result upload_body(js_grpc_call *c, int fd, int64_t size, uint64_t *sent, char *err, size_t errlen)
+static js_upload_result upload_body(js_grpc_call *c, const js_collect_codec *k, int fd, int64_t size, uint64_t *sent,
+                                    char *err, size_t errlen)
 {
     const uint8_t *m;
     size_t mlen;
@@ -240,21 +277,18 @@ static js_upload_result upload_body(js_grpc_call *c, int fd, int64_t size, uint6
         snprintf(err, errlen, "%s: no answer to the upload's metadata: %s", js_grpc_code_name(st), js_grpc_error(c));
         return JS_UP_RETRY;
     }
-    Skywalking__V10__AsyncProfilerCollectionResponse *r =
-        skywalking__v10__async_profiler_collection_response__unpack(NULL, mlen, m);
-    int oversize = r && r->type == SKYWALKING__V10__ASYNC_PROFILING_STATUS__TERMINATED_BY_OVERSIZE;
-    if (r) skywalking__v10__async_profiler_collection_response__free_unpacked(r, NULL);
-    if (!r) {
+    int answer = k->answer(m, mlen);
+    if (answer < 0) {
         snprintf(err, errlen, "the upload's answer is not a valid message (%zu bytes)", mlen);
         return JS_UP_RETRY;
     }
-    if (oversize) {
+    if (answer == 1) {
         js_grpc_finish(c);
         return JS_UP_OVERSIZE;
     }
     size_t cap = SLICE + 64;
     uint8_t *buf = malloc(cap), *slice = malloc(SLICE);
-    st = buf && slice ? send_content(c, fd, size, buf, cap, slice, sent, err, errlen) : JS_GRPC_RESOURCE_EXHAUSTED;
+    st = buf && slice ? send_content(c, k, fd, size, buf, cap, slice, sent, err, errlen) : JS_GRPC_RESOURCE_EXHAUSTED;
     free(buf);
     free(slice);
     if (st == JS_GRPC_OK) st = js_grpc_finish(c);
@@ -267,32 +301,30 @@ static js_upload_result upload_body(js_grpc_call *c, int fd, int64_t size, uint6
 
 js_upload_result js_sw_upload(js_sw_client *s, const js_spool_entry *e, uint64_t *sent, char *err, size_t errlen)
 {
+    const js_collect_codec *k = e->kind == JS_SPOOL_PPROF ? &js_pprof_codec : &js_jfr_codec;
     *sent = 0;
     err[0] = 0;
     char why[JS_TASK_MSG_MAX + 64] = "";
     int64_t size = 0;
     int fd = -1;
-    if (!e->error) fd = open_recording(e->jfr, &size, why, sizeof why);
+    if (!e->error) fd = open_file(k, e->jfr, &size, why, sizeof why);
     const char *error = e->error ? e->message : fd < 0 ? why : NULL;
     long long deadline = s->deadline_ms + size / (1 << 20) * 2000; /* 2 s per MiB beyond the call deadline */
-    Skywalking__V10__AsyncProfilerMetaData md = SKYWALKING__V10__ASYNC_PROFILER_META_DATA__INIT;
-    Skywalking__V10__AsyncProfilerData d = SKYWALKING__V10__ASYNC_PROFILER_DATA__INIT;
-    fill_meta(&d, &md, e, error, size);
     /* An error report is one message of known size (see js_grpc_open). An upload's size is left open: the server
      * may end it after the first message (oversize), and its headers and go-ahead are read before the content. */
-    long long req_size = error ? 5 + (long long)skywalking__v10__async_profiler_data__get_packed_size(&d) : -1;
-    js_grpc_call *c = js_grpc_open(&s->ch, "/skywalking.v10.AsyncProfilerTask/collect", deadline, req_size);
+    long long req_size = error ? 5 + (long long)k->pack(e, error, 0, NULL, 0, NULL, 0) : -1;
+    js_grpc_call *c = js_grpc_open(&s->ch, k->path, deadline, req_size);
     uint8_t meta[JS_TASK_MSG_MAX * 2 + 1024];
     js_upload_result res = JS_UP_RETRY;
-    int st = c ? send_data(c, &d, meta, sizeof meta, error != NULL) : JS_GRPC_RESOURCE_EXHAUSTED;
+    int st = c ? send_msg(c, k, e, error, size, NULL, 0, meta, sizeof meta, error != NULL) : JS_GRPC_RESOURCE_EXHAUSTED;
     if (st != JS_GRPC_OK) {
         snprintf(err, errlen, "%s: %s", js_grpc_code_name(st), c ? js_grpc_error(c) : "cannot set up the call");
-    } else if (error) { /* an error report: no answer is sent, only the status */
+    } else if (error) { /* an error report: the status is what counts (the pprof receiver answers a message too) */
         st = js_grpc_finish(c);
         if (st == JS_GRPC_OK) res = JS_UP_DONE;
         else snprintf(err, errlen, "%s: %s", js_grpc_code_name(st), js_grpc_error(c));
     } else {
-        res = upload_body(c, fd, size, sent, err, errlen);
+        res = upload_body(c, k, fd, size, sent, err, errlen);
     }
     if (fd >= 0) close(fd);
     js_grpc_close(c);

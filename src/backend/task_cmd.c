@@ -77,14 +77,15 @@ int js_task_from_args(const char *const *keys, const char *const *vals, size_t n
     return 0;
 }
 
-/* Append text to a list joined by sep, if it fits. */
-static void add(char *list, size_t len, const char *sep, const char *text, size_t n)
+/* Append text to a list joined by sep; 0, or -1 (list unchanged) when it does not fit. */
+static int add(char *list, size_t len, const char *sep, const char *text, size_t n)
 {
     size_t o = strlen(list), sl = o ? strlen(sep) : 0;
-    if (o + sl + n + 1 > len) return;
+    if (o + sl + n + 1 > len) return -1;
     memcpy(list + o, sep, sl);
     memcpy(list + o + sl, text, n);
     list[o + sl + n] = 0;
+    return 0;
 }
 
 static int is_cpu_event(const char *e, size_t n)
@@ -101,22 +102,20 @@ static void take_event(js_task_opts *o, const char *e, size_t n)
     } else if (strlen(o->event) != n || strncmp(o->event, e, n) != 0) {
         char note[96];
         snprintf(note, sizeof note, "%.*s sampled by the %s engine (one CPU engine per recording)", (int)n, e, o->event);
-        add(o->notes, sizeof o->notes, ", ", note, strlen(note));
+        add(o->notes, sizeof o->notes, ", ", note, strlen(note)); /* a note that does not fit is only not logged */
     }
 }
 
 /* A wall, alloc or lock token ("alloc", "alloc=1m", "event=lock"): added to o->kinds as wall[=V] etc. 1 if
- * it was one. */
+ * it was one, -1 if it was one that does not fit, 0 if not. */
 static int take_kind(js_task_opts *o, const char *p, size_t n)
 {
     static const char *const kinds[] = {"wall", "alloc", "lock"};
     if (n > 6 && strncmp(p, "event=", 6) == 0) p += 6, n -= 6;
     for (size_t i = 0; i < 3; i++) {
         size_t k = strlen(kinds[i]);
-        if (n >= k && strncmp(p, kinds[i], k) == 0 && (n == k || p[k] == '=')) {
-            add(o->kinds, sizeof o->kinds, ",", p, n);
-            return 1;
-        }
+        if (n >= k && strncmp(p, kinds[i], k) == 0 && (n == k || p[k] == '='))
+            return add(o->kinds, sizeof o->kinds, ",", p, n) == 0 ? 1 : -1;
     }
     return 0;
 }
@@ -131,9 +130,12 @@ static int passes_through(const char *key, size_t k)
     return 0;
 }
 
-/* One token of ExecArgs; 0, or -1 when jsampler cannot honour it (added to bad). */
-static int take_token(js_task_opts *o, const char *p, size_t n, char *bad, size_t badlen)
+/* One token of ExecArgs; 0, or -1 when jsampler cannot honour it (added to bad) or it does not fit with the
+ * others (added to toolong): a task runs with every option it asked for, or not at all. */
+static int take_token(js_task_opts *o, const char *p, size_t n, char *bad, size_t badlen, char *toolong,
+                      size_t toolonglen)
 {
+    int kind;
     size_t k = strcspn(p, "=");
     if (k > n) k = n;
     const char *v = p + k + 1;
@@ -144,7 +146,8 @@ static int take_token(js_task_opts *o, const char *p, size_t n, char *bad, size_
         take_event(o, v, vn);
     } else if (k == n && is_cpu_event(p, n)) {
         take_event(o, p, n);
-    } else if (take_kind(o, p, n)) {
+    } else if ((kind = take_kind(o, p, n)) != 0) {
+        if (kind < 0) goto full;
     } else if (k == 8 && strncmp(p, "interval", 8) == 0 && k < n) {
         long long ns = js_parse_duration_ns(val);
         if (ns <= 0) goto bad;
@@ -156,9 +159,9 @@ static int take_token(js_task_opts *o, const char *p, size_t n, char *bad, size_
         int digits = vn > 0 && strspn(val, "0123456789") == vn;
         if (js_parse_duration_ns(digits ? strcat(val, "s") : val) <= 0) goto bad;
         snprintf(opt, sizeof opt, "chunktime=%s", val);
-        add(o->extra, sizeof o->extra, ",", opt, strlen(opt));
+        if (add(o->extra, sizeof o->extra, ",", opt, strlen(opt)) != 0) goto full;
     } else if (passes_through(p, k)) {
-        add(o->extra, sizeof o->extra, ",", p, n);
+        if (add(o->extra, sizeof o->extra, ",", p, n) != 0) goto full;
     } else {
         goto bad;
     }
@@ -166,18 +169,27 @@ static int take_token(js_task_opts *o, const char *p, size_t n, char *bad, size_
 bad:
     add(bad, badlen, ", ", p, n);
     return -1;
+full:
+    add(toolong, toolonglen, ", ", p, n < 40 ? n : 40);
+    return -1;
 }
 
 int js_task_parse_exec(const char *exec, js_task_opts *o, char *err, size_t errlen)
 {
     memset(o, 0, sizeof *o);
-    char bad[512] = "";
+    char bad[512] = "", toolong[256] = "";
     for (const char *p = exec ? exec : ""; *p;) {
         while (*p == ' ' || *p == ',') p++;
         size_t n = strcspn(p, ",");
         while (n && isspace((unsigned char)p[n - 1])) n--;
-        if (n) take_token(o, p, n, bad, sizeof bad);
+        if (n) take_token(o, p, n, bad, sizeof bad, toolong, sizeof toolong);
         p += strcspn(p, ",");
+    }
+    if (toolong[0] && !bad[0]) {
+        snprintf(err, errlen, "ExecArgs '%.200s': too long: %s does not fit with the options before it (at most %zu "
+                              "bytes of wall, alloc and lock options and %zu of the others)", exec, toolong,
+                 sizeof o->kinds - 1, sizeof o->extra - 1);
+        return -1;
     }
     if (bad[0]) {
         snprintf(err, errlen, "ExecArgs '%s': jsampler cannot honour %s (it records cpu, ctimer, itimer, wall, alloc "
@@ -197,4 +209,15 @@ int js_task_parse_exec(const char *exec, js_task_opts *o, char *err, size_t errl
     }
     if (!o->event[0]) snprintf(o->event, sizeof o->event, "cpu");
     return 0;
+}
+
+int js_task_start_command(const js_task_opts *o, long long interval_ns, uint64_t max_bytes, const char *file,
+                          char *cmd, size_t len)
+{
+    char ivopt[48] = "";
+    if (o->timed) snprintf(ivopt, sizeof ivopt, ",interval=%lld", interval_ns);
+    int n = snprintf(cmd, len, "start,event=%s%s%s%s,jfrmaxsize=%llu,file=%s%s%s", o->event, ivopt,
+                     o->kinds[0] ? "," : "", o->kinds, (unsigned long long)max_bytes, file, o->extra[0] ? "," : "",
+                     o->extra);
+    return n < 0 || (size_t)n >= len ? -1 : 0;
 }

@@ -14,7 +14,6 @@
 #include "util/log.h"
 
 #define REPLY_MAX 4096
-#define PROBE_MS 500 /* CPU probe when no earlier reading is at hand */
 
 static long long epoch_ms(void)
 {
@@ -23,9 +22,7 @@ static long long epoch_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Run cmd through the host's dispatcher, the thread attached to the VM unless cmd is status; 0 or -1,
- * reply in out. */
-static int dispatch(const js_backend_host *h, const char *cmd, char *out, size_t outlen)
+int js_run_dispatch(const js_backend_host *h, const char *cmd, char *out, size_t outlen)
 {
     out[0] = 0;
     int entered = strcmp(cmd, "status") != 0 && h->vm_enter ? h->vm_enter() == 0 : 0;
@@ -36,31 +33,27 @@ static int dispatch(const js_backend_host *h, const char *cmd, char *out, size_t
     return rc == 0 ? 0 : -1;
 }
 
-/* Leave an error report for task id in taskdir (uploaded like a recording). */
-void js_run_report_error(const js_backend_conf *c, const char *id, const char *msg)
+void js_run_report(const js_backend_conf *c, js_spool_kind kind, const char *id, const char *msg)
 {
     js_spool_entry e;
     memset(&e, 0, sizeof e);
+    e.kind = kind;
     snprintf(e.id, sizeof e.id, "%s", id);
     snprintf(e.service, sizeof e.service, "%s", c->service);
     snprintf(e.instance, sizeof e.instance, "%s", c->instance);
     e.error = 1;
     snprintf(e.message, sizeof e.message, "%s", msg);
     char err[512];
-    js_warn("task %s: %s", id, msg);
-    if (js_spool_put(c->taskdir, &e, err, sizeof err) != 0) js_error("task %s: cannot keep its error report: %s", id, err);
+    const char *what = kind == JS_SPOOL_PPROF ? "pprof task" : "task";
+    js_warn("%s %s: %s", what, id, msg);
+    if (js_spool_put(c->taskdir, &e, err, sizeof err) != 0)
+        js_error("%s %s: cannot keep its error report: %s", what, id, err);
 }
 
-/* Busy CPUs of the process: from the reading kept by the loop, or a short probe now. */
-static double busy_cpus(js_run *r)
+/* Leave an error report for task id in taskdir (uploaded like a recording). */
+void js_run_report_error(const js_backend_conf *c, const char *id, const char *msg)
 {
-    long long now_ns = r->mono_ms() * 1000000LL, cpu = js_plan_process_cpu_ns();
-    if (r->probe_at_ns && now_ns - r->probe_at_ns >= 200000000LL && cpu >= r->probe_cpu_ns)
-        return (double)(cpu - r->probe_cpu_ns) / (double)(now_ns - r->probe_at_ns);
-    struct timespec ts = {0, PROBE_MS * 1000000L};
-    nanosleep(&ts, NULL);
-    long long cpu2 = js_plan_process_cpu_ns();
-    return cpu < 0 || cpu2 < cpu ? 1.0 : (double)(cpu2 - cpu) / (PROBE_MS * 1e6);
+    js_run_report(c, JS_SPOOL_JFR, id, msg);
 }
 
 /* Start one segment of the recording at interval iv; 0 or -1 with the dispatcher's reply in why. */
@@ -69,12 +62,11 @@ static int start_segment(js_run *r, long long iv, uint64_t max_bytes, char *why,
     char cmd[2048], reply[REPLY_MAX];
     size_t stem = strlen(r->jfr) - 4; /* without ".jfr" */
     snprintf(r->seg_path[r->nseg], sizeof r->seg_path[0], "%.*s.seg%d.jfr", (int)stem, r->jfr, r->nseg);
-    char ivopt[48] = "";
-    if (r->opts.timed) snprintf(ivopt, sizeof ivopt, ",interval=%lld", iv);
-    snprintf(cmd, sizeof cmd, "start,event=%s%s%s%s,jfrmaxsize=%llu,file=%s%s%s", r->opts.event, ivopt,
-             r->opts.kinds[0] ? "," : "", r->opts.kinds, (unsigned long long)max_bytes, r->seg_path[r->nseg],
-             r->opts.extra[0] ? "," : "", r->opts.extra);
-    if (dispatch(r->host, cmd, reply, sizeof reply) != 0) {
+    if (js_task_start_command(&r->opts, iv, max_bytes, r->seg_path[r->nseg], cmd, sizeof cmd) != 0) {
+        snprintf(why, whylen, "the start command for %s is longer than %zu bytes", r->seg_path[r->nseg], sizeof cmd);
+        return -1;
+    }
+    if (js_run_dispatch(r->host, cmd, reply, sizeof reply) != 0) {
         snprintf(why, whylen, "the profiler refused to start: %s", reply);
         return -1;
     }
@@ -100,7 +92,7 @@ int js_run_start(js_run *r, const js_sw_task *t)
         js_warn("task %s: duration %d s clamped to %d s", t->id, t->duration_s, JS_TASK_MAX_DURATION_S);
     js_spool_jfr_path(c->taskdir, t->id, c->instance, r->jfr, sizeof r->jfr);
     long long requested = r->opts.interval_ns ? r->opts.interval_ns : 10000000LL;
-    r->cpus = busy_cpus(r);
+    r->cpus = js_plan_busy_cpus(r->probe_cpu_ns, r->probe_at_ns, r->mono_ms() * 1000000LL);
     double est = 0;
     long long iv = js_plan_interval(requested, r->cpus, r->duration_s, c->upload_max, &est);
     r->nseg = 0;
@@ -132,7 +124,7 @@ static long long file_size(const char *path)
 static long long session_samples(js_run *r)
 {
     char reply[REPLY_MAX];
-    if (dispatch(r->host, "status", reply, sizeof reply) != 0) return -1;
+    if (js_run_dispatch(r->host, "status", reply, sizeof reply) != 0) return -1;
     const char *p = strstr(reply, "samples=");
     return p ? atoll(p + 8) : -1;
 }
@@ -161,7 +153,7 @@ void js_run_check(js_run *r)
     long long iv = (long long)((double)r->interval_ns * rest / room * 1.1);
     iv = (iv + 99999) / 100000 * 100000;
     char reply[REPLY_MAX], err[JS_TASK_MSG_MAX];
-    if (dispatch(r->host, "stop", reply, sizeof reply) != 0) {
+    if (js_run_dispatch(r->host, "stop", reply, sizeof reply) != 0) {
         js_warn("task %s: re-planning the rate failed at stop: %s", r->task.id, reply);
         r->replans = JS_RUN_MAX_SEGMENTS; /* keep what runs */
         return;
@@ -230,7 +222,7 @@ void js_run_finish(js_run *r, int vm_exit)
                 (r->mono_ms() - r->start_ms) / 1000, r->duration_s,
                 r->nseg > 1 ? " (its last segment only: the one at the re-planned interval)" : "");
         for (int i = 0; i < r->nseg - 1; i++) unlink(r->seg_path[i]);
-    } else if (!r->stopped && dispatch(r->host, "stop", reply, sizeof reply) != 0) {
+    } else if (!r->stopped && js_run_dispatch(r->host, "stop", reply, sizeof reply) != 0) {
         js_run_report_error(c, r->task.id, reply);
         for (int i = 0; i < r->nseg; i++) unlink(r->seg_path[i]);
         return;

@@ -222,7 +222,8 @@ static int parse_flag(js_args *a, const char *key, const char *val, char *err, s
 {
     static const struct { const char *name; js_action act; } actions[] = {
         {"start", JS_ACTION_START}, {"stop", JS_ACTION_STOP},       {"dump", JS_ACTION_DUMP},
-        {"status", JS_ACTION_STATUS}, {"version", JS_ACTION_VERSION}};
+        {"status", JS_ACTION_STATUS}, {"version", JS_ACTION_VERSION}, {"threaddump", JS_ACTION_THREADDUMP},
+        {"threadstarts", JS_ACTION_THREADSTARTS}};
     static const struct { const char *name; js_out_format f; } formats[] = {
         {"collapsed", JS_OUT_COLLAPSED}, {"html", JS_OUT_HTML}, {"flamegraph", JS_OUT_HTML}, {"tree", JS_OUT_TREE},
         {"jfr", JS_OUT_JFR}, {"pprof", JS_OUT_PPROF}};

@@ -21,7 +21,8 @@ static int write_pprof(FILE *f, const js_profile *p, const js_args *a, const js_
 {
     js_pprof_opts o = {.kind = JS_PPROF_CPU, .time_ns = m->start_ns, .duration_ns = m->duration_ns,
                        .comment = "jsampler " JS_VERSION};
-    switch (m->kind) {
+    switch (m->snapshot ? JS_KINDS : m->kind) {
+    case JS_KINDS: o.kind = JS_PPROF_THREADS; break;
     case JS_KIND_WALL: o.kind = JS_PPROF_WALL, o.period = a->wall_ns; break;
     case JS_KIND_ALLOC: o.kind = JS_PPROF_ALLOC, o.period = (int64_t)a->alloc_bytes; break;
     case JS_KIND_LOCK: o.kind = JS_PPROF_LOCK; break;
@@ -97,7 +98,7 @@ int js_dump_check_output(const char *pattern, char *err, size_t errlen)
 
 int js_dump_write_profile(const js_profile *src, const js_args *a, const js_dump_meta *m, char *msg, size_t msglen)
 {
-    static const js_dump_meta exec = {JS_KIND_EXEC, 0, 0};
+    static const js_dump_meta exec = {JS_KIND_EXEC, 0, 0, NULL};
     if (!m) m = &exec;
     char path[JS_PATH_MAX] = "";
     if (a->file[0] && js_expand_path(a->file, (int)getpid(), (long long)time(NULL), path, sizeof path) != 0) {
@@ -114,8 +115,9 @@ int js_dump_write_profile(const js_profile *src, const js_args *a, const js_dump
         static const char *const titles[JS_KINDS] = {"jsampler CPU profile", "jsampler wall-clock profile",
                                                      "jsampler allocation profile", "jsampler lock profile"};
         int k = m->kind >= 0 && m->kind < JS_KINDS ? (int)m->kind : 0;
-        snprintf(p.title, sizeof p.title, "%s", a->title[0] ? a->title : titles[k]);
-        snprintf(p.unit, sizeof p.unit, "%s", src->unit[0] ? src->unit : "samples"); /* bytes, ns: as folded */
+        snprintf(p.title, sizeof p.title, "%s", a->title[0] ? a->title : m->snapshot ? m->snapshot : titles[k]);
+        /* bytes, ns: as folded; a thread snapshot counts threads */
+        snprintf(p.unit, sizeof p.unit, "%s", m->snapshot ? "threads" : src->unit[0] ? src->unit : "samples");
         uint64_t before = p.total;
         js_profile_filter(&p, a->include, a->exclude);
         if (before && !p.total)

@@ -2,6 +2,7 @@
 #include "core/jfr_stream.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,7 +14,6 @@
 #include "core/classes.h"
 #include "core/names.h"
 #include "core/symbols.h"
-#include "sample/walker.h"
 #include "core/thread_names.h"
 #include "sample/threads.h"
 #include "sample/sampler.h"
@@ -29,23 +29,35 @@
 #define ADDR_BITS 0xffffffffffffULL
 #define NULL_ID_CODE 0x100000000ULL    /* "[unknown_method]": a Java frame without a jmethodID */
 #define MAX_SETTINGS 16
+#define SLOT_MASK ((1u << JS_SAMPLER_GEN_SHIFT) - 1)
+#define WAIT_NS 1000000000ULL /* drains that must take everything wait this long for a producer inside the ring */
+#define PUBLISH_WAIT_NS 1000000ULL /* an event may name a trace its storing handler has not yet published */
+#define UNPUBLISHED_KEY 1 /* ... and past that wait it is one unknown stack (store hashes of real stacks are random) */
 #define DEFAULT_CHUNK_TIME_NS (60ULL * 1000000000ULL) /* a killed JVM loses at most the last minute */
 
 /* One recording per process (the handler that feeds it is process-wide); guarded by the
  * profiler's session lock for start/stop, owned by the writer thread in between. */
 static struct {
     JavaVM *vm;
-    const js_store *stores[2]; /* the session's two stores: events name their trace as gen << shift | id */
+    const js_store *stores[2]; /* the session's live stores (js_jfr_stream_stores): events name a trace in them */
     js_evring *ring; /* created once, reused by later recordings (replaced if abandoned) */
     pthread_mutex_t lock; /* drains and writer calls: the writer thread, rotations and stop */
     int active;
     js_jfr_writer *w;
+    js_jfr_writer *prev;     /* while the next loop= file begins: the file before, for events of older stores */
+    uint32_t boundary;       /* ... the first store generation of the new file */
     pthread_t thread;
     int thread_started;
     _Atomic int stop;
     int failed;
     char error[512];
-    char path[JS_PATH_MAX];
+    char path[JS_PATH_MAX], prev_path[JS_PATH_MAX];
+    uint64_t dropped0, prev_dropped0; /* the ring's drops when the file (and the one before) began */
+    uint64_t gone, prev_gone;         /* events whose stack was no longer in a store, per file */
+    const js_store *ev_store;        /* the event being written: source_trace answers from it */
+    uint32_t ev_slot;
+    uint8_t kinds[JS_MAX_JSTACKDEPTH + 1]; /* scratch: the frame kinds and lines of the trace pulled */
+    int32_t lines[JS_MAX_JSTACKDEPTH + 1];
     js_method_parts parts;   /* scratch returned to the writer by source_method */
     char pseudo_name[64];    /* scratch for pseudo frames */
     char thread_name[JS_THREAD_NAME_MAX];
@@ -65,21 +77,25 @@ static uint64_t mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* The store an event's trace key belongs to (its generation bits), or NULL. */
-static const js_store *store_of(uint32_t key)
+/* The live store an event's trace is in: by its full generation, or by the generation bits of its trace id when
+ * the producer gave none. NULL if the stream no longer knows that store (abandoned). */
+static const js_store *store_of(const js_ring_event *e)
 {
-    uint32_t gen = key >> JS_SAMPLER_GEN_SHIFT;
-    for (int i = 0; i < 2; i++)
-        if (J.stores[i] && (js_store_gen(J.stores[i]) & JS_SAMPLER_GEN_MASK) == gen) return J.stores[i];
+    for (int i = 0; i < 2; i++) {
+        const js_store *s = J.stores[i];
+        if (!s) continue;
+        uint32_t g = js_store_gen(s);
+        if (e->gen ? g == e->gen : (g & JS_SAMPLER_GEN_MASK) == e->trace >> JS_SAMPLER_GEN_SHIFT) return s;
+    }
     return NULL;
 }
 
-/* Frames of a stored trace for the writer, leaf first. */
-static int source_trace(void *ctx, uint32_t id, js_jfr_frame *out, int max, int *truncated)
+/* Frames of the trace of the event being written (key is its hash), leaf first. */
+static int source_trace(void *ctx, uint64_t key, js_jfr_frame *out, int max, int *truncated)
 {
     int n;
-    const js_store *s = store_of(id);
-    const js_raw_frame *f = s ? js_store_trace(s, id & ((1u << JS_SAMPLER_GEN_SHIFT) - 1), &n) : NULL;
+    const js_store *s = J.ev_store;
+    const js_raw_frame *f = s && js_store_trace_hash(s, J.ev_slot) == key ? js_store_trace(s, J.ev_slot, &n) : NULL;
     if (!f) return -1;
     if (n > 0 && f[0].kind == JS_RF_CLASS) f++, n--; /* alloc, lock: the class is the event's field, not a frame */
     if (n <= 0) return -1;
@@ -89,16 +105,17 @@ static int source_trace(void *ctx, uint32_t id, js_jfr_frame *out, int max, int 
         n--;
         *truncated = 1;
     }
+    js_names_trace_info(f, n, J.kinds, J.lines);
     for (int i = 0; i < n; i++) {
         js_jfr_frame *o = &out[i];
         o->line = -1;
         o->bci = -1;
         if (f[i].kind == JS_RF_JAVA || f[i].kind == JS_RF_NATIVE) {
             o->method = (uint64_t)(uintptr_t)f[i].method;
-            o->type = (uint8_t)js_names_kind(f, i, n);
+            o->type = J.kinds[i];
             if (f[i].kind == JS_RF_JAVA && f[i].bci >= 0) {
                 o->bci = f[i].bci;
-                o->line = js_names_line(f[i].method, f[i].bci);
+                o->line = J.lines[i];
             }
         } else if (f[i].kind == JS_RF_NATIVE_PC) { /* keyed by its symbol, so one function is one method */
             js_symbol_info info;
@@ -175,12 +192,11 @@ static void fail(const char *why)
 
 /* Thread state of a wall sample: running, or from the leaf frame of a thread waiting in a system call
  * (sleeping, waiting, parked, in native code, else blocked in the VM, most often on a monitor). */
-static uint32_t wall_state(const js_ring_event *e)
+static uint32_t wall_state(const js_ring_event *e, const js_store *s)
 {
     if (e->state != JS_WS_SYSCALL) return JS_JFR_STATE_RUNNABLE;
     int n;
-    const js_store *s = store_of(e->trace);
-    const js_raw_frame *f = s ? js_store_trace(s, e->trace & ((1u << JS_SAMPLER_GEN_SHIFT) - 1), &n) : NULL;
+    const js_raw_frame *f = js_store_trace(s, e->trace & SLOT_MASK, &n);
     int i = 0;
     while (f && i < n && f[i].kind == JS_RF_NATIVE_PC) i++; /* cstack: the libc and kernel frames of the call */
     if (!f || i == n) return f && i ? JS_JFR_STATE_IN_NATIVE : JS_JFR_STATE_RUNNABLE;
@@ -194,24 +210,50 @@ static uint32_t wall_state(const js_ring_event *e)
     return JS_JFR_STATE_BLOCKED;
 }
 
-/* One drained event into the writer, as its kind's JFR event. */
+/* The trace key of the event's stack (its hash in the store), with J.ev_store and J.ev_slot set for source_trace; 0
+ * if the store is gone or was emptied since (the event is then counted, not written). A trace its storing handler
+ * has not yet published is waited for briefly; past that it is written as an unknown stack. */
+static uint64_t trace_key(const js_ring_event *e, const js_store **store)
+{
+    const js_store *s = store_of(e);
+    uint32_t slot = e->trace & SLOT_MASK;
+    uint64_t h = s ? js_store_trace_hash(s, slot) : 0;
+    J.ev_store = s;
+    J.ev_slot = slot;
+    *store = s;
+    if (!h) return 0;
+    int n;
+    for (uint64_t t0 = mono_ns(); !js_store_trace(s, slot, &n) && mono_ns() - t0 < PUBLISH_WAIT_NS;) sched_yield();
+    return js_store_trace(s, slot, &n) ? h : UNPUBLISHED_KEY;
+}
+
+/* One drained event into the writer, as its kind's JFR event: the file before a loop= switch takes the events of
+ * the stores before it. */
 static void write_event(const js_ring_event *e, void *ctx)
 {
     if (J.failed) return;
+    const js_store *s;
+    uint64_t key = trace_key(e, &s);
+    int to_prev = J.prev && s && (int32_t)(js_store_gen(s) - J.boundary) < 0;
+    if (!key) {
+        if (to_prev) J.prev_gone++;
+        else J.gone++;
+        return;
+    }
+    js_jfr_writer *w = to_prev ? J.prev : J.w;
     char err[512];
     uint32_t thread = e->thread ? e->thread : UNKNOWN_THREAD_KEY;
     uint32_t weight = (uint32_t)(e->weight > UINT32_MAX ? UINT32_MAX : e->weight);
     int rc;
     if (e->kind == JS_SK_EXEC || (e->kind == JS_SK_WALL && !J.exec_on)) {
-        uint32_t state = e->kind == JS_SK_WALL ? wall_state(e) : JS_JFR_STATE_RUNNABLE;
-        rc = js_jfr_execution_sample(J.w, e->ticks, thread, e->trace, state, weight, err, sizeof err);
+        uint32_t state = e->kind == JS_SK_WALL ? wall_state(e, s) : JS_JFR_STATE_RUNNABLE;
+        rc = js_jfr_execution_sample(w, e->ticks, thread, key, state, weight, err, sizeof err);
     } else {
-        js_jfr_event ev = {.ticks = e->ticks, .thread = thread, .trace = e->trace, .timeout = INT64_MIN,
-                           .until = INT64_MIN};
+        js_jfr_event ev = {.ticks = e->ticks, .thread = thread, .trace = key, .timeout = INT64_MIN, .until = INT64_MIN};
         if (e->cls && js_classes_internal(e->cls, J.class_name, sizeof J.class_name) == 0) ev.class_name = J.class_name;
         if (e->kind == JS_SK_WALL) {
             ev.type = JS_JFR_EV_WALL;
-            ev.state = wall_state(e);
+            ev.state = wall_state(e, s);
             ev.weight = e->weight;
             ev.span = e->weight * (uint64_t)J.wall_ns;
         } else if (e->kind == JS_SK_ALLOC) {
@@ -227,17 +269,17 @@ static void write_event(const js_ring_event *e, void *ctx)
             ev.type = JS_JFR_EV_MONITOR;
             ev.duration = e->weight;
         }
-        rc = js_jfr_write_event(J.w, &ev, err, sizeof err);
+        rc = js_jfr_write_event(w, &ev, err, sizeof err);
     }
     if (rc != 0) fail(err);
 }
 
-/* Drain the ring and rotate the chunk when due. */
+/* Drain the ring (stripes a producer holds are left for the next time) and rotate the chunk when due. */
 static void pump(void)
 {
     pthread_mutex_lock(&J.lock);
     if (J.w) {
-        js_evring_drain(J.ring, write_event, NULL);
+        js_evring_drain(J.ring, write_event, NULL, 0, NULL);
         char err[512];
         if (!J.failed && js_jfr_maybe_rotate(J.w, mono_ns(), err, sizeof err) != 0) fail(err);
     }
@@ -284,16 +326,9 @@ static int fill_settings(const js_args *a)
     return n;
 }
 
-int js_jfr_stream_start(JavaVM *vm, const char *path, const js_args *a, const js_store *s0, const js_store *s1,
-                        char *err, size_t errlen)
+/* Open path as a writer with the session's options; NULL with err. */
+static js_jfr_writer *open_file(const char *path, const js_args *a, char *err, size_t errlen)
 {
-    if (J.active) {
-        snprintf(err, errlen, "a JFR recording is already being written");
-        return -1;
-    }
-    if (!J.ring && !(J.ring = js_evring_create(RING_STRIPES, RING_PER_STRIPE, err, errlen))) return -1;
-    J.failed = 1; /* discard anything a previous recording left behind */
-    js_evring_drain(J.ring, write_event, NULL);
     js_jfr_options o;
     memset(&o, 0, sizeof o);
     o.chunk_size = a->chunk_size;
@@ -303,15 +338,32 @@ int js_jfr_stream_start(JavaVM *vm, const char *path, const js_args *a, const js
     o.recording_name = "jsampler";
     o.nsettings = fill_settings(a);
     o.settings = J.settings;
+    return js_jfr_open(path, &o, &source, mono_ns(), err, errlen);
+}
+
+int js_jfr_stream_start(JavaVM *vm, const char *path, const js_args *a, const js_store *s0, const js_store *s1,
+                        char *err, size_t errlen)
+{
+    if (J.active) {
+        snprintf(err, errlen, "a JFR recording is already being written");
+        return -1;
+    }
+    if (!J.ring && !(J.ring = js_evring_create(RING_STRIPES, RING_PER_STRIPE, err, errlen))) return -1;
+    J.failed = 1; /* discard anything an earlier session left behind (a recording that failed mid-way) */
+    js_evring_drain(J.ring, write_event, NULL, 0, NULL);
     J.vm = vm;
     J.exec_on = js_kind_on(a, JS_KIND_EXEC);
     J.wall_ns = a->wall_ns;
+    pthread_mutex_lock(&J.lock);
     J.stores[0] = s0;
     J.stores[1] = s1;
+    pthread_mutex_unlock(&J.lock);
     J.failed = 0;
     J.error[0] = 0;
+    J.gone = 0;
+    J.dropped0 = js_evring_dropped(J.ring);
     snprintf(J.path, sizeof J.path, "%s", path);
-    J.w = js_jfr_open(path, &o, &source, mono_ns(), err, errlen);
+    J.w = open_file(path, a, err, errlen);
     if (!J.w) return -1;
     atomic_store(&J.stop, 0);
     J.thread_started = pthread_create(&J.thread, NULL, writer_main, NULL) == 0;
@@ -320,14 +372,92 @@ int js_jfr_stream_start(JavaVM *vm, const char *path, const js_args *a, const js
     return 0;
 }
 
+void js_jfr_stream_stores(const js_store *s0, const js_store *s1)
+{
+    pthread_mutex_lock(&J.lock);
+    J.stores[0] = s0;
+    J.stores[1] = s1;
+    pthread_mutex_unlock(&J.lock);
+}
+
 void js_jfr_stream_flush(void)
 {
-    if (J.active) pump();
+    if (!J.active) return;
+    pthread_mutex_lock(&J.lock);
+    unsigned held = 0;
+    js_evring_drain(J.ring, write_event, NULL, WAIT_NS, &held);
+    if (held) js_warn("JFR: %u event buffer(s) held by a stalled signal handler for 1 s; their events are written later, "
+                      "without the stacks of a store emptied meanwhile", held);
+    pthread_mutex_unlock(&J.lock);
 }
 
 js_evring *js_jfr_stream_ring(void)
 {
     return J.active ? J.ring : NULL;
+}
+
+/* The stop line of a file closed after `events` events and `capped` over jfrmaxsize, `lost` and `gone` events. */
+static void report(char *msg, size_t msglen, const char *path, const js_jfr_stats *st, uint64_t lost, uint64_t gone)
+{
+    struct stat sb;
+    long long bytes = stat(path, &sb) == 0 ? (long long)sb.st_size : -1;
+    char extra[96] = "";
+    if (gone) snprintf(extra, sizeof extra, ", %llu of a store already emptied or abandoned", (unsigned long long)gone);
+    snprintf(msg, msglen, "wrote JFR recording (%llu events, %lld bytes; %llu events over jfrmaxsize, %llu lost to "
+             "full buffers%s) to %s", (unsigned long long)st->events, bytes, (unsigned long long)st->dropped_by_cap,
+             (unsigned long long)lost, extra, path);
+}
+
+/* Close writer w of path (J.lock held); 0, or -1 with the failure recorded. */
+static int close_file(js_jfr_writer *w, const char *path, uint64_t lost, uint64_t gone, char *msg, size_t msglen)
+{
+    js_jfr_stats st;
+    js_jfr_get_stats(w, &st);
+    char err[512] = "";
+    if (js_jfr_close(w, mono_ns(), err, sizeof err) != 0) fail(err);
+    if (J.failed) {
+        snprintf(msg, msglen, "JFR recording '%s' is incomplete: %s", path, J.error);
+        return -1;
+    }
+    report(msg, msglen, path, &st, lost, gone);
+    return 0;
+}
+
+int js_jfr_stream_switch(const char *path, const js_args *a, uint32_t boundary, char *err, size_t errlen)
+{
+    if (!J.active || J.prev) {
+        snprintf(err, errlen, J.active ? "a JFR file switch is already under way" : "no JFR recording is being written");
+        return -1;
+    }
+    js_jfr_writer *next = open_file(path, a, err, errlen);
+    if (!next) return -1;
+    pthread_mutex_lock(&J.lock);
+    J.prev = J.w;
+    J.w = next;
+    J.boundary = boundary;
+    snprintf(J.prev_path, sizeof J.prev_path, "%s", J.path);
+    snprintf(J.path, sizeof J.path, "%s", path);
+    J.prev_gone = J.gone;
+    J.gone = 0;
+    J.prev_dropped0 = J.dropped0;
+    J.dropped0 = js_evring_dropped(J.ring);
+    pthread_mutex_unlock(&J.lock);
+    return 0;
+}
+
+int js_jfr_stream_end_switch(char *msg, size_t msglen)
+{
+    if (!J.active || !J.prev) {
+        snprintf(msg, msglen, "no JFR file switch is under way");
+        return -1;
+    }
+    pthread_mutex_lock(&J.lock);
+    js_evring_drain(J.ring, write_event, NULL, WAIT_NS, NULL);
+    js_jfr_writer *w = J.prev;
+    J.prev = NULL;
+    int rc = close_file(w, J.prev_path, J.dropped0 - J.prev_dropped0, J.prev_gone, msg, msglen);
+    pthread_mutex_unlock(&J.lock);
+    return rc;
 }
 
 int js_jfr_stream_stop(int abandon_ring, char *msg, size_t msglen)
@@ -340,25 +470,22 @@ int js_jfr_stream_stop(int abandon_ring, char *msg, size_t msglen)
     if (J.thread_started) pthread_join(J.thread, NULL);
     J.thread_started = 0;
     pthread_mutex_lock(&J.lock);
-    if (abandon_ring) J.ring = NULL; /* a handler may still hold a stripe: never drain or reuse it */
-    else js_evring_drain(J.ring, write_event, NULL); /* after a failure this only empties the ring */
-    js_jfr_stats st;
-    js_jfr_get_stats(J.w, &st);
-    char err[512] = "";
-    int rc = js_jfr_close(J.w, mono_ns(), err, sizeof err);
+    /* Everything buffered is written (after a failure this only empties the ring); a stripe a stalled handler holds
+     * is left to it, and so is the whole ring then: it is never drained or reused again. */
+    unsigned held = 0;
+    js_evring_drain(J.ring, write_event, NULL, abandon_ring ? 0 : WAIT_NS, &held);
+    uint64_t lost = js_evring_dropped(J.ring) - J.dropped0;
+    if (abandon_ring || held) J.ring = NULL;
+    char prev_msg[1024] = "";
+    int rc = 0;
+    if (J.prev) { /* a switch left unfinished */
+        rc = close_file(J.prev, J.prev_path, 0, J.prev_gone, prev_msg, sizeof prev_msg);
+        J.prev = NULL;
+    }
+    rc |= close_file(J.w, J.path, lost, J.gone, msg, msglen);
     J.w = NULL;
     J.active = 0;
     pthread_mutex_unlock(&J.lock);
-    if (rc != 0) fail(err);
-    uint64_t lost = J.ring ? js_evring_dropped(J.ring) : 0;
-    if (J.failed) {
-        snprintf(msg, msglen, "JFR recording '%s' is incomplete: %s", J.path, J.error);
-        return -1;
-    }
-    struct stat sb;
-    long long bytes = stat(J.path, &sb) == 0 ? (long long)sb.st_size : -1;
-    snprintf(msg, msglen, "wrote JFR recording (%llu events, %lld bytes; %llu events over jfrmaxsize, %llu lost to "
-             "full buffers) to %s", (unsigned long long)st.events, bytes, (unsigned long long)st.dropped_by_cap,
-             (unsigned long long)lost, J.path);
-    return 0;
+    if (prev_msg[0]) js_info("%s", prev_msg);
+    return rc;
 }

@@ -147,6 +147,7 @@ static uint64_t unresolved;          /* distinct methods marked M_FAILED */
 static pthread_mutex_t compile_lock = PTHREAD_MUTEX_INITIALIZER;
 static u2map codes;    /* code address -> code_rec* */
 static u2map pairs;    /* (inlinee, root) -> number of loaded codes inlining inlinee into root */
+static u2map inlinees; /* inlinee -> number of such pairs: a method inlined nowhere needs no look at its callers */
 static u2map compiled; /* root -> number of loaded codes compiling it */
 
 /* Hash of a jmethodID. */
@@ -361,7 +362,10 @@ void js_names_refresh(const js_store *s, uint32_t *cursor)
 /* Drop the facts of one code record. Caller holds compile_lock. */
 static void drop_code(const void *code_addr, code_rec *r)
 {
-    for (int i = 0; i < r->n; i++) map_count(&pairs, (uint64_t)(uintptr_t)r->inlined[i], (uint64_t)(uintptr_t)r->root, -1);
+    for (int i = 0; i < r->n; i++) {
+        map_count(&pairs, (uint64_t)(uintptr_t)r->inlined[i], (uint64_t)(uintptr_t)r->root, -1);
+        map_count(&inlinees, (uint64_t)(uintptr_t)r->inlined[i], 0, -1);
+    }
     map_count(&compiled, (uint64_t)(uintptr_t)r->root, 0, -1);
     map_del(&codes, (uint64_t)(uintptr_t)code_addr, 0);
 }
@@ -388,7 +392,10 @@ void js_names_compiled(const void *code_addr, jmethodID root, const jmethodID *i
     v = map_get(&codes, (uint64_t)(uintptr_t)code_addr, 0);
     if (v) {
         *v = (uint64_t)(uintptr_t)r;
-        for (int i = 0; i < r->n; i++) map_count(&pairs, (uint64_t)(uintptr_t)r->inlined[i], (uint64_t)(uintptr_t)root, 1);
+        for (int i = 0; i < r->n; i++) {
+            map_count(&pairs, (uint64_t)(uintptr_t)r->inlined[i], (uint64_t)(uintptr_t)root, 1);
+            map_count(&inlinees, (uint64_t)(uintptr_t)r->inlined[i], 0, 1);
+        }
         map_count(&compiled, (uint64_t)(uintptr_t)root, 0, 1);
         r = NULL;
     }
@@ -477,6 +484,158 @@ js_frame_type js_names_kind(const js_raw_frame *f, int i, int n)
     return java_kind(f, i, n);
 }
 
+/* A memo of map lookups within one call: direct-mapped by the key pair, 0 = empty slot. */
+#define MEMO_SLOTS 64
+#define DISTINCT_MAX 64 /* Java methods of a trace whose inlining is looked up pairwise */
+#define TODO_MAX 256 /* unresolved methods of one trace resolved at a time, before its lines are read */
+typedef struct {
+    uint64_t k1, k2;
+    int found;
+} memo_ent;
+
+/* Whether map m has (k1, k2), through memo. Caller holds compile_lock. */
+static int memo_has(memo_ent *memo, const u2map *m, uint64_t k1, uint64_t k2)
+{
+    memo_ent *e = &memo[js_mix64(k1 * 31 + k2) & (MEMO_SLOTS - 1)];
+    if (e->k1 != k1 || e->k2 != k2) *e = (memo_ent){k1, k2, map_find(m, k1, k2) != NULL};
+    return e->found;
+}
+
+/* Line of a Java frame from a resolved entry, or -1. Caller holds lock. */
+static int32_t frame_line(const js_raw_frame *f)
+{
+    method_entry *e = lookup((jmethodID)f->method);
+    int line = e && e->state == M_RESOLVED ? line_of(e, f->bci) : 0;
+    return line > 0 ? line : -1;
+}
+
+/* Kinds of f[0..n) as java_kind finds them, when the trace has at most DISTINCT_MAX distinct Java methods: which of
+ * them is inlined into which is asked once per pair, then a frame's window of callers is a bit test (kinds[] holds
+ * each Java frame's method index until its kind replaces it). 0, or -1 (more methods; kinds[] is scratch then).
+ * Caller holds compile_lock. */
+static int kinds_by_methods(const js_raw_frame *f, int n, uint8_t *kinds)
+{
+    const void *ms[DISTINCT_MAX];
+    uint8_t tab[DISTINCT_MAX * 4]; /* open addressing over ms: index + 1, 0 = empty */
+    int nm = 0;
+    memset(tab, 0, sizeof tab);
+    for (int i = 0; i < n; i++) {
+        __builtin_prefetch(&f[i + 32]); /* the frames were written by another CPU: ask for them ahead */
+        if (f[i].kind != JS_RF_JAVA) {
+            kinds[i] = (uint8_t)js_names_kind(f, i, n); /* no lock taken for these */
+            continue;
+        }
+        if (i >= 1 && f[i - 1].kind == JS_RF_JAVA && f[i - 1].method == f[i].method) { /* recursion: cheaper */
+            kinds[i] = kinds[i - 1];
+            continue;
+        }
+        if (i >= 2 && f[i - 2].kind == JS_RF_JAVA && f[i - 2].method == f[i].method) {
+            kinds[i] = kinds[i - 2];
+            continue;
+        }
+        size_t h = (size_t)js_mix64((uint64_t)(uintptr_t)f[i].method) & (sizeof tab - 1);
+        while (tab[h] && ms[tab[h] - 1] != f[i].method) h = (h + 1) & (sizeof tab - 1);
+        if (!tab[h]) {
+            if (nm == DISTINCT_MAX) return -1;
+            ms[nm++] = f[i].method;
+            tab[h] = (uint8_t)nm;
+        }
+        kinds[i] = (uint8_t)(tab[h] - 1);
+    }
+    uint64_t roots[DISTINCT_MAX]; /* bit b of roots[a]: ms[a] is inlined into compiled code of ms[b] */
+    uint8_t jit[DISTINCT_MAX];
+    for (int a = 0; a < nm; a++) {
+        uint64_t m = (uint64_t)(uintptr_t)ms[a];
+        roots[a] = 0;
+        if (map_find(&inlinees, m, 0))
+            for (int b = 0; b < nm; b++)
+                if (map_find(&pairs, m, (uint64_t)(uintptr_t)ms[b])) roots[a] |= 1ULL << b;
+        jit[a] = map_find(&compiled, m, 0) != NULL;
+    }
+    for (int i = 0; i < n; i++) {
+        if (f[i].kind != JS_RF_JAVA) continue;
+        int a = kinds[i];
+        js_frame_type k = jit[a] ? JS_FT_JIT : JS_FT_INTERPRETED;
+        for (int j = i + 1; roots[a] && j < n && j <= i + INLINE_WINDOW && f[j].kind == JS_RF_JAVA; j++)
+            if (roots[a] >> kinds[j] & 1) {
+                k = JS_FT_INLINED;
+                break;
+            }
+        kinds[i] = (uint8_t)k;
+    }
+    return 0;
+}
+
+void js_names_trace_info(const js_raw_frame *f, int n, uint8_t *kinds, int32_t *lines)
+{
+    memo_ent pair_memo[MEMO_SLOTS] = {{0}}, code_memo[MEMO_SLOTS] = {{0}}, inlinee_memo[MEMO_SLOTS] = {{0}};
+    pthread_mutex_lock(&compile_lock); /* kinds, as java_kind finds them, with one lock for the trace */
+    for (int i = kinds_by_methods(f, n, kinds) == 0 ? n : 0; i < n; i++) {
+        if (f[i].kind != JS_RF_JAVA) {
+            kinds[i] = (uint8_t)js_names_kind(f, i, n); /* no lock taken for these */
+            continue;
+        }
+        uint64_t m = (uint64_t)(uintptr_t)f[i].method;
+        js_frame_type k = JS_FT_INTERPRETED;
+        int inlined_somewhere = memo_has(inlinee_memo, &inlinees, m, 0);
+        for (int j = i + 1; inlined_somewhere && j < n && j <= i + INLINE_WINDOW && f[j].kind == JS_RF_JAVA; j++)
+            if (memo_has(pair_memo, &pairs, m, (uint64_t)(uintptr_t)f[j].method)) {
+                k = JS_FT_INLINED;
+                break;
+            }
+        if (k != JS_FT_INLINED && memo_has(code_memo, &compiled, m, 0)) k = JS_FT_JIT;
+        kinds[i] = (uint8_t)k;
+    }
+    pthread_mutex_unlock(&compile_lock);
+    /* Lines: methods the cache has not resolved are resolved first (JVMTI without a lock), then one lock for all. */
+    const void *done[MEMO_SLOTS] = {0}; /* methods seen resolved (or failed) */
+    for (int i = 0; i < n;) { /* in batches of TODO_MAX */
+        const void *todo[TODO_MAX];
+        int ntodo = 0;
+        pthread_mutex_lock(&lock);
+        for (; i < n && ntodo < TODO_MAX; i++) {
+            if (f[i].kind != JS_RF_JAVA || f[i].bci < 0) continue;
+            if ((i >= 1 && f[i - 1].kind == JS_RF_JAVA && f[i - 1].bci >= 0 && f[i - 1].method == f[i].method) ||
+                (i >= 2 && f[i - 2].kind == JS_RF_JAVA && f[i - 2].bci >= 0 && f[i - 2].method == f[i].method))
+                continue; /* looked at just before */
+            const void **known = &done[js_mix64((uint64_t)(uintptr_t)f[i].method) & (MEMO_SLOTS - 1)];
+            if (*known == f[i].method) continue;
+            method_entry *e = lookup((jmethodID)f[i].method);
+            if (e && e->state != M_PENDING) {
+                *known = f[i].method;
+                continue;
+            }
+            int queued = 0;
+            for (int k = ntodo - 1; k >= 0 && k >= ntodo - 8 && !queued; k--) queued = todo[k] == f[i].method;
+            if (!queued) todo[ntodo++] = f[i].method;
+        }
+        pthread_mutex_unlock(&lock);
+        for (int k = 0; k < ntodo; k++) resolve_now((jmethodID)todo[k]);
+    }
+    struct {
+        const void *method;
+        int32_t bci, line;
+    } line_memo[MEMO_SLOTS] = {{0}}; /* deep stacks repeat their frames: one lookup for each distinct one */
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < n; i++) {
+        lines[i] = -1;
+        if (f[i].kind != JS_RF_JAVA || f[i].bci < 0) continue;
+        if (i >= 2 && f[i - 2].kind == JS_RF_JAVA && f[i - 2].method == f[i].method && f[i - 2].bci == f[i].bci) {
+            lines[i] = lines[i - 2]; /* recursion repeats frames */
+            continue;
+        }
+        uint64_t h = js_mix64((uint64_t)(uintptr_t)f[i].method ^ (uint64_t)(uint32_t)f[i].bci << 48);
+        __typeof__(line_memo[0]) *e = &line_memo[h & (MEMO_SLOTS - 1)];
+        if (e->method != f[i].method || e->bci != f[i].bci) {
+            e->method = f[i].method;
+            e->bci = f[i].bci;
+            e->line = frame_line(&f[i]);
+        }
+        lines[i] = e->line;
+    }
+    pthread_mutex_unlock(&lock);
+}
+
 js_frame_type js_names_frame(const js_raw_frame *f, int i, int n, int lines, int sig, char *buf, size_t len)
 {
     const js_raw_frame *fr = &f[i];
@@ -540,6 +699,7 @@ void js_names_clear(void)
         if (codes.slots[i].k1) free((code_rec *)(uintptr_t)codes.slots[i].v);
     map_free(&codes);
     map_free(&pairs);
+    map_free(&inlinees);
     map_free(&compiled);
     pthread_mutex_unlock(&compile_lock);
 }

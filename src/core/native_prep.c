@@ -134,10 +134,13 @@ static int copy_unwind(builder *b, const struct dl_phdr_info *info, js_nobj *o)
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type == PT_GNU_EH_FRAME) hdr = info->dlpi_addr + ph->p_vaddr, hdr_size = ph->p_memsz;
     }
-    if (!hdr || hdr_size < 20 || parse_eh_hdr(hdr, &table, &count, &eh_frame) != 0) return -1;
+    /* the header read only once it lies inside a loaded segment: a crafted library may point it anywhere */
+    uintptr_t hdr_end = hdr ? segment_end(info, hdr) : 0;
+    if (!hdr_end || hdr_size < 20 || hdr_size > hdr_end - hdr || parse_eh_hdr(hdr, &table, &count, &eh_frame) != 0)
+        return -1;
     if (table - hdr > hdr_size || (uint64_t)count * 8 > hdr_size - (table - hdr)) return -1;
-    uintptr_t hdr_end = segment_end(info, hdr), seg_end = segment_end(info, eh_frame);
-    if (!hdr_end || !seg_end) return -1;
+    uintptr_t seg_end = segment_end(info, eh_frame);
+    if (!seg_end) return -1;
     uintptr_t eh_end = eh_frame_end(eh_frame, seg_end);
     /* libunwind reads whole aligned words: copies start and end on 8-byte bounds (still inside their pages) */
     uintptr_t h_lo = hdr & ~(uintptr_t)7, h_hi = (hdr + hdr_size + 7) & ~(uintptr_t)7;

@@ -12,6 +12,7 @@
 #include "core/java_names.h"
 #include "core/jfr_stream.h"
 #include "core/names.h"
+#include "core/snapshot.h"
 #include "core/thread_names.h"
 #include "core/vmevents.h"
 #include "session_int.h"
@@ -27,6 +28,7 @@ void js_profiler_init(JavaVM *vm, jvmtiEnv *jvmti)
     js_names_init(vm, jvmti);
     js_java_names_init(vm, jvmti);
     js_vmevents_init(vm, jvmti);
+    js_snapshot_init(vm, jvmti);
     js_arming_init(vm);
 }
 

@@ -57,7 +57,8 @@ void js_session_format_ns(long long ns, char *buf, size_t len);
 int js_session_stores_ready(char *err, size_t errlen);
 /* 1 when the active store has passed half of a table or the frame threshold. */
 int js_session_store_full(void);
-/* Swap stores, let the JFR stream take the old one's events, fold it (text outputs), empty it. */
+/* Swap stores, let the JFR stream take the old one's events, fold it (text outputs), empty it (or leave it, abandoned,
+ * to a handler that stayed inside it: -1 with err then). */
 int js_session_rotate(char *err, size_t errlen);
 void js_session_reset_counters(void);
 /* Status text (without the state), safe without js_cmd_lock. */

@@ -118,7 +118,7 @@ static int write_text(js_profile profiles[JS_KINDS], const js_args *o, unsigned 
     uint64_t mono = js_session_now(), since = mono > js_sess.file_started_ns ? mono - js_sess.file_started_ns : 0;
     int64_t real = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
     for (int k = 0; k < JS_KINDS; k++) {
-        js_dump_meta meta = {(js_kind)k, real - (int64_t)since, (int64_t)since};
+        js_dump_meta meta = {(js_kind)k, real - (int64_t)since, (int64_t)since, NULL};
         if (!js_kind_on(&js_sess.args, (js_kind)k)) continue;
         js_args w = *o;
         char one[1024], pattern[JS_PATH_MAX];
@@ -165,6 +165,7 @@ js_status js_session_stop_locked(const js_args *req, int from_housekeeper, char 
     js_sess.hk_started = 0;
     js_vmevents_stop();
     int left = js_arming_stop();
+    js_store *active = js_sess.stores[js_sess.active]; /* folded below even if abandoned: reading it is safe */
     if (left) {
         js_warn("%d signal handler(s) still running 1 s after sampling stopped; their buffers are abandoned", left);
         js_sess.stores[0] = js_sess.stores[1] = NULL; /* never reset or reuse what a handler may still write */
@@ -183,7 +184,7 @@ js_status js_session_stop_locked(const js_args *req, int from_housekeeper, char 
     js_args o = output_args(req);
     if (js_args_output_format(&o, o.file) != JS_OUT_JFR) {
         char err[512];
-        if (js_sess.stores[js_sess.active] && js_fold_store(js_sess.stores[js_sess.active], &js_sess.args, js_sess.profiles, err, sizeof err) != 0)
+        if (active && js_fold_store(active, &js_sess.args, js_sess.profiles, err, sizeof err) != 0)
             js_error("%s", err);
         add_drops(js_sess.profiles);
         if (write_text(js_sess.profiles, &o, js_sess.seq, msg, sizeof msg) != 0) st = JS_ERR_IO, js_log_lines(JS_LOG_ERROR, msg);
@@ -228,9 +229,17 @@ js_status js_session_dump_locked(const js_args *req, char *out, size_t outlen)
 
 void js_session_next_file(void)
 {
-    char msg[1024], err[512];
+    char msg[1024], err[512], path[JS_PATH_MAX];
+    int switching = 0;
+    if (js_sess.jfr) { /* the next JFR file takes the stores from the rotation below on: no sample falls between */
+        if (jfr_path(&js_sess.args, js_sess.seq + 1, path, sizeof path) != 0)
+            snprintf(err, sizeof err, "JFR output path is too long after expansion");
+        else if (js_jfr_stream_switch(path, &js_sess.args, js_sess.gen + 1, err, sizeof err) == 0)
+            switching = 1;
+        if (!switching) js_error("loop: %s; the JFR recording goes on in its current file", err);
+    }
+    if ((js_sess.text_output || switching) && js_session_rotate(err, sizeof err) != 0) js_warn("%s", err);
     if (js_sess.text_output) {
-        if (js_session_rotate(err, sizeof err) != 0) js_warn("%s", err);
         add_drops(js_sess.profiles);
         if (write_text(js_sess.profiles, &js_sess.args, js_sess.seq, msg, sizeof msg) != 0) js_log_lines(JS_LOG_ERROR, msg);
         else js_log_lines(JS_LOG_INFO, msg);
@@ -238,11 +247,9 @@ void js_session_next_file(void)
         js_fold_init_profiles(js_sess.profiles);
         js_sess.file_started_ns = js_session_now();
     }
-    if (js_sess.jfr) {
-        if (js_jfr_stream_stop(0, msg, sizeof msg) != 0) js_log_lines(JS_LOG_ERROR, msg);
+    if (switching) {
+        if (js_jfr_stream_end_switch(msg, sizeof msg) != 0) js_log_lines(JS_LOG_ERROR, msg);
         else js_log_lines(JS_LOG_INFO, msg);
-        js_sess.jfr = 0;
     }
     js_sess.seq++;
-    if (start_jfr(js_sess.seq, msg, sizeof msg) != JS_OK) js_error("loop: %s", msg);
 }

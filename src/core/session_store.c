@@ -56,25 +56,29 @@ int js_session_rotate(char *err, size_t errlen)
     if (!js_sess.stores[next_i] && !(js_sess.stores[next_i] = js_store_create(STORE_TRACES, STORE_FRAMES, STORE_PAIRS, err,
                                                                   errlen)))
         return -1;
-    js_store *next = js_sess.stores[next_i];
+    js_store *next = js_sess.stores[next_i], *full = js_sess.stores[old_i];
     js_store_set_gen(next, ++js_sess.gen);
+    if (js_sess.jfr) js_jfr_stream_stores(js_sess.stores[0], js_sess.stores[1]); /* before handlers write to next */
     js_store *old = js_sampler_swap_store(next);
     js_sess.active = next_i;
     js_sess.names_cursor = 0;
     atomic_fetch_add(&js_sess.rotations, 1);
+    /* The full store's samples go to every output, also when a handler stalled inside it: reading it is safe. */
+    if (js_sess.jfr) js_jfr_stream_flush(); /* events naming it are written before it is emptied */
+    js_store_fill f;
+    js_store_usage(full, &f);
+    atomic_fetch_add(&js_sess.unaggregated_weight, f.pair_dropped_weight);
+    int rc = 0;
+    if (js_sess.text_output) rc = js_fold_store(full, &js_sess.args, js_sess.profiles, err, errlen);
     if (!old) {
-        /* A handler is still inside it after 1 s: leave it to that handler, never reuse it. */
+        /* A handler is still inside it after 1 s: leave it to that handler, never reset or reuse it; what the handler
+         * adds later is in no output. */
         js_sess.stores[old_i] = NULL;
+        if (js_sess.jfr) js_jfr_stream_stores(js_sess.stores[0], js_sess.stores[1]);
         atomic_fetch_add(&js_sess.abandoned_stores, 1);
         snprintf(err, errlen, "a signal handler stayed inside the call-trace store for 1 s; store abandoned");
         return -1;
     }
-    if (js_sess.jfr) js_jfr_stream_flush(); /* events naming the old store are written before it is emptied */
-    js_store_fill f;
-    js_store_usage(old, &f);
-    atomic_fetch_add(&js_sess.unaggregated_weight, f.pair_dropped_weight);
-    int rc = 0;
-    if (js_sess.text_output) rc = js_fold_store(old, &js_sess.args, js_sess.profiles, err, errlen);
     js_store_reset(old);
     js_debug("store rotated: %u traces, %llu frames, %u pairs folded", f.traces, (unsigned long long)f.frames,
              f.pairs);

@@ -1,5 +1,6 @@
-/* symbols.c - see symbols.h. */
+/* symbols.c - see symbols.h; the ELF and kallsyms readers are declared in symbols_int.h. */
 #include "core/symbols.h"
+#include "symbols_int.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -14,30 +15,17 @@
 #include <unistd.h>
 
 #define MAX_OBJECTS 1024
-#define NAME_CAP 1024
-
-typedef struct {
-    uintptr_t addr; /* runtime address */
-    uint32_t size;
-    uint32_t name;  /* offset into the object's names */
-} sym;
+#define NAME_CAP 1024              /* longest name kept of one symbol (longer ones are cut) */
+#define NAMES_MAX (64u << 20)      /* most bytes of names kept of one object or of the kernel */
 
 typedef struct {
     char path[512];
     uintptr_t bias, lo, hi; /* load bias; the executable segments' runtime range */
     int loaded;             /* symbols read (or tried) */
-    sym *syms;
-    size_t nsyms;
-    char *names;
+    js_symtab tab;
 } object;
 
 typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
-
-/* Kernel text symbols from /proc/kallsyms (addresses visible to root; all zeros otherwise: then none). */
-typedef struct {
-    uintptr_t addr;
-    uint32_t name;
-} ksym;
 
 /* Process-wide: code addresses mean the same in every session. */
 static struct {
@@ -47,23 +35,25 @@ static struct {
     int demangler_looked;
     demangle_fn demangle;
     int kernel_loaded;
-    ksym *ksyms;
-    size_t nksyms;
-    char *knames;
+    js_symtab kernel; /* text symbols from /proc/kallsyms (addresses visible to root; all zeros otherwise: none) */
 } Y = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-static int by_kaddr(const void *a, const void *b)
+static int by_addr(const void *a, const void *b)
 {
-    uintptr_t x = ((const ksym *)a)->addr, y = ((const ksym *)b)->addr;
+    uintptr_t x = ((const js_sym *)a)->addr, y = ((const js_sym *)b)->addr;
     return x < y ? -1 : x > y;
 }
 
-/* Read /proc/kallsyms's text symbols once. Caller holds the lock. */
-static void load_kernel(void)
+void js_symtab_free(js_symtab *t)
 {
-    Y.kernel_loaded = 1;
-    FILE *f = fopen("/proc/kallsyms", "re");
-    if (!f) return;
+    free(t->syms);
+    free(t->names);
+    memset(t, 0, sizeof *t);
+}
+
+int js_symtab_from_kallsyms(FILE *f, js_symtab *t)
+{
+    memset(t, 0, sizeof *t);
     size_t cap = 0, ncap = 0, noff = 0;
     char line[512];
     while (fgets(line, sizeof line, f)) {
@@ -71,42 +61,59 @@ static void load_kernel(void)
         char type, name[256];
         if (sscanf(line, "%llx %c %255s", &a, &type, name) != 3 || !a || (type != 't' && type != 'T')) continue;
         size_t l = strlen(name) + 1;
-        if (Y.nksyms == cap) {
-            cap = cap ? cap * 2 : 65536;
-            ksym *g = realloc(Y.ksyms, cap * sizeof *g);
+        if (noff + l > NAMES_MAX) break;
+        if (t->n == cap) {
+            size_t c = cap ? cap * 2 : 65536;
+            js_sym *g = realloc(t->syms, c * sizeof *g);
             if (!g) break;
-            Y.ksyms = g;
+            t->syms = g;
+            cap = c;
         }
         if (noff + l > ncap) {
-            ncap = ncap ? ncap * 2 : (1u << 20);
-            char *g = realloc(Y.knames, ncap);
+            size_t c = ncap ? ncap * 2 : (1u << 20);
+            char *g = realloc(t->names, c);
             if (!g) break;
-            Y.knames = g;
+            t->names = g;
+            ncap = c;
         }
-        memcpy(Y.knames + noff, name, l);
-        Y.ksyms[Y.nksyms++] = (ksym){(uintptr_t)a, (uint32_t)noff};
+        memcpy(t->names + noff, name, l);
+        t->syms[t->n++] = (js_sym){(uintptr_t)a, 0, (uint32_t)noff};
         noff += l;
     }
-    fclose(f);
-    if (Y.nksyms) qsort(Y.ksyms, Y.nksyms, sizeof *Y.ksyms, by_kaddr);
+    if (t->n) qsort(t->syms, t->n, sizeof *t->syms, by_addr);
+    return 0;
+}
+
+/* Index + 1 of the last symbol of t at or below pc, 0 if none. */
+static size_t last_at_or_below(const js_symtab *t, uintptr_t pc)
+{
+    size_t lo = 0, hi = t->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->syms[mid].addr <= pc) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
 }
 
 /* Name of kernel address pc; its symbol's address, or 0 if unknown. Caller holds the lock. */
 static uintptr_t kernel_name(uintptr_t pc, char *buf, size_t len)
 {
-    if (!Y.kernel_loaded) load_kernel();
-    size_t lo = 0, hi = Y.nksyms;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (Y.ksyms[mid].addr <= pc) lo = mid + 1;
-        else hi = mid;
+    if (!Y.kernel_loaded) {
+        Y.kernel_loaded = 1;
+        FILE *f = fopen("/proc/kallsyms", "re");
+        if (f) {
+            js_symtab_from_kallsyms(f, &Y.kernel);
+            fclose(f);
+        }
     }
-    if (!lo) {
+    size_t i = last_at_or_below(&Y.kernel, pc);
+    if (!i) {
         snprintf(buf, len, "[kernel]");
         return 0;
     }
-    snprintf(buf, len, "%s", Y.knames + Y.ksyms[lo - 1].name);
-    return Y.ksyms[lo - 1].addr;
+    snprintf(buf, len, "%s", Y.kernel.names + Y.kernel.syms[i - 1].name);
+    return Y.kernel.syms[i - 1].addr;
 }
 
 static int add_object(struct dl_phdr_info *info, size_t size, void *ctx)
@@ -148,10 +155,59 @@ static object *object_of(uintptr_t pc)
     return NULL;
 }
 
-static int by_addr(const void *a, const void *b)
+/* 1 if [off, off + size) lies within a file of fsize bytes and off is aligned for align (no sum that can wrap). */
+static int within(uint64_t off, uint64_t size, size_t fsize, size_t align)
 {
-    uintptr_t x = ((const sym *)a)->addr, y = ((const sym *)b)->addr;
-    return x < y ? -1 : x > y;
+    return off <= fsize && size <= fsize - off && off % align == 0;
+}
+
+int js_symtab_from_elf(const uint8_t *f, size_t fsize, uintptr_t bias, js_symtab *t)
+{
+    memset(t, 0, sizeof *t);
+    if (fsize < sizeof(ElfW(Ehdr))) return -1;
+    const ElfW(Ehdr) *eh = (const void *)f;
+    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_shoff == 0 ||
+        eh->e_shentsize != sizeof(ElfW(Shdr)) ||
+        !within(eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(ElfW(Shdr)), fsize, _Alignof(ElfW(Shdr))))
+        return -1;
+    const ElfW(Shdr) *sh = (const void *)(f + eh->e_shoff), *tab = NULL;
+    for (int pass = 0; pass < 2 && !tab; pass++)
+        for (int i = 0; i < eh->e_shnum; i++)
+            if (sh[i].sh_type == (pass == 0 ? SHT_SYMTAB : SHT_DYNSYM) && sh[i].sh_link < eh->e_shnum) tab = &sh[i];
+    if (!tab || !within(tab->sh_offset, tab->sh_size, fsize, _Alignof(ElfW(Sym)))) return -1;
+    const ElfW(Shdr) *strs = &sh[tab->sh_link];
+    if (!within(strs->sh_offset, strs->sh_size, fsize, 1)) return -1;
+    const ElfW(Sym) *s = (const void *)(f + tab->sh_offset);
+    const char *str = (const char *)f + strs->sh_offset;
+    size_t n = tab->sh_size / sizeof *s, names_len = 0, k = 0;
+    for (size_t i = 0; i < n; i++) /* names are cut at NAME_CAP, and at most NAMES_MAX bytes of them are kept */
+        if (ELF64_ST_TYPE(s[i].st_info) == STT_FUNC && s[i].st_value && s[i].st_name < strs->sh_size) {
+            size_t l = strnlen(str + s[i].st_name, strs->sh_size - s[i].st_name);
+            if (names_len + (l < NAME_CAP ? l : NAME_CAP) + 1 > NAMES_MAX) break;
+            names_len += (l < NAME_CAP ? l : NAME_CAP) + 1;
+        }
+    t->syms = malloc((n ? n : 1) * sizeof *t->syms);
+    t->names = malloc(names_len ? names_len : 1);
+    if (!t->syms || !t->names) {
+        js_symtab_free(t);
+        return -1;
+    }
+    size_t off = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (ELF64_ST_TYPE(s[i].st_info) != STT_FUNC || !s[i].st_value || s[i].st_name >= strs->sh_size) continue;
+        const char *nm = str + s[i].st_name;
+        size_t l = strnlen(nm, strs->sh_size - s[i].st_name);
+        if (l > NAME_CAP) l = NAME_CAP;
+        if (off + l + 1 > names_len) break;
+        memcpy(t->names + off, nm, l);
+        t->names[off + l] = 0;
+        t->syms[k++] = (js_sym){bias + s[i].st_value, (uint32_t)(s[i].st_size > UINT32_MAX ? UINT32_MAX : s[i].st_size),
+                                (uint32_t)off};
+        off += l + 1;
+    }
+    t->n = k;
+    qsort(t->syms, k, sizeof *t->syms, by_addr);
+    return 0;
 }
 
 /* Read o's function symbols from its file (.symtab, else .dynsym). */
@@ -161,7 +217,7 @@ static void load_symbols(object *o)
     int fd = o->path[0] ? open(o->path, O_RDONLY | O_CLOEXEC) : -1;
     struct stat st;
     if (fd < 0) return;
-    if (fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(ElfW(Ehdr))) {
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(ElfW(Ehdr))) {
         close(fd);
         return;
     }
@@ -169,53 +225,15 @@ static void load_symbols(object *o)
     const uint8_t *f = mmap(NULL, fsize, PROT_READ, MAP_PRIVATE, fd, 0);
     close(fd);
     if (f == MAP_FAILED) return;
-    const ElfW(Ehdr) *eh = (const void *)f;
-    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_shoff == 0 || eh->e_shentsize != sizeof(ElfW(Shdr)) ||
-        eh->e_shoff + (size_t)eh->e_shnum * sizeof(ElfW(Shdr)) > fsize)
-        goto out;
-    const ElfW(Shdr) *sh = (const void *)(f + eh->e_shoff), *tab = NULL;
-    for (int pass = 0; pass < 2 && !tab; pass++)
-        for (int i = 0; i < eh->e_shnum; i++)
-            if (sh[i].sh_type == (pass == 0 ? SHT_SYMTAB : SHT_DYNSYM) && sh[i].sh_link < eh->e_shnum) tab = &sh[i];
-    if (!tab || tab->sh_offset + tab->sh_size > fsize) goto out;
-    const ElfW(Shdr) *strs = &sh[tab->sh_link];
-    if (strs->sh_offset + strs->sh_size > fsize) goto out;
-    const ElfW(Sym) *s = (const void *)(f + tab->sh_offset);
-    size_t n = tab->sh_size / sizeof *s, names_len = 0, k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (ELF64_ST_TYPE(s[i].st_info) == STT_FUNC && s[i].st_value && s[i].st_name < strs->sh_size)
-            names_len += strnlen((const char *)f + strs->sh_offset + s[i].st_name, strs->sh_size - s[i].st_name) + 1;
-    o->syms = malloc((n ? n : 1) * sizeof *o->syms);
-    o->names = malloc(names_len ? names_len : 1);
-    if (!o->syms || !o->names) goto out;
-    size_t off = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (ELF64_ST_TYPE(s[i].st_info) != STT_FUNC || !s[i].st_value || s[i].st_name >= strs->sh_size) continue;
-        const char *nm = (const char *)f + strs->sh_offset + s[i].st_name;
-        size_t l = strnlen(nm, strs->sh_size - s[i].st_name);
-        memcpy(o->names + off, nm, l);
-        o->names[off + l] = 0;
-        o->syms[k++] = (sym){o->bias + s[i].st_value, (uint32_t)(s[i].st_size > UINT32_MAX ? UINT32_MAX : s[i].st_size),
-                             (uint32_t)off};
-        off += l + 1;
-    }
-    o->nsyms = k;
-    qsort(o->syms, k, sizeof *o->syms, by_addr);
-out:
+    js_symtab_from_elf(f, fsize, o->bias, &o->tab);
     munmap((void *)f, fsize);
 }
 
-/* The symbol of o containing pc, or NULL. */
-static const sym *find(const object *o, uintptr_t pc)
+const js_sym *js_symtab_find(const js_symtab *t, uintptr_t pc)
 {
-    size_t lo = 0, hi = o->nsyms;
-    while (lo < hi) { /* the last symbol starting at or below pc */
-        size_t mid = (lo + hi) / 2;
-        if (o->syms[mid].addr <= pc) lo = mid + 1;
-        else hi = mid;
-    }
+    size_t lo = last_at_or_below(t, pc);
     for (size_t i = lo; i-- > 0 && lo - i <= 4;) { /* a few candidates: aliases and nested sizes */
-        const sym *s = &o->syms[i];
+        const js_sym *s = &t->syms[i];
         if (pc >= s->addr && pc - s->addr < (s->size ? s->size : 1)) return s;
     }
     return NULL;
@@ -264,7 +282,7 @@ void js_symbols_name(uintptr_t pc, char *buf, size_t len, js_symbol_info *info)
     }
     if (!o->loaded) load_symbols(o);
     info->in_jvm = strstr(base_name(o->path), "libjvm") != NULL;
-    const sym *s = find(o, pc);
+    const js_sym *s = js_symtab_find(&o->tab, pc);
     if (!s) { /* no symbol there (a stripped library's internal function): the library itself */
         info->start = o->lo;
         snprintf(buf, len, "[%s]", base_name(o->path));
@@ -272,7 +290,7 @@ void js_symbols_name(uintptr_t pc, char *buf, size_t len, js_symbol_info *info)
         return;
     }
     info->start = s->addr;
-    const char *name = o->names + s->name;
+    const char *name = o->tab.names + s->name;
     demangle_fn d = name[0] == '_' && name[1] == 'Z' ? demangler() : NULL;
     pthread_mutex_unlock(&Y.lock); /* the names stay: objects are only added, never freed while running */
     int status = -1;
@@ -284,18 +302,11 @@ void js_symbols_name(uintptr_t pc, char *buf, size_t len, js_symbol_info *info)
 void js_symbols_clear(void)
 {
     pthread_mutex_lock(&Y.lock);
-    for (int i = 0; i < Y.nobjs; i++) {
-        free(Y.objs[i].syms);
-        free(Y.objs[i].names);
-    }
+    for (int i = 0; i < Y.nobjs; i++) js_symtab_free(&Y.objs[i].tab);
     free(Y.objs);
     Y.objs = NULL;
     Y.nobjs = 0;
-    free(Y.ksyms);
-    free(Y.knames);
-    Y.ksyms = NULL;
-    Y.knames = NULL;
-    Y.nksyms = 0;
+    js_symtab_free(&Y.kernel);
     Y.kernel_loaded = 0;
     pthread_mutex_unlock(&Y.lock);
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "core/classes.h"
+#include "core/snapshot.h"
 #include "sample/sampler.h"
 #include "sample/walker.h"
 #include "util/log.h"
@@ -18,6 +19,7 @@
 #define MAX_DEPTH 2048 /* frames asked of GetStackTrace (jstackdepth, at most this) */
 
 typedef void(JNICALL *park_fn)(JNIEnv *env, jobject unsafe, jboolean absolute, jlong time);
+typedef void(JNICALL *start0_fn)(JNIEnv *env, jobject thread);
 
 /* Process-wide like the JVMTI environment the callbacks come from. Settings are atomics: callbacks of
  * any thread read them while a command changes them. */
@@ -32,6 +34,9 @@ static struct {
     jfieldID blocker_field; /* java.lang.Thread.parkBlocker */
     /* capabilities held for the running session (changed under the command lock only) */
     int alloc_cap, lock_cap;
+    /* Thread.start0, bound to start0_hook when thread starts are traced (core/snapshot.h) */
+    start0_fn _Atomic orig_start0;
+    int want_park, want_start0; /* which natives the bind callback wraps */
 } V;
 
 #define JVM_DEFAULT_HEAP_SAMPLING_INTERVAL (512 * 1024) /* HotSpot's, restored when a session gives it back */
@@ -147,16 +152,24 @@ static void JNICALL park_hook(JNIEnv *env, jobject unsafe, jboolean absolute, jl
     record(blocker_class(env), &info);
 }
 
-/* 1 if method is jdk.internal.misc.Unsafe.park(ZJ)V. */
-static int is_unsafe_park(jvmtiEnv *jvmti, jmethodID method)
+/* Thread.start0, wrapped: the original starts the thread; the caller's stack is recorded if it did. */
+static void JNICALL start0_hook(JNIEnv *env, jobject thread)
+{
+    atomic_load(&V.orig_start0)(env, thread);
+    if (!(*env)->ExceptionCheck(env)) js_snapshot_thread_started();
+}
+
+/* 1 if method is csig.name with signature sig (e.g. "Ljava/lang/Thread;", "start0", "()V"). */
+static int is_method(jvmtiEnv *jvmti, jmethodID method, const char *csig_want, const char *name_want,
+                     const char *sig_want)
 {
     char *name = NULL, *sig = NULL, *csig = NULL;
     jclass k = NULL;
     int yes = 0;
-    if ((*jvmti)->GetMethodName(jvmti, method, &name, &sig, NULL) == JVMTI_ERROR_NONE && strcmp(name, "park") == 0 &&
-        strcmp(sig, "(ZJ)V") == 0 && (*jvmti)->GetMethodDeclaringClass(jvmti, method, &k) == JVMTI_ERROR_NONE &&
+    if ((*jvmti)->GetMethodName(jvmti, method, &name, &sig, NULL) == JVMTI_ERROR_NONE && strcmp(name, name_want) == 0 &&
+        strcmp(sig, sig_want) == 0 && (*jvmti)->GetMethodDeclaringClass(jvmti, method, &k) == JVMTI_ERROR_NONE &&
         (*jvmti)->GetClassSignature(jvmti, k, &csig, NULL) == JVMTI_ERROR_NONE)
-        yes = strcmp(csig, "Ljdk/internal/misc/Unsafe;") == 0;
+        yes = strcmp(csig, csig_want) == 0;
     (*jvmti)->Deallocate(jvmti, (unsigned char *)name);
     (*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
     (*jvmti)->Deallocate(jvmti, (unsigned char *)csig);
@@ -166,16 +179,26 @@ static int is_unsafe_park(jvmtiEnv *jvmti, jmethodID method)
 void js_vmevents_on_native_bind(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jmethodID method, void *address,
                                 void **new_address)
 {
-    if (atomic_load(&V.orig_park) || address == (void *)park_hook || !is_unsafe_park(jvmti, method)) return;
-    atomic_store(&V.orig_park, (park_fn)address);
-    *new_address = (void *)park_hook;
-    (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, JVMTI_EVENT_NATIVE_METHOD_BIND, NULL);
+    if (V.want_park && !atomic_load(&V.orig_park) && address != (void *)park_hook &&
+        is_method(jvmti, method, "Ljdk/internal/misc/Unsafe;", "park", "(ZJ)V")) {
+        atomic_store(&V.orig_park, (park_fn)address);
+        *new_address = (void *)park_hook;
+    } else if (V.want_start0 && !atomic_load(&V.orig_start0) && address != (void *)start0_hook &&
+               is_method(jvmti, method, "Ljava/lang/Thread;", "start0", "()V")) {
+        atomic_store(&V.orig_start0, (start0_fn)address);
+        *new_address = (void *)start0_hook;
+        js_snapshot_starts_traced();
+    }
+    if ((!V.want_park || atomic_load(&V.orig_park)) && (!V.want_start0 || atomic_load(&V.orig_start0)))
+        (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, JVMTI_EVENT_NATIVE_METHOD_BIND, NULL);
 }
 
-int js_vmevents_capture_park(jvmtiEnv *jvmti)
+int js_vmevents_capture(jvmtiEnv *jvmti, int park, int thread_starts)
 {
-    /* Unsafe binds its natives before the start phase, where methods cannot be named: an early start phase
-     * lets the bind callback name them. */
+    /* Unsafe and Thread bind their natives before the start phase, where methods cannot be named: an early
+     * start phase lets the bind callback name them. */
+    V.want_park = park;
+    V.want_start0 = thread_starts;
     jvmtiCapabilities c;
     memset(&c, 0, sizeof c);
     c.can_generate_early_vmstart = 1;

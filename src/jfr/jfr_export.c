@@ -65,7 +65,7 @@ static int is_truncation(const js_pframe *pf)
 }
 
 /* Source: frames of stack id - 1, leaf first, without its thread root. */
-static int src_trace(void *ctx, uint32_t id, js_jfr_frame *out, int max, int *truncated)
+static int src_trace(void *ctx, uint64_t id, js_jfr_frame *out, int max, int *truncated)
 {
     export_ctx *c = ctx;
     if (id == 0 || id > c->p->nstacks) return -1;

@@ -7,6 +7,7 @@
 #include "jfr_read_int.h"
 
 #include <errno.h>
+#include <sanitizer/asan_interface.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,17 +121,22 @@ int js_jfrr_count(js_jfrr_cur *c, uint64_t *n, const char *what)
 
 /* ---- strings ----------------------------------------------------------------------------------------- */
 
-/* Makes room for n more bytes in a; 0 or -1 (no memory, or over ARENA_MAX). */
+/* Makes room for n more bytes in a; 0 or -1 (no memory, or over ARENA_MAX). Under AddressSanitizer the bytes past
+ * that room are poisoned until the next call, so a string written past what was asked for is caught however much
+ * spare room the doubling left (the arena is freed by free(), which does not mind the poisoned tail). */
 static int arena_room(js_jfrr_arena *a, size_t n)
 {
-    if (a->len + n <= a->cap) return 0;
-    if (a->len + n > ARENA_MAX) return -1;
-    size_t cap = a->cap ? a->cap : 4096;
-    while (cap < a->len + n) cap *= 2;
-    char *b = realloc(a->buf, cap);
-    if (!b) return -1;
-    a->buf = b;
-    a->cap = cap;
+    if (a->buf) ASAN_UNPOISON_MEMORY_REGION(a->buf + a->len, a->cap - a->len);
+    if (a->len + n > a->cap) {
+        if (a->len + n > ARENA_MAX) return -1;
+        size_t cap = a->cap ? a->cap : 4096;
+        while (cap < a->len + n) cap *= 2;
+        char *b = realloc(a->buf, cap);
+        if (!b) return -1;
+        a->buf = b;
+        a->cap = cap;
+    }
+    ASAN_POISON_MEMORY_REGION(a->buf + a->len + n, a->cap - a->len - n);
     return 0;
 }
 
@@ -160,7 +166,8 @@ static size_t put_utf8(char *dst, uint32_t u)
     return 4;
 }
 
-/* Bytes (encoding 3 UTF-8, or 5 Latin-1) of length n into the arena at *len, at most JS_JFRR_NAME_MAX kept. */
+/* Bytes (encoding 3 UTF-8, or 5 Latin-1) of length n into the arena at *len: at most JS_JFRR_NAME_MAX bytes of
+ * UTF-8 are kept (a Latin-1 byte >= 0x80 becomes two), cut on a character boundary. */
 static int string_bytes(js_jfrr_cur *c, js_jfrr_arena *a, uint64_t n, int latin1, size_t *len)
 {
     size_t keep = n < JS_JFRR_NAME_MAX ? (size_t)n : JS_JFRR_NAME_MAX;
@@ -169,12 +176,10 @@ static int string_bytes(js_jfrr_cur *c, js_jfrr_arena *a, uint64_t n, int latin1
     char *dst = a->buf + a->len;
     size_t o = 0;
     for (size_t i = 0; i < keep; i++) {
-        if (latin1 && tmp[i] >= 0x80) {
-            if (o + 2 > JS_JFRR_NAME_MAX) break;
-            o += put_utf8(dst + o, tmp[i]);
-        } else {
-            dst[o++] = tmp[i] ? (char)tmp[i] : '?';
-        }
+        int wide = latin1 && tmp[i] >= 0x80;
+        if (o + (wide ? 2 : 1) > JS_JFRR_NAME_MAX) break; /* every byte written is counted against the cap */
+        if (wide) o += put_utf8(dst + o, tmp[i]);
+        else dst[o++] = tmp[i] ? (char)tmp[i] : '?';
     }
     if (!latin1 && keep < n) /* cut inside a character: drop its leading bytes */
         for (size_t back = 0; back < 3 && o > 0 && ((uint8_t)dst[o - 1] & 0xc0) == 0x80; back++) o--;

@@ -3,14 +3,14 @@
  * jdk.ActiveRecording and jdk.ActiveSetting events, sample events, then one checkpoint (delta 0)
  * with every pool entry the chunk references, then bytes 8..67 of the header are patched.
  *
- * Pool keys: threads and stack traces use the caller's ids; methods get dense ids (1 + the id map's,
- * 1 itself being the "[unknown]" placeholder) and classes dense ids by name, both stable for the
- * writer's life; symbols and packages are numbered per chunk in a key band that changes with every
- * chunk, because the JDK keeps the previous chunk's value for a reused key. A package's key is the
- * key of its name's symbol. All keys are non-zero and below 2^31.
+ * Pool keys: threads use the caller's ids; methods get dense ids (1 + the id map's, 1 itself being
+ * the "[unknown]" placeholder) and classes dense ids by name, both stable for the writer's life;
+ * stack traces are numbered by content within a chunk, symbols and packages per chunk in a key band
+ * that changes with every chunk, both because the JDK keeps the previous chunk's value for a reused
+ * key. A package's key is the key of its name's symbol. All keys are non-zero and below 2^31.
  *
  * Files: this one (chunks, open/close, events), jfr_write_out.c (output layer), jfr_write_cp.c (checkpoint),
- * jfr_write_trace.c (the chunk's copies of stack traces, taken at their first event).
+ * jfr_write_trace.c (the chunk's stack traces, taken at their first event and written once per content).
  */
 #include "jfr/jfr_write.h"
 
@@ -82,7 +82,7 @@ static void start_chunk(js_jfr_writer *w, uint64_t ticks)
     w->chunk_fixed = js_jfrw_pos(w) - w->chunk_start;
 }
 
-/* End the chunk: checkpoint, write everything out, patch header bytes 8..67. */
+/* End the chunk: its last checkpoint, write everything out, patch header bytes 8..67. */
 static void finish_chunk(js_jfr_writer *w, uint64_t end_ticks, int final)
 {
     uint64_t cp = js_jfrw_pos(w);
@@ -108,6 +108,7 @@ static int copy_options(js_jfr_writer *w, const js_jfr_options *o)
     w->o = o ? *o : none;
     if (!w->o.chunk_size) w->o.chunk_size = DEFAULT_CHUNK_SIZE;
     if (w->o.max_depth <= 0) w->o.max_depth = DEFAULT_DEPTH;
+    if (!w->o.trace_buffer) w->o.trace_buffer = TRACE_FLUSH_BYTES;
     if (w->o.max_depth > DEPTH_LIMIT) w->o.max_depth = DEPTH_LIMIT;
     const char *name = w->o.recording_name ? w->o.recording_name : "jsampler";
     if (w->o.nsettings < 0 || !w->o.settings) w->o.nsettings = 0;
@@ -146,7 +147,8 @@ static int init_writer(js_jfr_writer *w, const char *path, const js_jfr_options 
     if (js_jfr_build_metadata(&w->meta) != 0) return -1;
     w->buf = malloc(BUF_CAP);
     w->frames = calloc((size_t)w->o.max_depth, sizeof *w->frames);
-    return w->buf && w->frames ? 0 : -1;
+    w->tmeth = calloc((size_t)w->o.max_depth + 1, sizeof *w->tmeth);
+    return w->buf && w->frames && w->tmeth ? 0 : -1;
 }
 
 /* Release a writer's memory (the file must be closed already). */
@@ -195,35 +197,36 @@ js_jfr_writer *js_jfr_open(const char *path, const js_jfr_options *o, const js_j
     return w;
 }
 
-int js_jfr_execution_sample(js_jfr_writer *w, uint64_t ticks, uint32_t thread, uint32_t trace, uint32_t state,
+int js_jfr_execution_sample(js_jfr_writer *w, uint64_t ticks, uint32_t thread, uint64_t trace, uint32_t state,
                             uint32_t weight, char *err, size_t errlen)
 {
-    if (!thread || thread >= KEY_LIMIT || !trace || trace >= KEY_LIMIT || state >= KEY_LIMIT - 1) {
-        snprintf(err, errlen, "invalid JFR sample: thread %u, trace %u, state %u", thread, trace, state);
+    if (!thread || thread >= KEY_LIMIT || !trace || state >= KEY_LIMIT - 1) {
+        snprintf(err, errlen, "invalid JFR sample: thread %u, trace %llu, state %u", thread, (unsigned long long)trace,
+                 state);
         return -1;
     }
     if (w->err_no) return js_jfrw_fail(w, err, errlen);
     if (weight == 0) return 0;
     if (weight > MAX_WEIGHT) weight = MAX_WEIGHT;
+    if (w->capped) {
+        w->st.dropped_by_cap += weight;
+        return 0;
+    }
+    js_jfrw_trace_ref ref;
+    if (js_jfrw_trace_resolve(w, trace, &ref) != 0) return js_jfrw_fail(w, err, errlen); /* the only pull this chunk */
     uint8_t ev[2 + 3 * VAR_MAX + LONG_MAX_BYTES];
     size_t n = 1;
     n += js_jfr_varint(ev + n, JS_JFR_T_EXECUTION_SAMPLE);
     n += js_jfr_varint(ev + n, js_jfrw_tick(w, ticks));
     n += js_jfr_varint(ev + n, thread);
-    n += js_jfr_varint(ev + n, trace);
+    n += js_jfr_varint(ev + n, ref.key);
     n += js_jfr_varint(ev + n, state);
     ev[0] = (uint8_t)n; /* at most 26: a one-byte size */
-    if (w->capped) {
-        w->st.dropped_by_cap += weight;
-        return 0;
-    }
-    int new_trace = !js_jfr_idmap_find(&w->trace_ids, trace), truncated = 0;
-    int frames = new_trace ? js_jfrw_trace_pull(w, trace, &truncated) : 0; /* the only call for this chunk */
-    if (w->o.max_size && !js_jfrw_admit(w, thread, trace, state, (uint64_t)n * weight, new_trace, frames)) {
+    if (w->o.max_size && !js_jfrw_admit(w, thread, &ref, state, (uint64_t)n * weight)) {
         w->st.dropped_by_cap += weight;
         return w->err_no ? js_jfrw_fail(w, err, errlen) : 0;
     }
-    if (new_trace && js_jfrw_trace_keep(w, trace, frames, truncated) != 0) return js_jfrw_fail(w, err, errlen);
+    if (js_jfrw_trace_take(w, trace, &ref, ticks) != 0) return js_jfrw_fail(w, err, errlen);
     js_jfrw_ref(w, &w->threads, thread);
     js_jfrw_ref(w, &w->states, state + 1);
     for (uint32_t i = 0; i < weight; i++) js_jfrw_put(w, ev, n);
@@ -235,8 +238,7 @@ int js_jfr_execution_sample(js_jfr_writer *w, uint64_t ticks, uint32_t thread, u
 int js_jfr_maybe_rotate(js_jfr_writer *w, uint64_t now_ticks, char *err, size_t errlen)
 {
     if (w->err_no) return js_jfrw_fail(w, err, errlen);
-    int due = js_jfrw_pos(w) - w->chunk_start + js_jfrw_trace_bytes(w) >= w->o.chunk_size ||
-              js_jfrw_trace_bytes(w) >= TRACE_COPY_MAX ||
+    int due = js_jfrw_pos(w) - w->chunk_start + w->tpend_len >= w->o.chunk_size || js_jfrw_trace_index_full(w) ||
               (w->o.chunk_time_ns && now_ticks > w->chunk_ticks && now_ticks - w->chunk_ticks >= w->o.chunk_time_ns);
     if (!due || !w->chunk_events || w->capped) return 0;
     if (w->o.max_size && js_jfrw_pos(w) + w->reserve + w->chunk_fixed + CP_BASE > w->o.max_size) {

@@ -13,7 +13,12 @@
 uint32_t js_jfrw_method_key(js_jfr_writer *w, uint64_t caller_key)
 {
     uint32_t id = js_jfr_idmap_id(&w->method_ids, caller_key);
-    if (id && id < KEY_LIMIT - 1) return id + 1;
+    if (id && id < KEY_LIMIT - 1) {
+        uint32_t slot = METHOD_MEMO_SLOT(caller_key);
+        w->mmemo_key[slot] = caller_key;
+        w->mmemo_id[slot] = id + 1;
+        return id + 1;
+    }
     js_jfrw_set_error(w, ENOMEM);
     return PLACEHOLDER_METHOD;
 }
@@ -73,13 +78,6 @@ static void resolve_thread(js_jfr_writer *w, uint32_t id, js_jfr_thread *out)
 
 /* ---- checkpoint size estimates (only with max_size) ---- */
 
-/* Bytes of v as a varint (encoded into a scratch buffer by the encoder the writer uses). */
-static uint64_t var_len(uint64_t v)
-{
-    uint8_t b[LONG_MAX_BYTES];
-    return js_jfr_varint(b, v);
-}
-
 /* Upper bound of an encoding-3 string's bytes. */
 static uint64_t str_cost(const char *s)
 {
@@ -104,18 +102,13 @@ uint64_t js_jfrw_class_cost(js_jfr_writer *w, uint32_t cls, const char *name)
     return cls && js_jfrw_ref(w, &w->est_classes, cls) ? 8 * VAR_MAX + 2 + 2 * str_cost(name) : 0;
 }
 
-/* Upper bound of the StackTrace entry of new trace id (its n frames pulled into w->frames, n < 0 unknown)
- * plus the methods and classes it adds. */
-static uint64_t trace_cost(js_jfr_writer *w, uint32_t id, int n)
+/* Upper bound of the entry of the fresh trace just resolved (encoded in w->tenc) plus the methods and classes it
+ * adds. */
+static uint64_t trace_cost(js_jfr_writer *w, const js_jfrw_trace_ref *t)
 {
-    if (n < 0) return 2 * VAR_MAX + 1 + FRAME_COST + UNKNOWN_METHOD_COST;
-    uint64_t cost = var_len(id) + 1 + var_len((uint64_t)n);
-    for (int i = 0; i < n; i++) { /* as write_trace will encode it: key, line, bci, type */
-        const js_jfr_frame *f = &w->frames[i];
-        uint32_t m = js_jfrw_method_key(w, f->method);
-        cost += var_len(m) + var_len((uint32_t)js_jfrw_line(f->line)) + var_len((uint32_t)f->bci) + 1;
-        if (js_jfrw_ref(w, &w->est_methods, m)) cost += method_cost(w, m);
-    }
+    uint64_t cost = t->bytes;
+    for (uint32_t i = 0; i < w->tmeth_n; i++)
+        if (js_jfrw_ref(w, &w->est_methods, w->tmeth[i])) cost += method_cost(w, w->tmeth[i]);
     return cost;
 }
 
@@ -129,14 +122,13 @@ static uint64_t thread_cost(js_jfr_writer *w, uint32_t id)
 
 /* Whether `bytes` more event bytes, plus the pool entries their ids add, keep the file within
  * max_size; the first refusal caps the writer for good. */
-int js_jfrw_admit(js_jfr_writer *w, uint32_t thread, uint32_t trace, uint32_t state, uint64_t bytes, int new_trace,
-                  int n)
+int js_jfrw_admit(js_jfr_writer *w, uint32_t thread, const js_jfrw_trace_ref *trace, uint32_t state, uint64_t bytes)
 {
     if (w->capped) return 0;
     uint64_t extra = 0;
     if (!js_jfr_set_has(&w->threads, thread)) extra += thread_cost(w, thread);
     if (state != JS_JFRW_NO_STATE && !js_jfr_set_has(&w->states, state + 1)) extra += STATE_COST;
-    if (new_trace) extra += trace_cost(w, trace, n);
+    if (trace->fresh) extra += trace_cost(w, trace);
     if (js_jfrw_pos(w) + bytes + w->reserve + extra > w->o.max_size) {
         w->capped = 1;
         return 0;
@@ -181,40 +173,6 @@ static int pool_threads(js_jfr_writer *w)
         js_jfrw_put_str(w, t.java_name);
         js_jfrw_put_var(w, t.java_tid);
     }
-    return 1;
-}
-
-/* One inline StackFrame: method key, line, bci, frame type (types outside 0..6 become C++). */
-static void put_frame(js_jfr_writer *w, uint32_t method, int32_t line, int32_t bci, uint8_t type)
-{
-    if (type > 6) type = 4;
-    w->frame_types |= 1u << type;
-    js_jfrw_ref(w, &w->methods, method);
-    js_jfrw_put_var(w, method);
-    js_jfrw_put_int(w, line);
-    js_jfrw_put_int(w, bci);
-    js_jfrw_put_var(w, type);
-}
-
-/* One StackTrace entry from the chunk's copy, or a single "[unknown]" frame if the source did not know it. */
-static void write_trace(js_jfr_writer *w, uint32_t id, const js_jfrw_trace *t)
-{
-    js_jfrw_put_var(w, id);
-    js_jfrw_put_u8(w, t->truncated);
-    js_jfrw_put_var(w, t->n ? t->n : 1);
-    if (!t->n) put_frame(w, PLACEHOLDER_METHOD, 0, -1, 4);
-    for (uint32_t i = 0; i < t->n; i++) {
-        const js_jfrw_frame *f = &w->tframes[t->first + i];
-        put_frame(w, f->method, f->line, f->bci, f->type);
-    }
-}
-
-/* StackTrace pool (marks the methods and frame types used); 1 if written. */
-static int pool_traces(js_jfr_writer *w)
-{
-    if (!pool_begin(w, JS_JFR_T_STACK_TRACE, w->trace_ids.count)) return 0;
-    for (uint32_t slot = 1; slot <= w->trace_ids.count; slot++)
-        write_trace(w, (uint32_t)w->trace_ids.keys[slot], js_jfrw_trace_at(w, slot));
     return 1;
 }
 
@@ -293,20 +251,20 @@ static int pool_symbols(js_jfr_writer *w)
     return 1;
 }
 
-/* The chunk's one checkpoint event (delta 0): every pool its events reference, none empty. Pools
- * are written in dependency order (traces mark methods, methods mark classes, classes make
- * packages and symbols), so each count is known when its pool starts. */
+/* The chunk's last checkpoint event (its delta points to the chunk's previous one, if any): every pool its events
+ * reference that is not yet written, none empty. Pools are written in dependency order (methods mark classes,
+ * classes make packages and symbols), so each count is known when its pool starts. */
 void js_jfrw_write_checkpoint(js_jfr_writer *w, uint64_t ticks)
 {
     uint64_t at = js_jfrw_record_begin(w, 1);
     js_jfrw_put_var(w, js_jfrw_tick(w, ticks));
     js_jfrw_put_var(w, 0);  /* duration */
-    js_jfrw_put_var(w, 0);  /* delta: no earlier checkpoint */
+    js_jfrw_put_var(w, w->last_cp ? (uint64_t)(int64_t)(w->last_cp - at) : 0); /* delta: the previous one, or none */
     js_jfrw_put_u8(w, 1);   /* type: flush */
     uint64_t count_at = js_jfrw_reserve5(w);
     int pools = pool_states(w);
     pools += pool_threads(w);
-    pools += pool_traces(w);
+    pools += js_jfrw_trace_pool(w);
     pools += pool_frame_types(w);
     pools += pool_methods(w);
     pools += pool_classes(w);

@@ -1,6 +1,6 @@
 /* jfr_write_event.c - the events besides jdk.ExecutionSample: allocations, monitor and park waits, wall
- * samples beside cpu ones (jfr_write.h). Each is one record with a one-byte size, its stack trace copied the
- * first time the chunk references it, exactly as js_jfr_execution_sample does. */
+ * samples beside cpu ones (jfr_write.h). Each is one record with a one-byte size, its stack trace resolved the
+ * first time the chunk sees its key, exactly as js_jfr_execution_sample does. */
 #include "jfr/jfr_write.h"
 
 #include <stdio.h>
@@ -15,8 +15,8 @@ static size_t put_long(uint8_t *ev, size_t n, int64_t v)
     return n + js_jfr_varint(ev + n, (uint64_t)v);
 }
 
-/* Encode e's record into ev (class key cls); its length. */
-static size_t encode(js_jfr_writer *w, const js_jfr_event *e, uint32_t cls, uint8_t *ev)
+/* Encode e's record into ev (class key cls, StackTrace key trace); its length. */
+static size_t encode(js_jfr_writer *w, const js_jfr_event *e, uint32_t cls, uint32_t trace, uint8_t *ev)
 {
     static const uint32_t types[] = {0, JS_JFR_T_ALLOC_IN_TLAB, JS_JFR_T_MONITOR_ENTER, JS_JFR_T_THREAD_PARK,
                                      JS_JFR_T_WALL_SAMPLE};
@@ -25,7 +25,7 @@ static size_t encode(js_jfr_writer *w, const js_jfr_event *e, uint32_t cls, uint
     n += js_jfr_varint(ev + n, js_jfrw_tick(w, e->ticks));
     if (e->type == JS_JFR_EV_MONITOR || e->type == JS_JFR_EV_PARK) n += js_jfr_varint(ev + n, e->duration);
     n += js_jfr_varint(ev + n, e->thread);
-    n += js_jfr_varint(ev + n, e->trace);
+    n += js_jfr_varint(ev + n, trace);
     switch (e->type) {
     case JS_JFR_EV_ALLOC:
         n += js_jfr_varint(ev + n, cls);
@@ -55,30 +55,30 @@ static size_t encode(js_jfr_writer *w, const js_jfr_event *e, uint32_t cls, uint
 
 int js_jfr_write_event(js_jfr_writer *w, const js_jfr_event *e, char *err, size_t errlen)
 {
-    if (!e->thread || e->thread >= KEY_LIMIT || !e->trace || e->trace >= KEY_LIMIT || e->state >= KEY_LIMIT - 1 ||
-        e->type < JS_JFR_EV_ALLOC || e->type > JS_JFR_EV_WALL) {
-        snprintf(err, errlen, "invalid JFR event: type %d, thread %u, trace %u", (int)e->type, e->thread, e->trace);
+    if (!e->thread || e->thread >= KEY_LIMIT || !e->trace || e->state >= KEY_LIMIT - 1 || e->type < JS_JFR_EV_ALLOC ||
+        e->type > JS_JFR_EV_WALL) {
+        snprintf(err, errlen, "invalid JFR event: type %d, thread %u, trace %llu", (int)e->type, e->thread,
+                 (unsigned long long)e->trace);
         return -1;
     }
     if (w->err_no) return js_jfrw_fail(w, err, errlen);
     if (e->type == JS_JFR_EV_WALL && e->weight == 0) return 0;
-    const char *cname = e->type != JS_JFR_EV_WALL && e->class_name && e->class_name[0] ? e->class_name : NULL;
-    uint32_t cls = cname ? js_jfrw_class_key(w, cname) : 0;
-    uint8_t ev[EVENT_MAX];
-    size_t n = encode(w, e, cls, ev);
     if (w->capped) {
         w->st.dropped_by_cap++;
         return 0;
     }
-    int new_trace = !js_jfr_idmap_find(&w->trace_ids, e->trace), truncated = 0;
-    int frames = new_trace ? js_jfrw_trace_pull(w, e->trace, &truncated) : 0; /* the only call for this chunk */
+    const char *cname = e->type != JS_JFR_EV_WALL && e->class_name && e->class_name[0] ? e->class_name : NULL;
+    uint32_t cls = cname ? js_jfrw_class_key(w, cname) : 0;
+    js_jfrw_trace_ref ref;
+    if (js_jfrw_trace_resolve(w, e->trace, &ref) != 0) return js_jfrw_fail(w, err, errlen); /* the only pull this chunk */
+    uint8_t ev[EVENT_MAX];
+    size_t n = encode(w, e, cls, ref.key, ev);
     uint32_t state = e->type == JS_JFR_EV_WALL ? e->state : JS_JFRW_NO_STATE;
-    if (w->o.max_size &&
-        !js_jfrw_admit(w, e->thread, e->trace, state, n + js_jfrw_class_cost(w, cls, cname), new_trace, frames)) {
+    if (w->o.max_size && !js_jfrw_admit(w, e->thread, &ref, state, n + js_jfrw_class_cost(w, cls, cname))) {
         w->st.dropped_by_cap++;
         return w->err_no ? js_jfrw_fail(w, err, errlen) : 0;
     }
-    if (new_trace && js_jfrw_trace_keep(w, e->trace, frames, truncated) != 0) return js_jfrw_fail(w, err, errlen);
+    if (js_jfrw_trace_take(w, e->trace, &ref, e->ticks) != 0) return js_jfrw_fail(w, err, errlen);
     js_jfrw_ref(w, &w->threads, e->thread);
     if (state != JS_JFRW_NO_STATE) js_jfrw_ref(w, &w->states, state + 1);
     if (cls) js_jfrw_ref(w, &w->classes, cls);

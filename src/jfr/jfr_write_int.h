@@ -1,10 +1,13 @@
 /* jfr_write_int.h - internal to the JFR writer (src/jfr_write*.c); nothing else includes it.
  *
- * The writer's state, and the two layers its files share: output (a bounded buffer over the file with
- * varint, string and record helpers; the first failure is kept and every later write is skipped) and the
- * checkpoint (pool keys, resolution through the js_jfr_source, the size estimates behind max_size); and the
- * per-chunk copies of stack traces (jfr_write_trace.c), pulled from the source when a chunk first references
- * a trace, so the checkpoint never asks the producer for a trace id again.
+ * The writer's state, and the layers its files share: output (a bounded buffer over the file with varint, string
+ * and record helpers; the first failure is kept and every later write is skipped), the checkpoint (pool keys,
+ * resolution through the js_jfr_source, the size estimates behind max_size) and the chunk's stack traces
+ * (jfr_write_trace.c): a trace is pulled from the source the first time a chunk sees its producer key, encoded
+ * as the StackTrace entry will be written, and identified by its content, so the chunk writes each distinct
+ * stack once whatever keys name it. Entries wait in memory up to o.trace_buffer bytes, then go to the file in a
+ * checkpoint of their own within the chunk (the chunk's checkpoints are chained by their deltas), so a chunk may
+ * hold any number of traces while the writer holds a bounded amount.
  */
 #ifndef JS_JFR_WRITE_INT_H
 #define JS_JFR_WRITE_INT_H
@@ -31,26 +34,20 @@
 #define VAR_MAX 5                   /* bytes of a varint below 2^35, i.e. any key, int or size here */
 #define LONG_MAX_BYTES 9
 #define TICK_SLACK 1000000000ULL /* 1 s: samples stamped just before the open still get ticks > 0 */
-#define FRAME_COST (3 * VAR_MAX + 1)
 #define JS_JFRW_NO_STATE UINT32_MAX /* js_jfrw_admit: the event has no thread state */
 #define STATE_COST (VAR_MAX + 1 + VAR_MAX + 32)
-#define UNKNOWN_METHOD_COST 128
-#define TRACE_KEEP_BYTES (1u << 20) /* trace copies a chunk end keeps allocated for the next chunk */
-#define TRACE_COPY_MAX (6u << 20)   /* a chunk is due once its trace copies hold this much: bounds the writer's memory */
+#define TRACE_KEEP_BYTES (1u << 20) /* trace tables a chunk end keeps allocated for the next chunk */
+#define TRACE_FLUSH_BYTES (1u << 20) /* default o.trace_buffer: encoded trace entries held before they are written */
+#define TRACE_INDEX_MAX (1u << 17)   /* a chunk is due once it has seen this many producer keys or distinct stacks: the
+                                      * index of the chunk's traces stays within about 7 MiB */
+#define METHOD_MEMO 256             /* direct-mapped memo in front of the method id map */
+#define CP_FLUSH_COST 40             /* bytes of a checkpoint around its traces: size, type, times, delta, pool head */
 
-/* A frame as the checkpoint will write it: writer method key, line (0 = none), bci, type 0..6. */
+/* One distinct stack of the chunk: the hash of its encoded content and its StackTrace key; key 0 = empty. */
 typedef struct {
-    uint32_t method;
-    int32_t line, bci;
-    uint8_t type;
-} js_jfrw_frame;
-
-/* A copied trace: frames[first .. first + n) of the chunk's copies; n 0 = unknown to the source. */
-typedef struct {
-    size_t first;
-    uint32_t n;
-    uint8_t truncated;
-} js_jfrw_trace;
+    uint64_t hash;
+    uint32_t key;
+} js_jfrw_content;
 
 struct js_jfr_writer {
     int fd;
@@ -73,15 +70,27 @@ struct js_jfr_writer {
     int capped;       /* max_size reached: events are dropped from now on */
     unsigned frame_types;
     js_jfr_set threads, states, methods, classes, packages;
-    js_jfr_idmap trace_ids;  /* caller's trace id -> slot 1..count in trace_rec, this chunk */
-    js_jfrw_trace *trace_rec; /* trace_rec[slot] */
-    uint32_t trace_cap;
-    js_jfrw_frame *tframes;   /* the chunk's frame copies */
-    size_t ntframes, tframes_cap;
+    js_jfr_idmap trace_ids;   /* producer trace key -> index 1..count, this chunk */
+    uint32_t *trace_keys;     /* trace_keys[index]: its StackTrace key */
+    uint32_t trace_keys_cap;
+    js_jfrw_content *content; /* the chunk's distinct stacks, open addressing */
+    uint32_t content_cap, content_count;
+    uint8_t *tpend;           /* encoded StackTrace entries not yet written */
+    size_t tpend_len, tpend_cap;
+    uint32_t tpend_count;
+    uint64_t last_cp;         /* file offset of the chunk's last checkpoint so far, 0 none */
+    uint32_t tkey_next, tkey_min, tkey_max; /* StackTrace keys: ascending in a chunk, */
+    uint32_t tkey_skip_lo, tkey_skip_hi;    /* skipping the previous chunk's range */
+    uint8_t *tenc;            /* the trace just pulled, encoded without its key: truncated, count, frames */
+    size_t tenc_len, tenc_cap;
+    uint32_t *tmeth;          /* its frames' method keys (each once, mostly), o.max_depth + 1 */
+    uint32_t tmeth_n, ttypes; /* how many, and the frame types it uses (bits) */
     js_jfr_set est_methods, est_classes; /* already counted in reserve */
     js_jfr_strtab symbols;
     /* writer lifetime */
     js_jfr_idmap method_ids;
+    uint64_t mmemo_key[METHOD_MEMO]; /* recent caller method keys and their ids + 1 (0: empty) */
+    uint32_t mmemo_id[METHOD_MEMO];
     js_jfr_strtab class_names;
     js_jfr_frame *frames; /* scratch, o.max_depth */
     js_jfr_stats st;
@@ -118,6 +127,8 @@ uint64_t js_jfrw_pos(const js_jfr_writer *w);
 int js_jfrw_flush(js_jfr_writer *w);
 /* Append n bytes (n <= BUF_CAP), flushing first if they do not fit; nothing once failed. */
 void js_jfrw_put(js_jfr_writer *w, const void *p, size_t n);
+/* Append n bytes of any size: through the buffer when they fit in it, else straight to the file after it. */
+void js_jfrw_put_large(js_jfr_writer *w, const void *p, size_t n);
 /* Append a varint. */
 void js_jfrw_put_var(js_jfr_writer *w, uint64_t v);
 /* Append a JFR int: its 32-bit two's complement as a varint (-1 takes 5 bytes, as HotSpot's). */
@@ -137,39 +148,55 @@ void js_jfrw_record_end(js_jfr_writer *w, uint64_t at);
 /* Add key to a per-chunk set; 1 if new, 0 if present or out of memory (recorded). */
 int js_jfrw_ref(js_jfr_writer *w, js_jfr_set *s, uint32_t key);
 
-/* ---- trace copies (jfr_write_trace.c) ---- */
+/* ---- stack traces (jfr_write_trace.c) ---- */
 
-/* Frames of trace id from the source into w->frames (leaf first, at most max_depth); the count, or -1 if
- * the source does not know it. *truncated = 1 if the trace was cut. */
-int js_jfrw_trace_pull(js_jfr_writer *w, uint32_t id, int *truncated);
-/* Copy the n frames pulled into w->frames (n < 0: unknown) as this chunk's trace id; 0, or -1 out of
- * memory (recorded). */
-int js_jfrw_trace_keep(js_jfr_writer *w, uint32_t id, int n, int truncated);
-/* The copied trace of slot 1..trace_ids.count. */
-const js_jfrw_trace *js_jfrw_trace_at(const js_jfr_writer *w, uint32_t slot);
-/* Bytes held by this chunk's trace copies (counted towards chunk_size). */
-uint64_t js_jfrw_trace_bytes(const js_jfr_writer *w);
-/* Forget this chunk's traces; memory past TRACE_KEEP_BYTES is released. */
+/* A producer trace key resolved for this chunk: the StackTrace key, and whether its content is new to the chunk
+ * (then it is encoded in w->tenc, w->tmeth, w->ttypes, and `bytes` is the entry's size in the file). */
+typedef struct {
+    uint32_t key;
+    int fresh;
+    uint64_t bytes, hash;
+} js_jfrw_trace_ref;
+
+/* Resolve producer key `key` for this chunk: known keys cost one lookup; a new one is pulled from the source and
+ * encoded, and its content looked up. 0, or -1 with the error recorded (out of memory). Takes nothing yet. */
+int js_jfrw_trace_resolve(js_jfr_writer *w, uint64_t key, js_jfrw_trace_ref *ref);
+/* Make `key` (resolved into ref, nothing resolved since) part of the chunk: map it, and for fresh content queue its
+ * entry (written in a checkpoint of its own once o.trace_buffer bytes wait, at ticks). 0, or -1 (recorded). */
+int js_jfrw_trace_take(js_jfr_writer *w, uint64_t key, const js_jfrw_trace_ref *ref, uint64_t ticks);
+/* Whether the chunk's trace index reached TRACE_INDEX_MAX. */
+int js_jfrw_trace_index_full(const js_jfr_writer *w);
+/* Write the queued entries in a checkpoint of their own (nothing if none, or if max_size leaves no room). */
+void js_jfrw_trace_flush(js_jfr_writer *w, uint64_t ticks);
+/* The StackTrace pool of the queued entries, in the chunk's last checkpoint; 1 if written (there were some). */
+int js_jfrw_trace_pool(js_jfr_writer *w);
+/* Forget this chunk's traces (a new chunk starts); keys of the next chunk avoid this one's. */
 void js_jfrw_trace_reset(js_jfr_writer *w);
-/* Release every trace copy. */
+/* Release every trace table. */
 void js_jfrw_trace_free(js_jfr_writer *w);
 
 /* ---- checkpoint (jfr_write_cp.c) ---- */
 
 /* Method key of a caller's method key (stable for the writer's life; the placeholder without memory). */
 uint32_t js_jfrw_method_key(js_jfr_writer *w, uint64_t caller_key);
+#define METHOD_MEMO_SLOT(k) ((uint32_t)((k) >> 3 ^ (k) >> 13) & (METHOD_MEMO - 1))
+/* The same, from the memo of recent keys when it has it (deep stacks repeat their methods). */
+static inline uint32_t js_jfrw_method_key_memo(js_jfr_writer *w, uint64_t caller_key)
+{
+    uint32_t slot = METHOD_MEMO_SLOT(caller_key);
+    return w->mmemo_key[slot] == caller_key && w->mmemo_id[slot] ? w->mmemo_id[slot] : js_jfrw_method_key(w, caller_key);
+}
 /* Whether `bytes` more event bytes, plus the pool entries their ids add, keep the file within
- * max_size; the first refusal caps the writer for good. new_trace: the trace is not yet in the chunk,
- * and its n frames (n < 0: unknown) are in w->frames. */
-int js_jfrw_admit(js_jfr_writer *w, uint32_t thread, uint32_t trace, uint32_t state, uint64_t bytes, int new_trace,
-                  int n);
+ * max_size; the first refusal caps the writer for good. trace: the event's resolved trace (fresh content adds
+ * its entry and the methods it names). */
+int js_jfrw_admit(js_jfr_writer *w, uint32_t thread, const js_jfrw_trace_ref *trace, uint32_t state, uint64_t bytes);
 /* Class key of an internal class name (stable for the writer's life; 1 without memory, recorded). */
 uint32_t js_jfrw_class_key(js_jfr_writer *w, const char *name);
 /* What js_jfrw_admit adds for an event naming class key cls (0 none) that is not yet in the estimate. */
 uint64_t js_jfrw_class_cost(js_jfr_writer *w, uint32_t cls, const char *name);
-/* The chunk's one checkpoint event (delta 0): every pool its events reference, none empty. Pools
- * are written in dependency order (traces mark methods, methods mark classes, classes make
- * packages and symbols), so each count is known when its pool starts. */
+/* The chunk's last checkpoint event (its delta points to the chunk's previous one, if any): every pool its events
+ * reference that is not yet written, none empty. Pools are written in dependency order (methods mark classes,
+ * classes make packages and symbols), so each count is known when its pool starts. */
 void js_jfrw_write_checkpoint(js_jfr_writer *w, uint64_t ticks);
 
 #endif

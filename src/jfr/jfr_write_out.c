@@ -68,6 +68,18 @@ void js_jfrw_put(js_jfr_writer *w, const void *p, size_t n)
     w->len += n;
 }
 
+void js_jfrw_put_large(js_jfr_writer *w, const void *p, size_t n)
+{
+    if (n <= BUF_CAP - w->len) {
+        js_jfrw_put(w, p, n);
+        return;
+    }
+    if (js_jfrw_flush(w) != 0) return;
+    int e = js_jfrw_write_all(w->fd, p, n, -1); /* straight to the file: no copy through the buffer */
+    if (e) js_jfrw_set_error(w, e);
+    else w->flushed += n;
+}
+
 /* Append a varint. */
 void js_jfrw_put_var(js_jfr_writer *w, uint64_t v)
 {

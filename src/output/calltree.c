@@ -122,13 +122,13 @@ static uint32_t child_of(js_calltree *t, uint32_t parent, uint32_t nid)
 static int add_stack(js_calltree *t, const js_pstack *st, const uint32_t *id)
 {
     uint32_t cur = 0;
-    t->total[0] += st->weight;
+    t->total[0] = js_weight_add(t->total[0], st->weight);
     for (uint32_t d = 0; d < st->depth; d++) {
         cur = child_of(t, cur, id[st->frames[d]]);
         if (cur == NONE) return -1;
-        t->total[cur] += st->weight;
+        t->total[cur] = js_weight_add(t->total[cur], st->weight);
     }
-    t->self[cur] += st->weight;
+    t->self[cur] = js_weight_add(t->self[cur], st->weight);
     if (st->depth > t->maxdepth) t->maxdepth = st->depth;
     return 0;
 }

@@ -83,7 +83,8 @@ static void write_lines(FILE *f, const js_profile *p, const uint32_t *rank, cons
         const js_pstack *s = &p->stacks[sorder[i]];
         uint64_t w = 0;
         size_t j = i;
-        for (; j < p->nstacks && stack_cmp(&c, sorder[i], sorder[j]) == 0; j++) w += p->stacks[sorder[j]].weight;
+        for (; j < p->nstacks && stack_cmp(&c, sorder[i], sorder[j]) == 0; j++)
+            w = js_weight_add(w, p->stacks[sorder[j]].weight);
         i = j;
         if (s->depth == 0) continue;
         for (uint32_t d = 0; d < s->depth; d++) {

@@ -98,10 +98,10 @@ static int methods_build(const js_profile *p, methods *m)
             uint32_t id = mid[st->frames[d]];
             if (id == NO_METHOD || stamp[id] == s + 1) continue;
             stamp[id] = s + 1; /* counted for this stack already */
-            m->total[id] += st->weight;
+            m->total[id] = js_weight_add(m->total[id], st->weight);
         }
-        if (st->depth && mid[st->frames[st->depth - 1]] != NO_METHOD)
-            m->self[mid[st->frames[st->depth - 1]]] += st->weight;
+        uint32_t leaf = st->depth ? mid[st->frames[st->depth - 1]] : NO_METHOD;
+        if (leaf != NO_METHOD) m->self[leaf] = js_weight_add(m->self[leaf], st->weight);
     }
     rc = 0;
 out:
@@ -176,7 +176,7 @@ static void write_failures(FILE *f, const js_profile *p, const methods *m, uint6
     uint64_t failed = 0;
     for (size_t s = 0; s < p->nstacks; s++) {
         const js_pstack *st = &p->stacks[s];
-        if (st->depth && failed_walk(&p->frames[st->frames[st->depth - 1]])) failed += st->weight;
+        if (st->depth && failed_walk(&p->frames[st->frames[st->depth - 1]])) failed = js_weight_add(failed, st->weight);
     }
     if (!failed) return;
     fprintf(f, "\nStacks whose walk failed: %llu %s (%.2f%%)\n", (unsigned long long)failed, unit, pct(failed, total));

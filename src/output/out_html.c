@@ -154,8 +154,8 @@ static int tree_build(tree *t, const js_profile *p, uint64_t *total)
             cur = tree_child(t, cur, st->frames[d]);
             if (cur == NONE) return -1;
         }
-        t->self[cur] += st->weight;
-        *total += st->weight;
+        t->self[cur] = js_weight_add(t->self[cur], st->weight);
+        *total = js_weight_add(*total, st->weight);
     }
     return 0;
 }

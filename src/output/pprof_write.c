@@ -36,6 +36,7 @@ static const struct {
     [JS_PPROF_LIVE] = {"inuse_objects", "inuse_space", "bytes", "space", "bytes", 0},
     [JS_PPROF_LOCK] = {"contentions", "delay", "nanoseconds", "contentions", "count", 0},
     [JS_PPROF_VALUE] = {NULL, "TYPE", "UNIT", NULL, NULL, -1},
+    [JS_PPROF_THREADS] = {"threads", NULL, NULL, NULL, NULL, 1},
 };
 
 const char *js_pprof_kind_mapping(js_frame_type t)

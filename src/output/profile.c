@@ -134,7 +134,7 @@ int js_profile_add_n(js_profile *p, const uint32_t *frames, uint32_t depth, uint
     p->stacks[p->nstacks].weight = weight;
     p->stacks[p->nstacks].count = count;
     p->nstacks++;
-    p->total += weight;
+    p->total = js_weight_add(p->total, weight);
     return 0;
 }
 
@@ -195,10 +195,10 @@ int js_profile_normalize(js_profile *p)
     uint64_t total = 0;
     for (size_t i = 0; i < p->nstacks; i++) {
         js_pstack *s = &p->stacks[sorder[i]];
-        total += s->weight;
+        total = js_weight_add(total, s->weight);
         if (n && same_stack(&out[n - 1], s)) {
-            out[n - 1].weight += s->weight;
-            out[n - 1].count += s->count;
+            out[n - 1].weight = js_weight_add(out[n - 1].weight, s->weight);
+            out[n - 1].count = js_weight_add(out[n - 1].count, s->count);
             free(s->frames);
         } else {
             out[n++] = *s;
@@ -339,7 +339,7 @@ void js_profile_filter(js_profile *p, const char *include, const char *exclude)
             free(s->frames);
             continue;
         }
-        total += s->weight;
+        total = js_weight_add(total, s->weight);
         p->stacks[n++] = *s;
     }
     p->nstacks = n;

@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include "sample/safe_fmt.h"
 
@@ -65,16 +66,41 @@ int js_evring_put(js_evring *r, int hint, const js_ring_event *e)
     return -1;
 }
 
-size_t js_evring_drain(js_evring *r, void (*fn)(const js_ring_event *e, void *ctx), void *ctx)
+/* CLOCK_MONOTONIC in ns. */
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Claim stripe s for draining, yielding while a producer holds it, until deadline (0: not yet computed, taken
+ * from wait_ns at the first wait). 1 if claimed. */
+static int claim(stripe *s, uint64_t wait_ns, uint64_t *deadline)
+{
+    for (;;) {
+        int expected = 0;
+        if (atomic_compare_exchange_weak_explicit(&s->busy, &expected, 1, memory_order_acquire, memory_order_relaxed))
+            return 1;
+        if (expected == 0) continue; /* a spurious failure of the weak exchange */
+        uint64_t now = mono_ns();
+        if (!*deadline) *deadline = now + wait_ns;
+        if (now >= *deadline) return 0;
+        sched_yield();
+    }
+}
+
+size_t js_evring_drain(js_evring *r, void (*fn)(const js_ring_event *e, void *ctx), void *ctx, uint64_t wait_ns,
+                       unsigned *held)
 {
     size_t total = 0;
+    uint64_t deadline = 0;
+    unsigned left = 0;
     for (unsigned k = 0; k < r->nstripes; k++) {
         stripe *s = &r->stripes[k];
-        int expected = 0;
-        while (!atomic_compare_exchange_weak_explicit(&s->busy, &expected, 1, memory_order_acquire,
-                                                      memory_order_relaxed)) {
-            expected = 0;
-            sched_yield();
+        if (!claim(s, wait_ns, &deadline)) {
+            left++;
+            continue;
         }
         const js_ring_event *ev = &r->events[(size_t)k * r->per_stripe];
         for (uint32_t i = 0; i < s->count; i++) fn(&ev[i], ctx);
@@ -82,6 +108,7 @@ size_t js_evring_drain(js_evring *r, void (*fn)(const js_ring_event *e, void *ct
         s->count = 0;
         atomic_store_explicit(&s->busy, 0, memory_order_release);
     }
+    if (held) *held = left;
     return total;
 }
 

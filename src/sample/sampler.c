@@ -207,6 +207,7 @@ static int store_event(const js_raw_frame *buf, int n, js_thread *t, int tid, js
     uint32_t g = js_store_gen(store), gen = g & JS_SAMPLER_GEN_MASK;
     if (id) {
         ev->trace = gen << JS_SAMPLER_GEN_SHIFT | id;
+        ev->gen = g;
         ev->thread = serial;
         /* Streamed while still counted into the store: a rotation waits for us, so the writer takes this event
          * before the store it names is emptied. */

@@ -253,6 +253,14 @@ const js_raw_frame *js_store_trace(const js_store *s, uint32_t id, int *n)
     return &s->arena[t->off];
 }
 
+uint64_t js_store_trace_hash(const js_store *s, uint32_t id)
+{
+    if (id == 0 || id > s->trace_mask + 1) return 0;
+    trace_slot *t = &s->traces[id - 1];
+    if (!atomic_load_explicit(&t->ready, memory_order_acquire)) return 0;
+    return atomic_load_explicit(&t->hash, memory_order_relaxed);
+}
+
 int js_store_foreach_pair_counted(const js_store *s, js_pair_counted_fn fn, void *ctx)
 {
     for (uint64_t i = 0; i <= s->pair_mask; i++) {

@@ -232,10 +232,8 @@ static int run_agent(const cli_opts *o, const char *command)
     int agent_rc;
     ac = js_attach_load(&t, where, opts, o->timeout_ms ? o->timeout_ms : DEFAULT_TIMEOUT_MS, &agent_rc, text,
                         sizeof text, err, sizeof err);
-    js_attach_take_reply(&t, name, reply, sizeof reply);
+    if (js_attach_take_reply(&t, name, reply, sizeof reply) == 0) js_cli_reply_text(reply);
     if (ac != JS_AT_OK) return js_cli_die(CLI_EXIT_ATTACH, "%s", err);
-    size_t n = strlen(reply);
-    while (n && reply[n - 1] == '\n') reply[--n] = 0;
     if (agent_rc != 0)
         return js_cli_die(CLI_EXIT_AGENT, "%s", reply[0] ? reply : "the agent refused the command (see the JVM's log)");
     if (reply[0]) printf("%s\n", reply);

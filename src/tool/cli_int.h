@@ -14,5 +14,8 @@ __attribute__((format(printf, 2, 3))) int js_cli_die(int code, const char *fmt, 
 int js_cli_attach_verb(const char *verb, int argc, char **argv);
 /* jsampler list: running JVMs. */
 int js_cli_list(int argc, char **argv);
+/* The agent's reply file text (NUL-terminated) made ready to print, in place: the status line and trailing
+ * newlines dropped, control characters but newline and tab as '?' (cli_reply.c). */
+void js_cli_reply_text(char *text);
 
 #endif

@@ -1,0 +1,200 @@
+/* test_symbols.c - the ELF symbol reader (src/core/symbols.c) on crafted library files.
+ *
+ * A library's symbols are read from its file on disk the first time one of its addresses is named, so a file
+ * replaced after loading (or crafted to begin with) must not take the reader outside the file: every offset
+ * and size in the headers is checked without a sum that can wrap. The end-to-end case loads a copy of a real
+ * library (the system's zlib), replaces the file under it with crafted bytes and names one of its
+ * functions; the reader's entry point (symbols_int.h) is also fed crafted images directly.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../src/core/symbols_int.h"
+#include "core/symbols.h"
+
+typedef struct {
+    uint8_t *p;
+    size_t n;
+} image;
+
+/* The bytes of the file at path. */
+static image slurp(const char *path)
+{
+    image im = {0};
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    assert_int_equal(fseek(f, 0, SEEK_END), 0);
+    im.n = (size_t)ftell(f);
+    rewind(f);
+    im.p = malloc(im.n);
+    assert_non_null(im.p);
+    assert_int_equal(fread(im.p, 1, im.n, f), im.n);
+    fclose(f);
+    return im;
+}
+
+/* Writes im to path (replacing it by rename, as a package upgrade does: the loaded mapping stays). */
+static void put_file(const char *path, const image *im)
+{
+    char tmp[600];
+    snprintf(tmp, sizeof tmp, "%s.new", path);
+    FILE *f = fopen(tmp, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(im->p, 1, im->n, f), im->n);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(rename(tmp, path), 0);
+}
+
+/* Path of the system's zlib (loaded for the purpose), or NULL. */
+static const char *zlib_path(void)
+{
+    void *h = dlopen("libz.so.1", RTLD_NOW | RTLD_LOCAL), *fn = h ? dlsym(h, "zlibVersion") : NULL;
+    Dl_info di;
+    return fn && dladdr(fn, &di) && di.dli_fname ? di.dli_fname : NULL;
+}
+
+/* The section headers of an ELF64 image. */
+static Elf64_Shdr *sections(image *im, int *n)
+{
+    Elf64_Ehdr *eh = (Elf64_Ehdr *)im->p;
+    *n = eh->e_shnum;
+    return (Elf64_Shdr *)(im->p + eh->e_shoff);
+}
+
+/* The ways a crafted image breaks the headers, each one a sum that wraps past 2^64 back inside the file. */
+enum { WRAP_SYMTAB, WRAP_STRTAB, WRAP_SHOFF, MISALIGNED_SHOFF, NCRAFT };
+
+/* A copy of good with one header field crafted. */
+static image craft(const image *good, int how)
+{
+    image im = {malloc(good->n), good->n};
+    assert_non_null(im.p);
+    memcpy(im.p, good->p, good->n);
+    Elf64_Ehdr *eh = (Elf64_Ehdr *)im.p;
+    int n;
+    Elf64_Shdr *sh = sections(&im, &n);
+    for (int i = 0; i < n; i++) {
+        if (sh[i].sh_type != SHT_SYMTAB && sh[i].sh_type != SHT_DYNSYM) continue;
+        Elf64_Shdr *t = how == WRAP_STRTAB ? &sh[sh[i].sh_link] : &sh[i];
+        if (how == WRAP_SYMTAB || how == WRAP_STRTAB) {
+            t->sh_offset = 0x8000000000000000ull; /* a non-canonical address if ever used */
+            t->sh_size = 0x8000000000000000ull + 24;
+        }
+    }
+    if (how == WRAP_SHOFF) eh->e_shoff = 0 - (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) + 64;
+    if (how == MISALIGNED_SHOFF) { /* the headers moved one byte on: a misaligned read if used in place */
+        memmove(im.p + eh->e_shoff + 1, im.p + eh->e_shoff, (size_t)eh->e_shnum * sizeof(Elf64_Shdr) - 1);
+        eh->e_shoff += 1;
+    }
+    return im;
+}
+
+/* The entry point: a real library reads, every crafted variant of it is refused without reading outside it. */
+static void test_crafted_images(void **state)
+{
+    const char *path = zlib_path();
+    if (!path) skip();
+    image good = slurp(path);
+    js_symtab t;
+    assert_int_equal(js_symtab_from_elf(good.p, good.n, 0x1000, &t), 0);
+    int found = 0;
+    for (size_t i = 0; i < t.n; i++) {
+        if (strcmp(t.names + t.syms[i].name, "zlibVersion") == 0) found = 1;
+        if (i) assert_true(t.syms[i - 1].addr <= t.syms[i].addr);
+    }
+    assert_true(found);
+    js_symtab_free(&t);
+    for (int how = 0; how < NCRAFT; how++) {
+        image bad = craft(&good, how);
+        uint8_t *exact = malloc(bad.n); /* an exact-size copy: ASan sees any read past it */
+        memcpy(exact, bad.p, bad.n);
+        assert_int_equal(js_symtab_from_elf(exact, bad.n, 0x1000, &t), -1);
+        free(exact);
+        free(bad.p);
+    }
+    assert_int_equal(js_symtab_from_elf(good.p, 10, 0, &t), -1); /* shorter than a header */
+    free(good.p);
+}
+
+/* End to end: a loaded library whose file is replaced by crafted bytes is named by its file name, never read
+ * outside the file; with its real bytes back, its function is named again. */
+static void test_replaced_library(void **state)
+{
+    const char *path = zlib_path();
+    if (!path) skip();
+    image good = slurp(path);
+    /* a copy under another soname, so the loader maps it as a library of its own */
+    for (size_t i = 0; i + 9 <= good.n; i++)
+        if (memcmp(good.p + i, "libz.so.1", 9) == 0) good.p[i + 3] = 'Q';
+    char dir[] = "/tmp/jsampler-symbols-XXXXXX", lib[600];
+    assert_non_null(mkdtemp(dir));
+    snprintf(lib, sizeof lib, "%s/libjsfz.so", dir);
+    put_file(lib, &good);
+    void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    assert_non_null(h);
+    uintptr_t fn = (uintptr_t)dlsym(h, "zlibVersion");
+    assert_true(fn != 0);
+    char name[256];
+    for (int how = 0; how < NCRAFT; how++) {
+        image bad = craft(&good, how);
+        put_file(lib, &bad);
+        js_symbols_clear();
+        js_symbols_name(fn, name, sizeof name, NULL);
+        assert_string_equal(name, "[libjsfz.so]");
+        free(bad.p);
+    }
+    put_file(lib, &good);
+    js_symbols_clear();
+    js_symbols_name(fn, name, sizeof name, NULL);
+    assert_string_equal(name, "zlibVersion");
+    js_symbols_clear();
+    dlclose(h);
+    unlink(lib);
+    rmdir(dir);
+    free(good.p);
+}
+
+/* /proc/kallsyms lines: text symbols kept and sorted, the rest and malformed lines skipped. */
+static void test_kallsyms(void **state)
+{
+    static const char text[] = "ffffffff81000000 T _stext\n"
+                               "ffffffff81000100 t helper [mod]\n"
+                               "0000000000000000 T zero_address\n"
+                               "ffffffff82000000 D some_data\n"
+                               "not a line\n"
+                               "ffffffff80000000 T first\n";
+    FILE *f = fmemopen((void *)text, sizeof text - 1, "r");
+    assert_non_null(f);
+    js_symtab t;
+    assert_int_equal(js_symtab_from_kallsyms(f, &t), 0);
+    fclose(f);
+    assert_int_equal(t.n, 3);
+    assert_string_equal(t.names + t.syms[0].name, "first");
+    assert_string_equal(t.names + t.syms[1].name, "_stext");
+    assert_string_equal(t.names + t.syms[2].name, "helper");
+    js_symtab_free(&t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_crafted_images),
+        cmocka_unit_test(test_replaced_library),
+        cmocka_unit_test(test_kallsyms),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
