@@ -157,7 +157,7 @@ public final class RecoveryShapes {
      * offers it and the allocating intrinsics run every 32nd round (BigInteger every 64th), so the mix allocates
      * about 20 bytes a round: allocation's slow path (a call into the VM under the VM's thread state, where
      * AsyncGetCallTrace needs a frame anchor HotSpot completes only lazily) is another shape than the one this
-     * workload is about, and one the walker does not recover yet (at every eighth round, 7-10 of 15,000 samples
+     * workload is about, and one the walker does not recover yet (at every eighth round, 4-10 of 15,000 samples
      * failed there as [unknown_not_Java], in OptoRuntime::new_array_C and new_array_nozero_C).
      */
     static final class Mix {
