@@ -158,7 +158,8 @@ public final class RecoveryShapes {
      * about 20 bytes a round: allocation's slow path (a call into the VM under the VM's thread state, where
      * AsyncGetCallTrace needs a frame anchor HotSpot completes only lazily) is another shape than the one this
      * workload is about, and one the walker does not recover yet (at every eighth round, 4-10 of 15,000 samples
-     * failed there as [unknown_not_Java], in OptoRuntime::new_array_C and new_array_nozero_C).
+     * failed there as [unknown_not_Java], in OptoRuntime::new_array_C and new_array_nozero_C; at every 32nd, 1-10:
+     * no fewer on JDK 25).
      */
     static final class Mix {
         final byte[] bytes = new byte[4096];
