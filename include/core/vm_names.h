@@ -1,6 +1,6 @@
-/* vm_names.h - full names of the JVM's own Java threads, which JVMTI hides (JIT compilers, the service and
- * monitor-deflation threads): the kernel keeps 15 bytes of a thread's name (`C2 CompilerThre`), HotSpot keeps
- * the whole of it in the thread's java.lang.Thread.
+/* vm_names.h - full names of the JVM's own Java threads, which JVMTI hides (JIT compilers, service threads):
+ * the kernel keeps 15 bytes of a thread's name (`C2 CompilerThre`), HotSpot keeps the whole of it in the
+ * thread's java.lang.Thread.
  *
  * The names are read, never guessed: HotSpot's list of JavaThreads (ThreadsSMRSupport::_java_thread_list) and
  * the fields from each one to its OS tid and to its java.lang.Thread come from gHotSpotVMStructs; where
@@ -10,7 +10,7 @@
  * the JavaThread's tid is the thread's, every pointer on the way read the same again after the characters,
  * and the thread's comm is the JVM's 15-byte cut of that name. The reads are first checked on the threads
  * JVMTI does list (their names must come out exactly as JVMTI gives them): a JVM where they do not (another
- * layout, a collector whose references cannot be read raw, such as ZGC's colored pointers) keeps comm.
+ * layout, a collector whose references cannot be read raw) keeps comm.
  * Threads that are not JavaThreads (GC workers, the VM thread) are not on that list and keep comm.
  *
  * Runs on a thread attached to the VM (java_names.c's refresh), never in a signal handler.
