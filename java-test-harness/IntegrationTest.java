@@ -181,6 +181,7 @@ public final class IntegrationTest {
         safely("unload-churn", this::unloadChurn);
         WalkerChecks walker = new WalkerChecks(this);
         alone("walker-poly", walker::polymorphic);
+        alone("walker-shapes", walker::shapes);
         safely("walker-stress", walker::stress);
         safely("truncated-stacks", walker::truncation);
         AttachChecks attach = new AttachChecks(this);

@@ -122,7 +122,7 @@ final class LoadChecks {
     /**
      * {@code cpu-no-throttle}: CpuSplit on two threads, {@code event=cpu,interval=1ms} for 4 s, beside 0, 2 and 4
      * spinning processes. Its handlers use about 1-2% of the workers' CPU (checked: median handler time times the
-     * samples, over the workers' CPU time, must stay under {@value #MAX_HANDLER_SHARE}), so the budget of an eighth
+     * samples, over the workers' CPU time, must stay under {@value #MAX_HANDLER_SHARE}), so the budget of a fifth
      * must never be reached: no "throttled" line, and the stop line counts throttled=0. A budget timed by the clock
      * on the wall counted the time a handler was preempted by the spinning processes as its own and throttled.
      */

@@ -251,7 +251,7 @@ final class NativeChecks {
         }
         try {
             // Every 1000th read: a dwarf walk costs more than ten reads of /dev/zero, and at a shorter interval the
-            // handler budget (an eighth of the thread's CPU) keeps most samples under [throttled].
+            // handler budget (a fifth of the thread's CPU) keeps most samples under [throttled].
             run(name, "start,event=syscalls:sys_enter_read,interval=1000,cstack=dwarf", problems, "syscalls", "3");
             List<String[]> rows = read(t.runDir(name).resolve("p.collapsed"), problems);
             long[] all = weigh(rows, "", "NativeLoad.readZero");

@@ -5,7 +5,9 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -15,8 +17,8 @@ import java.util.regex.Pattern;
  *
  * <p>{@code walker-poly}: the Poly workload (a recursive expression tree evaluated through megamorphic virtual and
  * interface calls, beside a plain loop; it measures its own split in thread CPU time) at 1 ms and at 10 ms. With the
- * default walker, failed walks (every pseudo-frame except {@code [no_Java_frame]}, {@code [not_Java_thread]} and
- * {@code [truncated]}, which are not failures) must be at most 1% of the samples, and, at 1 ms, the evaluator's
+ * default walker, failed walks (every pseudo-frame except {@code [no_Java_frame]}, {@code [not_Java_thread]},
+ * {@code [truncated]} and {@code [throttled]}, a sample the handler budget kept from being walked) must be at most 1% of the samples, and, at 1 ms, the evaluator's
  * sampled share ({@code Poly.evaluate} against {@code Poly.mix}) within 2 points of its measured share. Why 2 points
  * holds: the binomial error of a share near 0.5 is sqrt(0.25/n), 0.41 points at the 15,000 samples of the 1 ms run
  * (2 points is 4.9 of it); a run with fewer than 4,000 evaluator-or-loop samples is refused rather than judged. The
@@ -24,6 +26,17 @@ import java.util.regex.Pattern;
  * share judged on so few samples would need a limit too wide to mean anything. To show the workload does exercise the recovery, the same 1 ms run with
  * {@code walker=agct} (AsyncGetCallTrace alone) must fail at least 5% of its walks (measured: 20 to 35% on JDK 17,
  * more on 25).
+ *
+ * <p>{@code walker-shapes}: RecoveryShapes in its two modes, each with two threads, profiled at 1 ms (started
+ * through the Java API after 5 s of warm-up: class loading, first compilations and deoptimizations run in the VM's
+ * own thread state, which is not what this check is about) until they used 15 s of CPU: {@code time} (compiled
+ * code calling the VM's clock functions, os::javaTimeMillis and os::javaTimeNanos, by leaf calls without a
+ * thread-state change) and {@code intrinsics} (array copies, String and array comparisons, CRC32/CRC32C/Adler32,
+ * AES, SHA-256, BigInteger, Base64, Math, StringBuilder: StubRoutines entered by calls, and C2's inline string
+ * intrinsics, which push words under the compiled frame). Failed walks must be at most 0.1% of the walked samples
+ * (those not throttled). Why that limit can be judged: at 15,000 samples it allows 15 failed walks; a walker failing
+ * 0.3% of the time (45 expected) passes with a probability of 2e-7 (Poisson), and one failing 0.04% (6 expected)
+ * fails with a probability of 0.05%. A run with fewer than 10,000 walked samples is refused rather than judged.
  *
  * <p>{@code walker-stress}: WalkStress (StackOverflowError loops, a deoptimisation storm, class unloading and thread
  * churn at once) at 1 kHz for 20 s with a JFR recording: a clean exit, a recording the JDK's {@code jfr} tool reads,
@@ -39,8 +52,11 @@ final class WalkerChecks {
     static final double MAX_SHARE_ERROR = 2.0;
     static final double MIN_AGCT_FAILED_PERCENT = 5.0;
     static final long MIN_SPLIT_SAMPLES = 4_000;
-    static final Set<String> NOT_FAILURES = Set.of("[no_Java_frame]", "[not_Java_thread]", "[truncated]");
+    static final Set<String> NOT_FAILURES = Set.of("[no_Java_frame]", "[not_Java_thread]", "[truncated]",
+            "[throttled]");
     static final Pattern TRUTH = Pattern.compile("TRUTH eval=([0-9.]+) mix=([0-9.]+)");
+    static final double MAX_SHAPE_FAILED_PERCENT = 0.1;
+    static final long MIN_SHAPE_SAMPLES = 10_000;
 
     private final IntegrationTest t;
 
@@ -68,12 +84,7 @@ final class WalkerChecks {
 
     /** A pseudo-frame that names a failed walk (the leaf of a stack). */
     static boolean failedWalk(List<String> frames) {
-        for (String f : frames) {
-            if (f.startsWith("[") && f.endsWith("]") && !f.contains("tid=") && !NOT_FAILURES.contains(f)) {
-                return true;
-            }
-        }
-        return false;
+        return failureName(frames) != null;
     }
 
     PolyRun poly(String name, String options, String seconds, String minCpu) throws IntegrationTest.Failure {
@@ -143,6 +154,70 @@ final class WalkerChecks {
         } catch (IntegrationTest.Failure f) {
             problems.add(f.getMessage());
             details.addAll(f.evidence);
+        }
+        t.report(name, problems, details, t0);
+    }
+
+    /** The pseudo-frame naming a failed walk, or null. */
+    static String failureName(List<String> frames) {
+        for (String f : frames) {
+            if (f.startsWith("[") && f.endsWith("]") && !f.contains("tid=") && !NOT_FAILURES.contains(f)) {
+                return f;
+            }
+        }
+        return null;
+    }
+
+    void shapes() {
+        String name = "walker-shapes";
+        if (!t.selected(name)) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        List<String> problems = new ArrayList<>();
+        List<String> details = new ArrayList<>();
+        for (String mode : List.of("time", "intrinsics")) {
+            String run = name + "-" + mode;
+            try {
+                Path out = t.runDir(run).resolve(mode + ".collapsed");
+                IntegrationTest.Run r = t.launch(run, List.of(), 180, "", "RecoveryShapes", mode, "10", "2", "15",
+                        "5", "event=cpu,interval=1ms,file=" + out);
+                IntegrationTest.requireCleanExit(r);
+                if (!r.stdout.contains("RecoveryShapes done mode=" + mode)) {
+                    throw new IntegrationTest.Failure(run + ": the workload did not finish", r.stderrTail(10));
+                }
+                IntegrationTest.Profile p = IntegrationTest.Profile.read(out, r);
+                long samples = 0, failed = 0, throttled = 0;
+                Map<String, Long> reasons = new TreeMap<>();
+                for (IntegrationTest.Stack st : p.stacks) {
+                    samples += st.count;
+                    if (st.frames.contains("[throttled]")) {
+                        throttled += st.count;
+                    }
+                    String why = failureName(st.frames);
+                    if (why != null) {
+                        failed += st.count;
+                        reasons.merge(why, st.count, Long::sum);
+                    }
+                }
+                long walked = samples - throttled;
+                double percent = walked == 0 ? 100 : 100.0 * failed / walked;
+                String stop = r.stderrLines().stream().filter(l -> l.contains("profiling stopped")).findFirst()
+                        .orElse("");
+                Matcher rec = Pattern.compile("recovered_walks: (.*)").matcher(stop);
+                details.add(String.format(Locale.ROOT, "%s: %d samples, %d throttled, %d failed walks (%.3f%% of "
+                        + "the walked) %s; %s", mode, samples, throttled, failed, percent, reasons, rec.find() ? rec.group(1) : "no recovery counts"));
+                if (walked < MIN_SHAPE_SAMPLES) {
+                    problems.add(run + ": only " + walked + " walked samples (need " + MIN_SHAPE_SAMPLES
+                            + "; the machine was busy)");
+                } else if (percent > MAX_SHAPE_FAILED_PERCENT) {
+                    problems.add(String.format(Locale.ROOT, "%s: %.3f%% of the walks failed (limit %.1f%%)", run,
+                            percent, MAX_SHAPE_FAILED_PERCENT));
+                }
+            } catch (IntegrationTest.Failure f) {
+                problems.add(f.getMessage());
+                details.addAll(f.evidence);
+            }
         }
         t.report(name, problems, details, t0);
     }

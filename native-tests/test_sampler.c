@@ -439,7 +439,7 @@ static void test_budget_counts_own_cpu(void **state UNUSED)
     atomic_store(&g_walk_burn_us, 0);
     js_stats_get(&st);
     assert_int_equal(st.samples, 40);
-    assert_true(st.throttled >= 10); /* 2 ms of CPU per walk, a budget of 1/8 of the CPU: most are not walked */
+    assert_true(st.throttled >= 10); /* 2 ms of CPU per walk, a budget of 1/5 of the CPU: most are not walked */
     uint64_t throttled, walked;
     split_throttled(s, &throttled, &walked);
     assert_int_equal(throttled, st.throttled_weight);

@@ -6,6 +6,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <link.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -14,6 +15,7 @@
 #include "sample/codecache.h"
 #include "sample/safe_read.h"
 #include "sample/unwind.h"
+#include "sample/unwind_cfi.h"
 #include "sample/vmlayout.h"
 #include "sample/vmmethod.h"
 
@@ -425,6 +427,158 @@ static void test_native(void **state UNUSED)
     assert_int_equal(r.sp, (uintptr_t)&stack[3]);
 }
 
+/* The caller's code: bytes at the start of the blob at segment 50 (kind by name); the return address after them. */
+static uintptr_t caller_code(const char *name, const uint8_t *code, size_t n)
+{
+    uintptr_t c = place(50, 16, name, 4, 8, 0);
+    memset((void *)(c + B_HEADER), 0x90, 64);
+    memcpy((void *)(c + B_HEADER), code, n);
+    return c + B_HEADER + n;
+}
+
+/* Runs js_unwind_top in the body of an nmethod (a nop at 0: not an epilogue) of 8 words, sp = &stack[0]. */
+static int body_step(const js_blob *b, js_regs *r)
+{
+    r->pc = b->code_begin;
+    r->sp = (uintptr_t)&stack[0];
+    r->fp = 0x777;
+    return js_unwind_top(b, b->code_begin, &st, r);
+}
+
+/* Words an inline intrinsic pushed under a compiled frame: the frame's sp is found by its return slot, which must
+ * hold a return address right after a call (or an interpreter return entry); [sp] as a saved sp wins. */
+static void test_pushed_words(void **state UNUSED)
+{
+    js_blob b = nmethod_with((const uint8_t[]){0x90}, 1, 0, 0);
+    js_regs r;
+    uint8_t call[5] = {0xe8}; /* call rel32 to the nmethod's code */
+    uintptr_t ret = caller_code(N_NMETHOD, call, 5), target = b.code_begin;
+    int32_t rel = (int32_t)(target - ret);
+    memcpy((void *)(ret - 4), &rel, 4);
+    stack[0] = 0x28, stack[8] = ret; /* one word pushed (a length): the return slot is stack[1 + 7] */
+    assert_int_equal(body_step(&b, &r), JS_UW_SHIFTED);
+    assert_int_equal(r.sp, (uintptr_t)&stack[1]);
+    assert_int_equal(r.pc, b.code_begin);
+    assert_int_equal(js_unwind_frame(&b, &st, &r), JS_UW_BODY); /* then its fixed frame, as the walker does */
+    assert_int_equal(r.pc, ret);
+    assert_int_equal(r.sp, (uintptr_t)&stack[9]);
+    memset(stack, 0, sizeof stack); /* two readings: the smallest k, unless [sp] saved the frame's sp */
+    stack[9] = ret, stack[11] = ret;
+    assert_int_equal(body_step(&b, &r), JS_UW_SHIFTED);
+    assert_int_equal(r.sp, (uintptr_t)&stack[2]);
+    stack[0] = (uintptr_t)&stack[4];
+    assert_int_equal(body_step(&b, &r), JS_UW_SHIFTED);
+    assert_int_equal(r.sp, (uintptr_t)&stack[4]);
+    stack[0] = (uintptr_t)&stack[3]; /* a saved sp whose return slot is not one: not taken */
+    assert_int_equal(body_step(&b, &r), JS_UW_SHIFTED);
+    assert_int_equal(r.sp, (uintptr_t)&stack[2]);
+    memset(stack, 0, sizeof stack); /* a return slot beyond eight pushed words is not looked for */
+    stack[16] = ret;
+    assert_int_equal(body_step(&b, &r), JS_UW_BAD_STACK);
+    st.hi = (uintptr_t)&stack[8]; /* nor outside the live stack */
+    stack[8] = ret;
+    assert_int_equal(body_step(&b, &r), JS_UW_BAD_STACK);
+    st.hi = (uintptr_t)&stack[64];
+    assert_int_equal(body_step(&b, &r), JS_UW_SHIFTED);
+    rel = 0x7fff0000; /* a call out of the code cache: a leaf call, not a compiled caller */
+    memcpy((void *)(ret - 4), &rel, 4);
+    assert_int_equal(body_step(&b, &r), JS_UW_BAD_STACK);
+    memset((void *)(ret - 5), 0x90, 5); /* no call before it */
+    assert_int_equal(body_step(&b, &r), JS_UW_BAD_STACK);
+}
+
+/* The call shapes a compiled caller's return address may follow, and the interpreter's return entries. */
+static void test_return_shapes(void **state UNUSED)
+{
+    js_blob b = nmethod_with((const uint8_t[]){0x90}, 1, 0, 0);
+    js_regs r;
+    uintptr_t in_cc = b.code_begin, out = 0x10000;
+    uint8_t far[13] = {0x49, 0xba, 0, 0, 0, 0, 0, 0, 0, 0, 0x41, 0xff, 0xd2}; /* movabs r10, imm64; call r10 */
+    memcpy(far + 2, &in_cc, 8);
+    stack[8] = caller_code(N_NMETHOD, far, sizeof far);
+    assert_int_equal(body_step(&b, &r), JS_UW_SHIFTED);
+    memcpy(far + 2, &out, 8);
+    stack[8] = caller_code(N_NMETHOD, far, sizeof far);
+    assert_int_equal(body_step(&b, &r), JS_UW_BAD_STACK);
+    stack[8] = caller_code(N_NMETHOD, (const uint8_t[]){0x41, 0xff, 0xd3}, 3); /* call r11 */
+    assert_int_equal(body_step(&b, &r), JS_UW_SHIFTED);
+    stack[8] = caller_code(N_NMETHOD, (const uint8_t[]){0xff, 0xd6}, 2); /* call rsi (the call stub's) */
+    assert_int_equal(body_step(&b, &r), JS_UW_SHIFTED);
+    static const uint8_t jdk17[] = {0x48, 0x8b, 0x65, 0xf0, 0x48, 0xc7, 0x45, 0xf0, 0, 0, 0, 0};
+    static const uint8_t jdk25[] = {0x48, 0x8b, 0x4d, 0xf0, 0x48, 0x8d, 0x64, 0xcd, 0x00, 0x48, 0xc7, 0x45, 0xf0};
+    uintptr_t entry = caller_code(N_INTERP, (const uint8_t[]){0x41, 0xff, 0x24, 0xda}, 4); /* a dispatch jump */
+    memcpy((void *)entry, jdk17, sizeof jdk17);
+    stack[8] = entry;
+    assert_int_equal(body_step(&b, &r), JS_UW_SHIFTED);
+    memcpy((void *)entry, jdk25, sizeof jdk25);
+    assert_int_equal(body_step(&b, &r), JS_UW_SHIFTED);
+    ((uint8_t *)entry)[2] = 0x45; /* any other interpreter code is not a return entry */
+    assert_int_equal(body_step(&b, &r), JS_UW_BAD_STACK);
+}
+
+/* A stub entered by a call whose first instruction `push rbp` has run: the return address is above the saved rbp,
+ * taken only when the call went to that push. */
+static void test_stub_after_push(void **state UNUSED)
+{
+    js_blob b = nmethod_with((const uint8_t[]){0x55, 0x48, 0x8b, 0xec}, 4, 0, 0);
+    b.kind = JS_BLOB_STUB, b.frame_size = 0, b.frame_complete = -1;
+    uint8_t call[5] = {0xe8};
+    uintptr_t ret = caller_code(N_NMETHOD, call, 5);
+    int32_t rel = (int32_t)(b.code_begin - ret);
+    memcpy((void *)(ret - 4), &rel, 4);
+    stack[0] = 0x4444, stack[1] = ret;
+    js_regs r = {b.code_begin + 1, (uintptr_t)&stack[0], 0x777};
+    assert_int_equal(js_unwind_top(&b, 0, &st, &r), JS_UW_STUB);
+    assert_int_equal(r.pc, ret);
+    assert_int_equal(r.sp, (uintptr_t)&stack[2]);
+    assert_int_equal(r.fp, 0x4444);
+    rel += 1; /* the call went elsewhere: not this shape (and [sp], the saved rbp, is no return address) */
+    memcpy((void *)(ret - 4), &rel, 4);
+    r = (js_regs){b.code_begin + 1, (uintptr_t)&stack[0], 0x777};
+    assert_int_equal(js_unwind_top(&b, 0, &st, &r), JS_UW_BAD_STACK);
+}
+
+/* VM code called from compiled code, stepped out of by its call-frame information: a function before its frame
+ * pointer is set (rbp holds a compiled method's value), as os::javaTimeNanos after its push rbp. */
+__asm__(".text\n.globl wk_leaf\n.type wk_leaf,@function\nwk_leaf:\n.cfi_startproc\n"
+        "push %rbp\n.cfi_def_cfa_offset 16\n.cfi_offset %rbp,-16\nmov $1,%edi\n"
+        "mov %rsp,%rbp\n.cfi_def_cfa_register %rbp\nleave\n.cfi_def_cfa %rsp,8\nret\n"
+        ".cfi_endproc\n.size wk_leaf,.-wk_leaf\n");
+extern const char wk_leaf[];
+
+static int add_self(struct dl_phdr_info *info, size_t size UNUSED, void *ctx)
+{
+    *(int *)ctx = js_cfi_add(info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum);
+    return 1;
+}
+
+static void test_native_cfi(void **state UNUSED)
+{
+    js_blob b = nmethod_with((const uint8_t[]){0x90}, 1, 0, 0);
+    (void)b;
+    stack[0] = 0x4444, stack[1] = caller_pc;
+    js_cfi_reset(); /* without tables: rbp (a compiled method's value) is no frame, [sp] no return address */
+    js_regs r = {(uintptr_t)wk_leaf + 6, (uintptr_t)&stack[0], 0x12345};
+    assert_int_equal(js_unwind_native(&st, &r), JS_UW_BAD_STACK);
+    int rc = -1;
+    dl_iterate_phdr(add_self, &rc);
+    assert_int_equal(rc, 0);
+    r = (js_regs){(uintptr_t)wk_leaf + 6, (uintptr_t)&stack[0], 0x12345};
+    assert_int_equal(js_unwind_native(&st, &r), JS_UW_NATIVE);
+    assert_int_equal(r.pc, caller_pc);
+    assert_int_equal(r.sp, (uintptr_t)&stack[2]);
+    assert_int_equal(r.fp, 0x4444);
+    stack[1] = 0x5000; /* the table's return address is not code: refused, not looked for elsewhere */
+    stack[2] = caller_pc;
+    r = (js_regs){(uintptr_t)wk_leaf + 6, (uintptr_t)&stack[0], (uintptr_t)&stack[1]};
+    assert_int_equal(js_unwind_native(&st, &r), JS_UW_BAD_STACK);
+    stack[1] = caller_pc;
+    st.hi = (uintptr_t)&stack[1]; /* the return slot outside the live stack */
+    r = (js_regs){(uintptr_t)wk_leaf + 6, (uintptr_t)&stack[0], 0x12345};
+    assert_int_equal(js_unwind_native(&st, &r), JS_UW_BAD_STACK);
+    js_cfi_reset();
+}
+
 /* ---- Method* -> jmethodID ----------------------------------------------------------------------------------- */
 
 typedef struct {
@@ -514,6 +668,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_epilogue, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unwind_failures, setup, teardown),
         cmocka_unit_test_setup_teardown(test_native, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pushed_words, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_return_shapes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stub_after_push, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_native_cfi, setup, teardown),
         cmocka_unit_test_setup_teardown(test_method_id, setup, teardown),
         cmocka_unit_test_setup_teardown(test_safe_read, setup, teardown),
     };

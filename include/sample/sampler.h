@@ -13,7 +13,7 @@
  * caller must then abandon - never reuse or free - the memory that handler may still write.
  *
  * Self-limiting cost: each thread's cpu handlers are timed in the thread's own CPU time (preemption by other
- * processes or the hypervisor does not count) and may use at most an eighth of it on average; a sample past that
+ * processes or the hypervisor does not count) and may use at most a fifth of it on average; a sample past that
  * budget is not walked but kept under a "[throttled]" pseudo-frame with its weight (never moved to another stack)
  * and counted as throttled, so a deep stack at a short interval cannot livelock a thread in its signal handler.
  *

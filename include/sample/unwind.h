@@ -27,6 +27,7 @@ enum {
     JS_UW_FRAME = 4,        /* a stub with a complete fixed-size frame */
     JS_UW_NATIVE = 5,       /* VM or library code called from Java: followed its frame pointers */
     JS_UW_BODY = 6,         /* a compiled method's body that AsyncGetCallTrace refused: its fixed-size frame */
+    JS_UW_SHIFTED = 7,      /* a compiled method's body with words pushed below its frame: r->sp is now the frame's */
     JS_UW_UNKNOWN_CODE = -1, /* instructions not recognised */
     JS_UW_BAD_STACK = -2,    /* a slot outside the thread's live stack, or a return address outside the code cache */
     JS_UW_INTERPRETER = -3,  /* the interpreter: not handled */
@@ -38,9 +39,13 @@ enum {
 int js_unwind_top(const js_blob *b, uintptr_t verified_entry, const js_safe_range *stack, js_regs *r);
 
 /* Signal-safe. r->pc is outside the code cache (C++ code of the VM called from Java without a
- * state change): follow the rbp chain (HotSpot is built with frame pointers) to the first return
- * address into the code cache, or take the return address on top of the stack when the function
- * has not pushed rbp yet. On success r holds the Java caller's registers. */
+ * state change): step out frame by frame by the code's call-frame information (unwind_cfi.h) to
+ * the first return address into the code cache; where no table describes the code, follow the rbp
+ * chain, or take the return address on top of the stack. On success r holds the Java caller's
+ * registers. */
 int js_unwind_native(const js_safe_range *stack, js_regs *r);
+
+/* Signal-safe. Step out of a compiled frame of the blob's fixed size whose sp is r->sp (JS_UW_BODY). */
+int js_unwind_frame(const js_blob *b, const js_safe_range *stack, js_regs *r);
 
 #endif

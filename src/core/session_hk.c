@@ -52,7 +52,7 @@ static int round_locked(void)
     js_stats_get(&s);
     if (s.throttled && !js_sess.throttle_logged) {
         js_sess.throttle_logged = 1;
-        js_warn("samples of some threads were throttled: their signal handlers used over an eighth of their CPU time "
+        js_warn("samples of some threads were throttled: their signal handlers used over a fifth of their CPU time "
                 "(deep stacks at a short interval); those samples are counted under [throttled]. Consider a longer "
                 "interval or a smaller jstackdepth");
     }

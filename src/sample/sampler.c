@@ -35,7 +35,7 @@ static js_raw_frame *block_frames(frame_block *b, int k)
     return (js_raw_frame *)((char *)b + BLOCK_HEADER) + (size_t)k * (size_t)b->depth;
 }
 /* A thread's cpu handlers may use at most 1/(1+QUIET_FACTOR) of its CPU time (see over_budget). */
-#define QUIET_FACTOR 7
+#define QUIET_FACTOR 4
 #define MIN_CREDIT_CAP_NS 1000000LL /* the budget's cap when the session has no sampling interval */
 #define WAIT_STEP_NS 1000000L /* 1 ms */
 #define WAIT_NS 1000000000ULL /* bounded waits: 1 s on the clock (not a count of naps: a loaded machine stretches them) */

@@ -6,7 +6,14 @@
 
 #include <string.h>
 
+#include "sample/unwind_cfi.h"
+
 #define MAX_INSNS 12 /* instructions decoded from the verified entry or towards the ret */
+#define MAX_NATIVE_FRAMES 16
+/* Words C2's inline intrinsics push below a compiled frame: string_indexof copies a short string and a short
+ * substring to the stack (16 bytes each) and pushes four words (the last the frame's sp, restored by `pop rsp`);
+ * string_compare pushes one, char_array_compress one. */
+#define MAX_PUSHED 8
 
 /* Read the stack word at a, only inside the live stack. */
 static int stack_word(const js_safe_range *st, uintptr_t a, uintptr_t *out)
@@ -38,6 +45,52 @@ static int32_t imm32_at(uintptr_t p)
 static int plausible_return(uintptr_t pc)
 {
     return js_codecache_contains(pc);
+}
+
+/* 1 if a call instruction ends at ret inside blob c's code. *target gets its destination when the instruction
+ * names it (`call rel32`; `movabs r10, imm64` + `call r10`, HotSpot's call to an address out of reach), else 0
+ * (`call reg`). The forms are those HotSpot's x86-64 assembler emits for calls from compiled code and stubs. */
+static int call_ends_at(const js_blob *c, uintptr_t ret, uintptr_t *target)
+{
+    *target = 0;
+    if (ret < 5 || ret > c->code_end) return 0;
+    if (code_has(c, ret - 5, 5) && byte_at(ret - 5) == 0xe8) {
+        *target = ret + (uintptr_t)(intptr_t)imm32_at(ret - 4);
+        return 1;
+    }
+    if (ret >= 13 && code_has(c, ret - 13, 13) && byte_at(ret - 13) == 0x49 && byte_at(ret - 12) == 0xba &&
+        byte_at(ret - 3) == 0x41 && byte_at(ret - 2) == 0xff && byte_at(ret - 1) == 0xd2) {
+        memcpy(target, (const void *)(ret - 11), sizeof *target);
+        return 1;
+    }
+    if (code_has(c, ret - 3, 3) && byte_at(ret - 3) == 0x41 && byte_at(ret - 2) == 0xff &&
+        (byte_at(ret - 1) & 0xf8) == 0xd0)
+        return 1; /* call r8..r15 */
+    return code_has(c, ret - 2, 2) && byte_at(ret - 2) == 0xff && (byte_at(ret - 1) & 0xf8) == 0xd0; /* call rax..rdi */
+}
+
+/* 1 if the interpreter code at p is one of its return entries: they begin by restoring rsp from the frame's
+ * last_sp slot ([rbp - 16]) and clearing it. JDK 17: `mov rsp, [rbp-16]; mov qword [rbp-16], 0`; JDK 25 keeps
+ * the slot relative to rbp: `mov rcx, [rbp-16]; lea rsp, [rbp+rcx*8]; mov qword [rbp-16], 0`. */
+static int interpreter_return_entry(const js_blob *c, uintptr_t p)
+{
+    static const uint8_t jdk17[] = {0x48, 0x8b, 0x65, 0xf0, 0x48, 0xc7, 0x45, 0xf0};
+    static const uint8_t jdk25[] = {0x48, 0x8b, 0x4d, 0xf0, 0x48, 0x8d, 0x64, 0xcd, 0x00, 0x48, 0xc7, 0x45, 0xf0};
+    return (code_has(c, p, sizeof jdk17) && !memcmp((const void *)p, jdk17, sizeof jdk17)) ||
+           (code_has(c, p, sizeof jdk25) && !memcmp((const void *)p, jdk25, sizeof jdk25));
+}
+
+/* 1 if ret can be the return address of a compiled frame: in compiled code or a stub right after a call to code
+ * in the code cache (or through a register), or one of the interpreter's return entries (the interpreter pushes
+ * it and jumps: the caller of a method it invoked, or of an on-stack-replaced loop). */
+static int java_return(uintptr_t ret)
+{
+    js_blob c;
+    uintptr_t target;
+    if (js_codecache_find(ret, &c) != JS_CC_FOUND || ret <= c.code_begin || ret >= c.code_end) return 0;
+    if (c.kind == JS_BLOB_INTERPRETER) return interpreter_return_entry(&c, ret);
+    if (!call_ends_at(&c, ret, &target)) return 0;
+    return !target || js_codecache_contains(target);
 }
 
 /* Finish a step: the return address sits at ret_slot; fp is the caller's rbp. */
@@ -134,10 +187,32 @@ static int unwind_epilogue(const js_blob *b, const js_safe_range *st, js_regs *r
     return JS_UW_UNKNOWN_CODE;
 }
 
-#define MAX_NATIVE_FRAMES 16
+/* Out of native code by its call-frame information, frame by frame until a return address into the code cache:
+ * 1 with r the Java caller's registers, 0 if the interrupted code has no table, -1 if a table could not be
+ * followed or led to code that is neither Java nor described. */
+static int native_by_cfi(const js_safe_range *st, js_regs *r)
+{
+    for (int i = 0; i < MAX_NATIVE_FRAMES; i++) {
+        js_regs next = *r;
+        int rc = js_cfi_step(st, &next, i == 0);
+        if (rc == JS_CFI_NONE) return i == 0 ? 0 : -1;
+        if (rc != JS_CFI_OK) return -1;
+        *r = next;
+        if (plausible_return(r->pc)) return 1;
+    }
+    return -1;
+}
 
 int js_unwind_native(const js_safe_range *st, js_regs *r)
 {
+    js_regs at = *r;
+    int cfi = native_by_cfi(st, &at);
+    if (cfi > 0) {
+        *r = at;
+        return JS_UW_NATIVE;
+    }
+    if (cfi < 0) return JS_UW_BAD_STACK;
+    /* code without a table (hand-written assembly, an object not read in place): its frame pointers */
     uintptr_t fp = r->fp, next, ret;
     for (int i = 0; i < MAX_NATIVE_FRAMES; i++) {
         if (fp <= r->sp || stack_word(st, fp, &next) != 0 || stack_word(st, fp + 8, &ret) != 0) break;
@@ -153,6 +228,20 @@ int js_unwind_native(const js_safe_range *st, js_regs *r)
     return pop_to(st, r, r->sp, r->fp, JS_UW_NATIVE); /* a leaf that has not pushed rbp */
 }
 
+/* A stub whose first instruction `push rbp` (of `push rbp; mov rbp, rsp`) has just run: the return address is
+ * above the saved rbp, and the call that put it there went to the push (pc - 1). JS_UW_STUB, or <0 (r untouched). */
+static int after_entry_push(const js_blob *b, const js_safe_range *st, js_regs *r)
+{
+    uintptr_t ret, fp, target;
+    js_blob c;
+    if (!code_has(b, r->pc - 1, 1) || byte_at(r->pc - 1) != 0x55) return JS_UW_UNKNOWN_CODE;
+    if (stack_word(st, r->sp, &fp) != 0 || stack_word(st, r->sp + sizeof(uintptr_t), &ret) != 0)
+        return JS_UW_BAD_STACK;
+    if (js_codecache_find(ret, &c) != JS_CC_FOUND || !call_ends_at(&c, ret, &target) || target != r->pc - 1)
+        return JS_UW_BAD_STACK;
+    return pop_to(st, r, r->sp + sizeof(uintptr_t), fp, JS_UW_STUB);
+}
+
 /* A frame built with `push rbp; mov rbp, rsp` (many StubRoutines): the return address above the saved rbp. */
 static int through_fp(const js_safe_range *st, js_regs *r, int kind)
 {
@@ -166,13 +255,39 @@ static int through_fp(const js_safe_range *st, js_regs *r, int kind)
     return kind;
 }
 
-/* A compiled method in its body (frame complete, not an epilogue): its fixed-size frame. */
-static int full_frame(const js_blob *b, const js_safe_range *st, js_regs *r)
+int js_unwind_frame(const js_blob *b, const js_safe_range *st, js_regs *r)
 {
     if (b->frame_size < 2 || b->frame_size > (1 << 17)) return JS_UW_UNKNOWN_CODE;
     uintptr_t sender_sp = r->sp + (uintptr_t)b->frame_size * sizeof(uintptr_t), fp;
     if (stack_word(st, sender_sp - 2 * sizeof(uintptr_t), &fp) != 0) return JS_UW_BAD_STACK;
     return pop_to(st, r, sender_sp - sizeof(uintptr_t), fp, JS_UW_BODY);
+}
+
+/* A compiled method in its body with words pushed below its frame (an inline intrinsic's): the frame's own sp is
+ * sp + 8k for the k in 1..MAX_PUSHED whose return slot holds a return address (java_return). string_indexof keeps
+ * the frame's sp at [sp] while it searches: when that k qualifies it is taken. Otherwise the smallest k: the slots
+ * above the frame are its callers' and hold their own return addresses, while below the return slot lie the saved
+ * rbp and the frame's own slots. r->sp becomes the frame's sp (pc and fp unchanged). */
+static int pushed_frame(const js_blob *b, const js_safe_range *st, js_regs *r)
+{
+    if (b->frame_size < 2 || b->frame_size > (1 << 17)) return JS_UW_UNKNOWN_CODE;
+    uintptr_t frame = (uintptr_t)b->frame_size * sizeof(uintptr_t), saved, ret;
+    unsigned first = 0, saved_k = 0;
+    if (stack_word(st, r->sp, &saved) == 0 && saved > r->sp && saved - r->sp <= MAX_PUSHED * sizeof(uintptr_t) &&
+        !(saved & (sizeof(uintptr_t) - 1)))
+        saved_k = (unsigned)((saved - r->sp) / sizeof(uintptr_t));
+    for (unsigned k = 1; k <= MAX_PUSHED; k++) {
+        if (stack_word(st, r->sp + k * sizeof(uintptr_t) + frame - sizeof(uintptr_t), &ret) != 0) break;
+        if (!java_return(ret)) continue;
+        if (!first) first = k;
+        if (k == saved_k) {
+            first = k;
+            break;
+        }
+    }
+    if (!first) return JS_UW_BAD_STACK;
+    r->sp += first * sizeof(uintptr_t);
+    return JS_UW_SHIFTED;
 }
 
 int js_unwind_top(const js_blob *b, uintptr_t verified_entry, const js_safe_range *st, js_regs *r)
@@ -186,10 +301,14 @@ int js_unwind_top(const js_blob *b, uintptr_t verified_entry, const js_safe_rang
         int how = unwind_epilogue(b, st, r);
         if (how != JS_UW_UNKNOWN_CODE) return how;
         *r = saved;
-        return full_frame(b, st, r);
+        how = js_unwind_frame(b, st, r);
+        if (how > 0) return how;
+        *r = saved;
+        return pushed_frame(b, st, r) == JS_UW_SHIFTED ? JS_UW_SHIFTED : how;
     }
     case JS_BLOB_STUB:
         if (b->frame_size <= 0 || b->frame_complete < 0 || r->pc < b->code_begin + (unsigned)b->frame_complete) {
+            if (after_entry_push(b, st, r) > 0) return JS_UW_STUB;
             js_regs saved = *r; /* no frame of its own: the return address on top, or above a pushed rbp */
             int how = pop_to(st, r, r->sp, r->fp, JS_UW_STUB);
             if (how > 0) return how;

@@ -25,6 +25,7 @@
 #include "sample/safe_read.h"
 #include "sample/stats.h"
 #include "sample/unwind.h"
+#include "sample/unwind_cfi.h"
 #include "sample/vmlayout.h"
 #include "sample/vmmethod.h"
 #include "walker_int.h"
@@ -76,6 +77,16 @@ static int through_stubs(const js_safe_range *st, js_regs *r)
     return -1;
 }
 
+/* AsyncGetCallTrace from a copy of the signal context with pc, sp and fp replaced. */
+static int walk_from(const ucontext_t *uc, const js_regs *r, js_raw_frame *frames, int max)
+{
+    ucontext_t at = *uc;
+    at.uc_mcontext.gregs[REG_RIP] = (greg_t)r->pc;
+    at.uc_mcontext.gregs[REG_RSP] = (greg_t)r->sp;
+    at.uc_mcontext.gregs[REG_RBP] = (greg_t)r->fp;
+    return js_walker_agct.walk(&at, frames, max);
+}
+
 /* Step out of the blob holding the interrupted pc and walk again from the caller. */
 static int recover(ucontext_t *uc, js_raw_frame *frames, int max, int code)
 {
@@ -88,6 +99,11 @@ static int recover(ucontext_t *uc, js_raw_frame *frames, int max, int code)
     if (found == JS_CC_BAD) return js_stats_recovery(JS_RECOVER_BAD_BLOB), code;
     if (found == JS_CC_OUTSIDE) b.kind = 0;
     int how = found == JS_CC_OUTSIDE ? js_unwind_native(&st, &r) : js_unwind_top(&b, verified_entry(&b), &st, &r);
+    if (how == JS_UW_SHIFTED) { /* the method's frame found under what an inline intrinsic pushed: walk it whole */
+        int n = walk_from(uc, &r, frames, max);
+        if (n > 0) return js_stats_recovery(JS_RECOVERED_BODY), n;
+        how = js_unwind_frame(&b, &st, &r); /* else from its caller, the method as the leaf */
+    }
     if (how < 0) {
         js_stats_recovery(how == JS_UW_INTERPRETER ? JS_RECOVER_INTERPRETER
                           : found == JS_CC_OUTSIDE ? JS_RECOVER_NOT_CODE
@@ -103,11 +119,7 @@ static int recover(ucontext_t *uc, js_raw_frame *frames, int max, int code)
         frames[0].kind = id ? JS_RF_JAVA : JS_RF_NULL_ID;
         lead = 1;
     }
-    ucontext_t caller = *uc;
-    caller.uc_mcontext.gregs[REG_RIP] = (greg_t)r.pc;
-    caller.uc_mcontext.gregs[REG_RSP] = (greg_t)r.sp;
-    caller.uc_mcontext.gregs[REG_RBP] = (greg_t)r.fp;
-    int n = js_walker_agct.walk(&caller, frames + lead, max - lead);
+    int n = walk_from(uc, &r, frames + lead, max - lead);
     if (n <= 0) {
         js_stats_recovery(JS_RECOVER_RETRY_FAILED);
         return code;
@@ -152,6 +164,7 @@ static int recover_init(void *java_vm, char *err, size_t errlen)
     } else if (js_safe_word(here, &probe) != 0) {
         js_safe_fmt(err, errlen, "stack recovery off (AsyncGetCallTrace alone): process_vm_readv is not permitted");
     } else {
+        js_cfi_init(); /* without tables (none found), VM code is left by its frame pointers alone */
         enabled = 1;
     }
     return 0;
