@@ -13,6 +13,7 @@
 #define MAX_CHARS 256      /* bytes of a name's characters read at most */
 #define CHECK_ROUNDS 5     /* refreshes that may try to confirm the reads before they are given up */
 #define MAX_CANDIDATES 4096 /* cut names looked up per refresh at most */
+#define MAX_JUDGED 64      /* threads JVMTI lists whose names check the reads, per round */
 
 int js_vm_layout_complete(const js_vm_layout *l)
 {
@@ -267,7 +268,7 @@ static void unsafe_layout(JNIEnv *jni)
 static void judge(const uintptr_t *tops, const char (*names)[JS_THREAD_NAME_MAX], size_t n)
 {
     size_t same = 0, differ = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n && same + differ < MAX_JUDGED; i++) {
         int ascii = 1;
         for (const char *c = names[i]; *c; c++) ascii &= (unsigned char)*c < 0x80;
         int tid = ascii && tops[i] ? js_vm_thread_tid(&L, tops[i]) : -1;
