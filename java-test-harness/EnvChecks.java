@@ -19,7 +19,10 @@ import java.util.List;
  *     thread, one still running when the JVM exits) appear under their latest names, never their first ones,
  *     with -agentpath and {@code threads}; {@code attach-thread-names}: a thread that ran before the agent was
  *     attached ({@code allocsplit-worker}, 17 characters) has its full Java name in {@code jsampler start -t}'s
- *     profile, not the 15 characters the kernel keeps.</li>
+ *     profile, not the 15 characters the kernel keeps; {@code jvm-thread-names}: the JVM's own Java threads, which
+ *     JVMTI does not list, have their full names too ({@code C1 CompilerThread0}, {@code C2 CompilerThread0}: their
+ *     kernel names are {@code C1 CompilerThre}, {@code C2 CompilerThre}) in a {@code threads} profile of a
+ *     workload that keeps the JIT compilers busy ({@link JitNames}, {@code event=cpu} at 1 ms).</li>
  * <li>{@code log-options}: each of {@code log=} and {@code loglevel=} given by a later command changes only itself:
  *     {@code loglevel=debug} sent with an attach keeps the {@code log=} file of -agentpath (the session's lines,
  *     DEBUG ones too, go there, none to stderr), and {@code log=FILE} keeps the {@code loglevel=warn} of
@@ -395,6 +398,54 @@ final class EnvChecks {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             t.fail(name, "interrupted", List.of());
+            return;
+        }
+        t.report(name, problems, details, t0);
+    }
+
+    void jvmThreadNames() {
+        String name = "jvm-thread-names";
+        if (!t.selected(name)) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        List<String> problems = new ArrayList<>();
+        List<String> details = new ArrayList<>();
+        try {
+            Path out = freshDir(name).resolve("profile.collapsed");
+            IntegrationTest.Run r = t.launch(name, List.of(), "start,event=cpu,interval=1ms,threads,file=" + out,
+                    "JitNames", "4");
+            IntegrationTest.requireCleanExit(r);
+            if (!r.stdout.contains("JitNames done")) {
+                problems.add("the workload did not finish (no 'JitNames done')");
+            }
+            java.util.Map<String, Long> roots = new java.util.TreeMap<>();
+            for (String line : Files.readAllLines(out, StandardCharsets.UTF_8)) {
+                String root = line.split(";", 2)[0];
+                long n = Long.parseLong(line.substring(line.lastIndexOf(' ') + 1));
+                roots.merge(root.replaceAll(" tid=\\d+]$", "]"), n, Long::sum);
+            }
+            for (String jit : List.of("C1 CompilerThread", "C2 CompilerThread")) {
+                String cut = "[" + jit.substring(0, 15) + "]";
+                long full = roots.entrySet().stream().filter(e -> e.getKey().matches("\\[" + jit + "\\d+]"))
+                        .mapToLong(java.util.Map.Entry::getValue).sum();
+                details.add(String.format(java.util.Locale.ROOT, "%-22s %6d samples under full names, %d under %s",
+                        jit + "N", full, roots.getOrDefault(cut, 0L), cut));
+                if (full == 0) {
+                    problems.add("no samples under [" + jit + "N tid=...]");
+                }
+                if (roots.containsKey(cut)) {
+                    problems.add(roots.get(cut) + " samples under the kernel's cut name " + cut);
+                }
+            }
+            if (!problems.isEmpty()) {
+                roots.entrySet().stream().limit(30).forEach(e -> details.add("root| " + e.getKey() + " " + e.getValue()));
+            }
+        } catch (IntegrationTest.Failure f) {
+            t.fail(name, f.getMessage(), f.evidence);
+            return;
+        } catch (IOException e) {
+            t.fail(name, e.toString(), List.of());
             return;
         }
         t.report(name, problems, details, t0);

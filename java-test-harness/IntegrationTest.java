@@ -217,6 +217,7 @@ public final class IntegrationTest {
         safely("caps-two-copies", env::capsTwoCopies);
         safely("thread-rename", env::threadRename);
         safely("attach-thread-names", env::attachThreadNames);
+        safely("jvm-thread-names", env::jvmThreadNames);
         safely("log-options", env::logOptions);
         safely("fd-limit", env::fdLimit);
         runner.add(this, "no-hs-err", true, true, this::noCrashes);

@@ -394,6 +394,62 @@ static void test_handles_outlive_handlers(void **state UNUSED)
     assert_int_equal(fcntl(fd, F_GETFD), -1); /* released once no handler could use it */
 }
 
+static void *release_hold_late(void *arg)
+{
+    struct timespec ts = {1, 500000000L}; /* past the stop's 1 s wait for handlers */
+    nanosleep(&ts, NULL);
+    atomic_store(&g_hold_tid, 0);
+    return NULL;
+}
+
+/* Open perf_events files of this process. */
+static int perf_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    assert_non_null(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        char link[64], target[64];
+        snprintf(link, sizeof link, "/proc/self/fd/%s", e->d_name);
+        ssize_t k = readlink(link, target, sizeof target - 1);
+        if (k <= 0) continue;
+        target[k] = 0;
+        n += strcmp(target, "anon_inode:[perf_event]") == 0;
+    }
+    closedir(d);
+    return n;
+}
+
+/* A stop that gives up on a handler still inside after its 1 s wait leaves the counters open (the handler may
+ * still use them), and the next session's stop, with no handler inside, releases them: no file is lost for good. */
+static void test_stuck_handler_handles_released(void **state UNUSED)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "start,event=cpu,interval=1ms,file=%s/stuck.collapsed", g_dir);
+    expect(cmd, JS_OK, NULL);
+    atomic_store(&g_hold_tid, atomic_load(&g_worker_tid[0]));
+    for (int i = 0; i < 2000 && !atomic_load(&g_holding); i++) sleep_ms(1);
+    assert_true(atomic_load(&g_holding));
+    int fd = atomic_load(&g_held_fd);
+    if (fd < 0 || fcntl(fd, F_GETFD) == -1) { /* not a perf counter (ctimer fallback): nothing to observe */
+        atomic_store(&g_hold_tid, 0);
+        expect("stop", JS_OK, NULL);
+        skip();
+    }
+    pthread_t rel;
+    pthread_create(&rel, NULL, release_hold_late, NULL);
+    expect("stop", JS_OK, NULL);
+    pthread_join(rel, NULL);
+    for (int i = 0; i < 2000 && atomic_load(&g_holding); i++) sleep_ms(1);
+    assert_true(perf_fds() > 0); /* left open by the stop that gave up */
+    snprintf(cmd, sizeof cmd, "start,event=cpu,interval=1ms,file=%s/after.collapsed", g_dir);
+    expect(cmd, JS_OK, NULL);
+    sleep_ms(50);
+    expect("stop", JS_OK, NULL);
+    assert_int_equal(perf_fds(), 0);
+}
+
 static void test_dead_state(void **state UNUSED)
 {
     char cmd[256];
@@ -416,6 +472,7 @@ int main(void)
         cmocka_unit_test(test_restart_cycles),          cmocka_unit_test(test_rotation_keeps_every_sample),
         cmocka_unit_test(test_timeout),                 cmocka_unit_test(test_loop),
         cmocka_unit_test(test_handles_outlive_handlers),
+        cmocka_unit_test(test_stuck_handler_handles_released),
         cmocka_unit_test(test_dead_state),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

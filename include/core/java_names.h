@@ -10,8 +10,9 @@
  * It
  * runs on a thread attached to the VM: the housekeeper (every JS_JAVA_NAMES_MS while a session runs)
  * and the stop and dump commands (right before an output is written). A thread's last name is taken
- * when it ends (ThreadEnd). JVM-internal threads (GC, JIT compilers) are hidden from JVMTI: they keep
- * the kernel's name of them, 15 characters at most. Normal threads only, never a signal handler.
+ * when it ends (ThreadEnd). The JVM's own Java threads (JIT compilers), hidden from JVMTI, are named
+ * through HotSpot's thread list (vm_names.h); threads that run no Java (GC) keep the kernel's name of them,
+ * 15 characters at most. Normal threads only, never a signal handler.
  */
 #ifndef JS_JAVA_NAMES_H
 #define JS_JAVA_NAMES_H

@@ -18,6 +18,7 @@
 #ifndef JS_THREAD_NAMES_MAX /* the fuzzing build lowers it, so its targets reach eviction cheaply (docs/FUZZING.md) */
 #define JS_THREAD_NAMES_MAX 65536 /* names kept (about 6 MiB at most); > JS_THREADS_MAX */
 #endif
+#define JS_VM_NAME_TRIES 3 /* lookups of a thread's full name in the JVM before it keeps its comm */
 
 /* Record a display name for a serial (copied; later names for the same serial win). */
 void js_threads_set_name(uint32_t serial, int tid, const char *name);
@@ -34,6 +35,12 @@ int js_threads_rename_java(const int64_t *ids, const char (*names)[JS_THREAD_NAM
 /* The live thread tid, recorded without a Java id (found in /proc, named by its comm), is the Java thread java_tid
  * named name: recorded so if its comm is what the JVM made of that name (its first 15 bytes). 1 if it was. */
 int js_threads_adopt_java(int tid, int64_t java_tid, const char *name);
+/* Tids (at most max) of live threads recorded without a Java id whose name is a 15-byte comm, perhaps the
+ * kernel's cut of a longer name, each returned at most JS_VM_NAME_TRIES times; their number. */
+size_t js_threads_cut_names(int *tids, size_t max);
+/* The live thread tid, recorded without a Java id under its comm, is named name by the JVM: renamed so if its comm
+ * is the first 15 bytes of that longer name. 1 if it was. */
+int js_threads_adopt_vm(int tid, const char *name);
 /* Rename the entry of the thread that holds tid in the thread table now (its name as it ends). */
 void js_threads_rename_tid(int tid, const char *name);
 /* Drop all recorded names. */

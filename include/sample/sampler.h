@@ -100,6 +100,8 @@ js_store *js_sampler_swap_store(js_store *next);
  * inside after the wait (0 normally). When non-zero, the stores and ring last armed must be
  * abandoned; the frame buffers are abandoned by the sampler itself (the next arm maps new ones). */
 int js_sampler_disarm(void);
+/* 1 if no handler is inside at this instant: every handler that was inside at an earlier disarm has left. */
+int js_sampler_idle(void);
 /* Restore the previous signal disposition (agent unload). */
 void js_sampler_uninstall(void);
 

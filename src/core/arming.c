@@ -34,6 +34,15 @@ static const js_walker *walker;          /* the walker of the running session (s
 static const js_walker *walker_override; /* tests: replaces the walker= choice (js_arming_use_walker) */
 static void *java_vm;            /* the JavaVM the walker asks for JNIEnvs (js_arming_init) */
 static char filter[JS_PATTERN_MAX]; /* filter= of the running session ('|'-joined thread name globs), under lock */
+/* Handles a stop forgot because a handler was still inside (forget_cb), with the engine that opened each: released
+ * by a later start or stop once no handler is inside (reap_graves), so a handler preempted past the stop's wait costs
+ * the process its counters' files only until then. Under lock; past GRAVE_MAX a handle stays open (counted). */
+#define GRAVE_MAX 4096
+static struct {
+    const js_engine *e;
+    _Atomic intptr_t h;
+} grave[GRAVE_MAX];
+static int ngrave;
 
 #define FILTERED 3 /* js_thread.unsampled: the thread's name does not match filter= */
 
@@ -136,14 +145,30 @@ static void pause_cb(js_thread *t, void *ctx)
         engine->thread_pause(&t->handle);
 }
 
-/* Forget a thread's handle without releasing it (a handler stuck in the sampler may still use it). */
+/* Take a thread's handle off it without releasing it (a handler stuck in the sampler may still use it): kept for
+ * reap_graves. Caller holds lock. */
 static void forget_cb(js_thread *t, void *ctx)
 {
     int expected = 1;
     if (atomic_compare_exchange_strong(&t->armed, &expected, 0)) {
-        atomic_store(&t->handle, -1);
+        intptr_t h = atomic_exchange(&t->handle, -1);
+        if (h >= 0 && engine && engine->per_thread && ngrave < GRAVE_MAX) {
+            grave[ngrave].e = engine;
+            atomic_store(&grave[ngrave++].h, h);
+        }
         (*(int *)ctx)++;
     }
+}
+
+/* Release the handles forgotten by earlier stops if no handler is inside the sampler now (the one that was has
+ * left; any that enters later finds its thread's handle gone). Returns how many were released. Caller holds lock. */
+static int reap_graves(void)
+{
+    if (!ngrave || !js_sampler_idle()) return 0;
+    int n = ngrave;
+    for (int i = 0; i < n; i++) grave[i].e->thread_stop(&grave[i].h);
+    ngrave = 0;
+    return n;
 }
 
 /* Release the slot of a thread that is gone. */
@@ -313,6 +338,10 @@ int js_arming_start(const js_args *a, js_store *store, js_evring *ring, js_armin
     memset(info, 0, sizeof *info);
     info->engine = "none";
     info->description = "no signals (VM events only)";
+    pthread_mutex_lock(&lock);
+    int reaped = reap_graves();
+    pthread_mutex_unlock(&lock);
+    if (reaped) js_info("%d per-thread counters or timers left open by an earlier stop released", reaped);
     char werr[256] = "";
     walker = walker_override               ? walker_override
              : !java_vm                    ? &no_java_walker
@@ -387,14 +416,18 @@ int js_arming_stop(void)
     atomic_store(&attach_wanted, 0);
     if (wall) wall->stop(); /* its thread takes no lock of ours */
     js_threads_foreach(pause_cb, NULL);
-    int left = js_sampler_disarm(), leaked = 0;
+    int left = js_sampler_disarm(), leaked = 0, reaped = 0;
     if (!left) js_threads_foreach(disarm_cb, NULL);
     else js_threads_foreach(forget_cb, &leaked);
     engine = NULL;
     wall_engine = NULL;
     atomic_store(&native, NULL);
+    if (!left) reaped = reap_graves();
     pthread_mutex_unlock(&lock);
-    if (leaked) js_warn("%d per-thread counters or timers left open: a signal handler was still running", leaked);
+    if (leaked)
+        js_warn("%d per-thread counters or timers left open: a signal handler was still running (released by a later "
+                "start or stop)", leaked);
+    if (reaped) js_info("%d per-thread counters or timers left open by an earlier stop released", reaped);
     if (e) e->stop();
     return left;
 }

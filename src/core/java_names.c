@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/thread_names.h"
+#include "core/vm_names.h"
 #include "sample/safe_read.h"
 
 #define MAX_THREADS 65536 /* names read per refresh at most */
@@ -162,6 +163,8 @@ static int refresh_locked(JNIEnv *jni)
         free(unmatchable);
         unmatchable = failed;
         n_unmatchable = failed ? nfailed : 0;
+        /* Threads JVMTI does not list (JIT compilers, ...): their full names from HotSpot's thread list. */
+        renamed += js_vm_names_refresh(jni, tops, (const char(*)[JS_THREAD_NAME_MAX])names, got);
     }
     free(ids);
     free(tops);

@@ -25,6 +25,7 @@ typedef struct {
     int tid;
     int64_t java_tid; /* 0 = not a Java thread (or not known) */
     uint32_t prev, next; /* recording order; next doubles as the free-list link */
+    uint8_t vm_tries;    /* lookups of its full name in the JVM (vm_names.c) so far */
     char name[JS_THREAD_NAME_MAX];
 } name_entry;
 
@@ -264,6 +265,39 @@ int js_threads_adopt_java(int tid, int64_t java_tid, const char *name)
     name_entry *e = find_name(serial);
     if (e && e->tid == tid && !e->java_tid) {
         e->java_tid = java_tid;
+        snprintf(e->name, sizeof e->name, "%s", name);
+        done = 1;
+    }
+    pthread_mutex_unlock(&names_lock);
+    return done;
+}
+
+size_t js_threads_cut_names(int *tids, size_t max)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&names_lock);
+    for (uint32_t k = N.head; k != NIL && n < max; k = N.pool[k].next) {
+        name_entry *e = &N.pool[k];
+        if (e->java_tid || e->vm_tries >= JS_VM_NAME_TRIES || strlen(e->name) != 15 || !alive(e)) continue;
+        e->vm_tries++;
+        tids[n++] = e->tid;
+    }
+    pthread_mutex_unlock(&names_lock);
+    return n;
+}
+
+int js_threads_adopt_vm(int tid, const char *name)
+{
+    char comm[JS_THREAD_NAME_MAX];
+    js_thread *t = js_threads_find(tid);
+    if (!t || !name || js_threads_comm(tid, comm, sizeof comm) != 0 || strlen(comm) != 15 ||
+        strncmp(comm, name, 15) != 0 || !name[15])
+        return 0;
+    uint32_t serial = atomic_load(&t->serial);
+    int done = 0;
+    pthread_mutex_lock(&names_lock);
+    name_entry *e = find_name(serial);
+    if (e && e->tid == tid && !e->java_tid && strncmp(e->name, comm, sizeof e->name) == 0) {
         snprintf(e->name, sizeof e->name, "%s", name);
         done = 1;
     }

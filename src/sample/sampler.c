@@ -466,6 +466,11 @@ int js_sampler_disarm(void)
     return left;
 }
 
+int js_sampler_idle(void)
+{
+    return atomic_load_explicit(&S.inside, SC) == 0;
+}
+
 int js_sampler_shared(void)
 {
     return S.shared;
