@@ -123,7 +123,7 @@ static int source_trace(void *ctx, uint64_t key, js_jfr_frame *out, int max, int
             js_symbols_name((uintptr_t)f[i].method - (f[i].bci ? 1 : 0), J.native_name, sizeof J.native_name, &info);
             o->method = NATIVE_KEY | (info.kernel ? KERNEL_BIT : 0) | (info.no_symbol ? NOSYM_BIT : 0) |
                         (info.start & ADDR_BITS);
-            o->type = info.kernel ? JS_FT_KERNEL : info.in_jvm ? JS_FT_CPP : JS_FT_NATIVE;
+            o->type = info.kernel ? JS_FT_KERNEL : info.in_jvm && !info.no_symbol ? JS_FT_CPP : JS_FT_NATIVE;
         } else {
             o->method = PSEUDO_KEY | (f[i].kind == JS_RF_ERROR ? (uint64_t)(uint32_t)f[i].bci : NULL_ID_CODE);
             o->type = JS_FT_CPP;

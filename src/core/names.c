@@ -655,7 +655,7 @@ js_frame_type js_names_frame(const js_raw_frame *f, int i, int n, unsigned flags
             size_t k = strlen(info.lib), b = strlen(buf);
             if (k + 1 + b < len) memmove(buf + k + 1, buf, b + 1), memcpy(buf, info.lib, k), buf[k] = '`';
         }
-        return info.kernel ? JS_FT_KERNEL : info.in_jvm ? JS_FT_CPP : JS_FT_NATIVE;
+        return info.kernel ? JS_FT_KERNEL : info.in_jvm && !info.no_symbol ? JS_FT_CPP : JS_FT_NATIVE;
     }
     if (fr->kind == JS_RF_CLASS) { /* as the converter names it from JFR: "java.lang.String_[i]" */
         size_t o;
