@@ -26,7 +26,7 @@ CHECKS = dict(checks.CHECKS, **checks_pprof.CHECKS)
 
 JDKS = {"17": os.environ.get("JDK17_HOME", "/usr/lib/jvm/java-17-openjdk-amd64"),
         "25": os.environ.get("JDK25_HOME", "/usr/lib/jvm/temurin-25-jdk-amd64")}
-WORKLOADS = ["CpuSplit.java", "TaskLoad.java", "EventMix.java", "AllocSplit.java", "LockSplit.java"]
+WORKLOADS = ["CpuSplit.java", "TaskLoad.java", "EventMix.java", "AllocSplit.java", "LockSplit.java", "HeapSplit.java"]
 
 
 class Ctx:

@@ -20,10 +20,10 @@ static const struct {
     const char *how;
 } events[JS_PPE_COUNT] = {
     [JS_PPE_CPU] = {"cpu", TIMED, "event=cpu", "CPU samples of every thread"},
-    /* Live objects are the allocation samples still reachable when the window ends: no such sampling yet. */
-    [JS_PPE_HEAP] = {"heap", WINDOW, NULL,
-                     "heap (live objects) is not served: a JVM keeps no heap profile, and jsampler does not yet keep "
-                     "allocation samples until they die (live objects); ask for allocs (sampled allocations)"},
+    /* Live objects: the window's allocation samples whose objects are still reachable when it ends (core/live.h). */
+    [JS_PPE_HEAP] = {"heap", WINDOW, "event=alloc,live",
+                     "sampled allocations of the task's window whose objects are still reachable at its end (as "
+                     "of the last GC), objects and bytes in use"},
     [JS_PPE_BLOCK] = {"block", TIMED, "event=lock",
                       "time blocked entering contended synchronized monitors and parked in LockSupport.park "
                       "(java.util.concurrent locks, conditions, queues), waits of DumpPeriod ns and longer"},
