@@ -15,7 +15,7 @@
  * reading any ring (Dekker-style: a handler counts itself in, then loads the pointer; detach clears the pointer,
  * then waits for the count to drain, 1 s at most, else leaves the ring mapped). */
 static struct {
-    void *_Atomic *by_fd;
+    void *_Atomic *_Atomic by_fd; /* set once (after page), read by handlers without the lock */
     _Atomic int readers;
     pthread_mutex_t lock;
     size_t page;
@@ -26,22 +26,24 @@ int js_perf_ring_attach(int fd)
     if (fd < 0 || fd >= MAX_FDS) return -1;
     pthread_mutex_lock(&R.lock);
     if (!R.page) R.page = (size_t)sysconf(_SC_PAGESIZE);
-    if (!R.by_fd) {
+    if (!atomic_load(&R.by_fd)) {
         void *t = mmap(NULL, MAX_FDS * sizeof(void *), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (t != MAP_FAILED) R.by_fd = t;
+        if (t != MAP_FAILED) atomic_store(&R.by_fd, (void *_Atomic *)t);
     }
     pthread_mutex_unlock(&R.lock);
-    if (!R.by_fd) return -1;
+    void *_Atomic *tab = atomic_load(&R.by_fd);
+    if (!tab) return -1;
     void *m = mmap(NULL, RING_PAGES * R.page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (m == MAP_FAILED) return -1;
-    atomic_store(&R.by_fd[fd], m);
+    atomic_store(&tab[fd], m);
     return 0;
 }
 
 void js_perf_ring_detach(int fd)
 {
-    if (fd < 0 || fd >= MAX_FDS || !R.by_fd) return;
-    void *m = atomic_exchange(&R.by_fd[fd], NULL);
+    void *_Atomic *tab = atomic_load(&R.by_fd);
+    if (fd < 0 || fd >= MAX_FDS || !tab) return;
+    void *m = atomic_exchange(&tab[fd], NULL);
     if (!m) return;
     for (int i = 0; i < 1000 && atomic_load(&R.readers) > 0; i++) usleep(1000);
     if (atomic_load(&R.readers) == 0) munmap(m, RING_PAGES * R.page);
@@ -51,9 +53,10 @@ static int read_ring(struct perf_event_mmap_page *pg, uintptr_t *ips, int max);
 
 int js_perf_ring_kernel_ips(int fd, uintptr_t *ips, int max)
 {
-    if (fd < 0 || fd >= MAX_FDS || !R.by_fd) return 0;
+    void *_Atomic *tab = atomic_load(&R.by_fd);
+    if (fd < 0 || fd >= MAX_FDS || !tab) return 0;
     atomic_fetch_add(&R.readers, 1);
-    struct perf_event_mmap_page *pg = atomic_load(&R.by_fd[fd]);
+    struct perf_event_mmap_page *pg = atomic_load(&tab[fd]);
     int n = pg ? read_ring(pg, ips, max) : 0;
     atomic_fetch_sub(&R.readers, 1);
     return n;
