@@ -18,8 +18,10 @@ import java.util.stream.Stream;
  * <ul>
  * <li>{@code output-dir-deleted}: the directory of a text output and a streamed JFR recording removed mid-run: one
  * ERROR line for each, naming it.</li>
- * <li>{@code output-disk-full}: both outputs on a 160 KiB tmpfs that the recording fills (root only; skipped with a
- * message otherwise): one ERROR line for each; the chunks finished before the device filled are read by
+ * <li>{@code output-disk-full}: both outputs on a 512 KiB tmpfs that the recording fills (a chunk of 64 KiB of
+ * events ends with its constant pools, which with native frames and their names take as much again or more; root
+ * only, skipped with a message otherwise): one ERROR line for each; the chunks finished before the device filled are
+ * read by
  * {@code jsampler convert}, and the text output's previous file is left whole (outputs are renamed into place).</li>
  * <li>{@code exit-during-dump}: System.exit while a thread writes dump after dump (5 runs): exit 0, no crash, every
  * dump that said it was written is complete, no temporary file left, the final output written once.</li>
@@ -136,7 +138,7 @@ final class FaultChecks {
         boolean mounted = false;
         try {
             Files.createDirectories(fs);
-            mounted = run(List.of("mount", "-t", "tmpfs", "-o", "size=160k,mode=0755", "tmpfs", fs.toString())) == 0;
+            mounted = run(List.of("mount", "-t", "tmpfs", "-o", "size=512k,mode=0755", "tmpfs", fs.toString())) == 0;
             if (!mounted) {
                 t.skip(name, "cannot mount a small tmpfs here (needs root and CAP_SYS_ADMIN)");
                 return;

@@ -30,6 +30,7 @@
 #define NOSYM_BIT (1ULL << 59)         /* with NATIVE_KEY: the library at that address, no symbol of it ("[libz.so.1]") */
 #define NULL_ID_CODE 0x100000000ULL    /* "[unknown_method]": a Java frame without a jmethodID */
 #define MAX_SETTINGS 16
+#define ROTATE_CHECK_EVENTS 256 /* a chunk's size is checked this often within a drain, not only after it */
 #define SLOT_MASK ((1u << JS_SAMPLER_GEN_SHIFT) - 1)
 #define WAIT_NS 1000000000ULL /* drains that must take everything wait this long for a producer inside the ring */
 #define PUBLISH_WAIT_NS 1000000ULL /* an event may name a trace its storing handler has not yet published */
@@ -55,6 +56,7 @@ static struct {
     char path[JS_PATH_MAX], prev_path[JS_PATH_MAX];
     uint64_t dropped0, prev_dropped0; /* the ring's drops when the file (and the one before) began */
     uint64_t gone, prev_gone;         /* events whose stack was no longer in a store, per file */
+    unsigned since_rotate_check;      /* events written since the chunk size was last checked (ROTATE_CHECK_EVENTS) */
     const js_store *ev_store;        /* the event being written: source_trace answers from it */
     uint32_t ev_slot;
     uint8_t kinds[JS_MAX_JSTACKDEPTH + 1]; /* scratch: the frame kinds and lines of the trace pulled */
@@ -277,6 +279,10 @@ static void write_event(const js_ring_event *e, void *ctx)
         rc = js_jfr_write_event(w, &ev, err, sizeof err);
     }
     if (rc != 0) fail(err);
+    else if (w == J.w && ++J.since_rotate_check >= ROTATE_CHECK_EVENTS) { /* a burst of new stacks within one drain */
+        J.since_rotate_check = 0;
+        if (js_jfr_maybe_rotate(w, mono_ns(), err, sizeof err) != 0) fail(err);
+    }
 }
 
 /* Drain the ring (stripes a producer holds are left for the next time) and rotate the chunk when due. */
