@@ -362,19 +362,15 @@ static void *release_hold(void *arg)
     return NULL;
 }
 
-/* A stop while a handler is inside waits for it before releasing any engine handle: the handler's perf counter is
- * still open when it goes on (the handler may still use it: the period, the kernel call chain), and closed after. */
-static void test_handles_outlive_handlers(void **state UNUSED)
+/* Start a cpu session, hold worker 0 inside a walk, stop it while held (release frees the walk on its own thread),
+ * and wait for the walk to go on. The held thread's counter fd; skips when it has none (ctimer fallback). */
+static int stop_while_held(const char *file, void *(*release)(void *))
 {
-    char path[128];
-    snprintf(path, sizeof path, "start,event=cpu,interval=1ms,file=%s/held.collapsed", g_dir);
-    expect(path, JS_OK, NULL);
-    atomic_store(&g_fd_open_after, -1);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "start,event=cpu,interval=1ms,file=%s/%s.collapsed", g_dir, file);
+    expect(cmd, JS_OK, NULL);
     atomic_store(&g_hold_tid, atomic_load(&g_worker_tid[0]));
-    for (int i = 0; i < 2000 && !atomic_load(&g_holding); i++) {
-        struct timespec ts = {0, 1000000};
-        nanosleep(&ts, NULL);
-    }
+    for (int i = 0; i < 2000 && !atomic_load(&g_holding); i++) sleep_ms(1);
     assert_true(atomic_load(&g_holding));
     int fd = atomic_load(&g_held_fd);
     if (fd < 0 || fcntl(fd, F_GETFD) == -1) { /* not a perf counter (ctimer fallback): nothing to observe */
@@ -383,13 +379,19 @@ static void test_handles_outlive_handlers(void **state UNUSED)
         skip();
     }
     pthread_t rel;
-    pthread_create(&rel, NULL, release_hold, NULL);
+    pthread_create(&rel, NULL, release, NULL);
     expect("stop", JS_OK, NULL);
     pthread_join(rel, NULL);
-    for (int i = 0; i < 2000 && atomic_load(&g_holding); i++) {
-        struct timespec ts = {0, 1000000};
-        nanosleep(&ts, NULL);
-    }
+    for (int i = 0; i < 2000 && atomic_load(&g_holding); i++) sleep_ms(1);
+    return fd;
+}
+
+/* A stop while a handler is inside waits for it before releasing any engine handle: the handler's perf counter is
+ * still open when it goes on (the handler may still use it: the period, the kernel call chain), and closed after. */
+static void test_handles_outlive_handlers(void **state UNUSED)
+{
+    atomic_store(&g_fd_open_after, -1);
+    int fd = stop_while_held("held", release_hold);
     assert_int_equal(atomic_load(&g_fd_open_after), 1);
     assert_int_equal(fcntl(fd, F_GETFD), -1); /* released once no handler could use it */
 }
@@ -425,24 +427,9 @@ static int perf_fds(void)
  * still use them), and the next session's stop, with no handler inside, releases them: no file is lost for good. */
 static void test_stuck_handler_handles_released(void **state UNUSED)
 {
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "start,event=cpu,interval=1ms,file=%s/stuck.collapsed", g_dir);
-    expect(cmd, JS_OK, NULL);
-    atomic_store(&g_hold_tid, atomic_load(&g_worker_tid[0]));
-    for (int i = 0; i < 2000 && !atomic_load(&g_holding); i++) sleep_ms(1);
-    assert_true(atomic_load(&g_holding));
-    int fd = atomic_load(&g_held_fd);
-    if (fd < 0 || fcntl(fd, F_GETFD) == -1) { /* not a perf counter (ctimer fallback): nothing to observe */
-        atomic_store(&g_hold_tid, 0);
-        expect("stop", JS_OK, NULL);
-        skip();
-    }
-    pthread_t rel;
-    pthread_create(&rel, NULL, release_hold_late, NULL);
-    expect("stop", JS_OK, NULL);
-    pthread_join(rel, NULL);
-    for (int i = 0; i < 2000 && atomic_load(&g_holding); i++) sleep_ms(1);
+    stop_while_held("stuck", release_hold_late);
     assert_true(perf_fds() > 0); /* left open by the stop that gave up */
+    char cmd[128];
     snprintf(cmd, sizeof cmd, "start,event=cpu,interval=1ms,file=%s/after.collapsed", g_dir);
     expect(cmd, JS_OK, NULL);
     sleep_ms(50);
