@@ -27,7 +27,8 @@ import java.util.regex.Pattern;
  * {@code walker=agct} (AsyncGetCallTrace alone) must fail at least 5% of its walks (measured: 20 to 35% on JDK 17,
  * more on 25).
  *
- * <p>{@code walker-shapes}: RecoveryShapes in its two modes, each with two threads, profiled at 1 ms, Java frames only (started
+ * <p>{@code walker-shapes}: RecoveryShapes in its two modes, each with two threads, profiled at 1 ms, Java frames
+ * only (started
  * through the Java API after 5 s of warm-up: class loading, first compilations and deoptimizations run in the VM's
  * own thread state, which is not what this check is about) until they used 15 s of CPU: {@code time} (compiled
  * code calling the VM's clock functions, os::javaTimeMillis and os::javaTimeNanos, by leaf calls without a

@@ -17,7 +17,7 @@
 /* The checks on an accepted option string. */
 static void check_args(const js_args *a)
 {
-    FZ_CHECK(a->action <= JS_ACTION_VERSION && a->event <= JS_EV_NONE, "action %d event %d", a->action, a->event);
+    FZ_CHECK(a->action <= JS_ACTION_THREADSTARTS && a->event <= JS_EV_NONE, "action %d event %d", a->action, a->event);
     if (js_event_is_count(a->event)) FZ_CHECK(a->interval_ns >= 1 && a->interval_ns <= 1000000000LL, "count");
     else FZ_CHECK(a->interval_ns >= JS_MIN_INTERVAL_NS && a->interval_ns <= JS_HOUR_NS, "interval %lld",
                   a->interval_ns);

@@ -35,7 +35,8 @@ typedef enum {
     JS_ACTION_RESUME,       /* start, keeping what the last session collected (its text profiles) */
     JS_ACTION_LIST,         /* the events this agent offers */
     JS_ACTION_THREADDUMP,   /* one sample per live Java thread, now (core/snapshot.h) */
-    JS_ACTION_THREADSTARTS  /* the stacks that started threads since start-up (core/snapshot.h) */
+    JS_ACTION_THREADSTARTS  /* the stacks that started threads since start-up (core/snapshot.h); the last action
+                             * (fuzz_args checks the range) */
 } js_action;
 
 /* The execution-sampling event (event=): what makes a thread's stack be sampled. cpu prefers perf_events and

@@ -145,7 +145,8 @@ def check_pprof_events(ctx):
         check(re.search(r"pprof task \S+: profiling allocs: .*for 1 minute \(the task gives no Duration\)",
                         jvms["allocs"].log()), "the allocs window is logged")
         up, tree = finished(b, heap, "heap", 60)
-        kept = {k: sum(s for p, (t, s) in tree.items() if "HeapSplit." + k in p) for k in ("keepBig", "keepSmall", "drop")}
+        kept = {k: sum(s for p, (t, s) in tree.items() if "HeapSplit." + k in p)
+                for k in ("keepBig", "keepSmall", "drop")}
         raw = pprof_tool.go_raw(up["path"], "inuse_space")
         check(sum(raw.values()) > 0, "go tool pprof reads the profile's inuse_space")
         live = kept["keepBig"] + kept["keepSmall"] + kept["drop"]

@@ -24,7 +24,9 @@ static int write_pprof(FILE *f, const js_profile *p, const js_args *a, const js_
     switch (m->snapshot ? JS_KINDS : m->kind) {
     case JS_KINDS: o.kind = JS_PPROF_THREADS; break;
     case JS_KIND_WALL: o.kind = JS_PPROF_WALL, o.period = a->wall_ns; break;
-    case JS_KIND_ALLOC: o.kind = a->live ? JS_PPROF_LIVE : JS_PPROF_ALLOC, o.period = (int64_t)a->alloc_bytes; break;
+    case JS_KIND_ALLOC:
+        o.kind = a->live ? JS_PPROF_LIVE : JS_PPROF_ALLOC, o.period = (int64_t)a->alloc_bytes;
+        break;
     case JS_KIND_LOCK: o.kind = JS_PPROF_LOCK; break;
     default: /* the execution event: CPU time, or a count of events (perf counters, tracepoints) */
         o.period = a->interval_ns;
