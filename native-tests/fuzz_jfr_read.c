@@ -87,12 +87,13 @@ static void round_trip(js_profile *p, const js_jfr_read_opts *o)
 
 /* 1 if p has a stack jfr_export.h does not promise to bring back as it was: one under the reader's "[unknown
  * thread]" root (an event without a thread; the writer has none, so the export names a thread), one without
- * frames but its thread root and "[truncated]" mark (given an "[unknown]" frame), or a frame name longer than the
- * reader keeps of one string (split at another '.', its class part could be cut when read back). */
+ * frames but its thread root and "[truncated]" mark (given an "[unknown]" frame), or a frame name within a character
+ * of the length the reader keeps of one string (split at another '.', its class part could be cut when read back;
+ * and the reader cuts UTF-16 strings up to 3 bytes shorter than UTF-8 and Latin-1 ones, to a whole character). */
 static int export_changes(const js_profile *p)
 {
     for (size_t i = 0; i < p->nframes; i++)
-        if (strlen(p->frames[i].name) > NAME_CAP) return 1;
+        if (strlen(p->frames[i].name) > NAME_CAP - 4) return 1;
     for (size_t i = 0; i < p->nstacks; i++) {
         const js_pstack *st = &p->stacks[i];
         uint32_t d = 0;
