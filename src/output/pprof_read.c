@@ -53,7 +53,7 @@ const char *js_pprofr_string(const js_pprofr *r, int64_t i, size_t *len)
     if (i < 0 || (uint64_t)i >= r->nstr) return NULL;
     uint64_t end = (uint64_t)i + 1 < r->nstr ? r->str_off[i + 1] : r->nstrbytes;
     *len = (size_t)(end - r->str_off[i]);
-    return r->strbytes + r->str_off[i];
+    return r->strbytes ? r->strbytes + r->str_off[i] : ""; /* only empty strings so far: no bytes kept */
 }
 
 /* ---- the input stream ---- */
