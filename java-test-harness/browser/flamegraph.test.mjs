@@ -214,8 +214,8 @@ try {
       assert(j.t === 1000, `totalWeight ${j.t}`);
       assert(j.f === 8, `frameCount ${j.f}`);
       assert(j.h.name === HOT && j.h.self === 400, `hottest ${JSON.stringify(j.h)}`);
-      const scripts = await hook(page, () => document.querySelectorAll('script').length);
-      assert(scripts === 2, `${scripts} script elements (a name escaped its string)`);
+      const scripts = await hook(page, () => document.querySelectorAll('script').length); // data, the frames block, code
+      assert(scripts === 3, `${scripts} script elements (a name escaped its string)`);
       for (const id of ['search', 'reset', 'reverse', 'matched', 'tooltip', 'fg', 'regex']) {
         assert(await page.$(`#${id}`), `#${id} missing`);
       }
