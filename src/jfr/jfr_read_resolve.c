@@ -93,7 +93,8 @@ static uint32_t frame_index(js_jfrr_reader *r, js_jfrr_frame_rec *fr)
         const js_jfrr_name_rec *cl = js_jfrr_pool_get(&k->cls, me->cls);
         const char *cn = cl ? resolve(k, cl->name) : "";
         /* a profiler's pseudo frame ("[unknown_Java]"), unless a native frame named by its library ("[libz.so.1]") */
-        if (!*cn && mn[0] == '[' && mn[strlen(mn) - 1] == ']' && (t != JS_FT_NATIVE || !strstr(mn, ".so")))
+        if (!*cn && mn[0] == '[' && mn[strlen(mn) - 1] == ']' &&
+            (t != JS_FT_NATIVE || (!strstr(mn, ".so") && !strstr(mn, "_native]")))) /* "[unknown_native]" too */
             t = JS_FT_ERROR;
         js_jfrr_put_class(r->name, &o, JS_JFRR_NAME_BUF, cn);
         if (o) js_jfrr_append(r->name, &o, JS_JFRR_NAME_BUF, ".", 1);
