@@ -212,11 +212,6 @@ final class WalkerChecks {
                 if (walked < MIN_SHAPE_SAMPLES) {
                     problems.add(run + ": only " + walked + " walked samples (need " + MIN_SHAPE_SAMPLES
                             + "; the machine was busy)");
-                } else if (percent > MAX_SHAPE_FAILED_PERCENT && mode.equals("intrinsics") && t.label.equals("jdk25")) {
-                    /* Known gap, not judged until it is fixed: on JDK 25 allocation's slow path
-                     * (OptoRuntime::new_array_C, a frame anchor without its pc) is not recovered, 0.06-0.19%. */
-                    details.add(String.format(Locale.ROOT, "%s: %.3f%% over the %.1f%% goal: allocation's slow path on "
-                            + "JDK 25 is not recovered yet (not judged)", run, percent, MAX_SHAPE_FAILED_PERCENT));
                 } else if (percent > MAX_SHAPE_FAILED_PERCENT) {
                     problems.add(String.format(Locale.ROOT, "%s: %.3f%% of the walks failed (limit %.1f%%)", run,
                             percent, MAX_SHAPE_FAILED_PERCENT));

@@ -176,11 +176,13 @@ static uint64_t thread_cpu_ns(void)
 
 /* Counts the engine's signals and weights. The timer read before and after the engine's handler gives the next
  * period as the engine set it: the CPU time run since the expiry (interval - remaining: the kernel has already
- * moved a periodic timer on by its interval) plus what remains after. */
+ * moved a periodic timer on by its interval), plus the CPU time between the two reads (read on the thread's CPU
+ * clock, which the timer counts too: a vCPU stalled there stretches it), plus what remains after. */
 static void ct_handler(int signo, siginfo_t *si, void *uc)
 {
     int id = (int)atomic_load(&ct.handle);
     struct itimerspec before, after;
+    uint64_t read0 = thread_cpu_ns();
     int ok = syscall(SYS_timer_gettime, id, &before) == 0;
     js_thread t;
     memset(&t, 0, sizeof t);
@@ -188,12 +190,14 @@ static void ct_handler(int signo, siginfo_t *si, void *uc)
     uint64_t w = js_engine_ctimer.sample_weight(si, &t);
     if (!w) return;
     ok = ok && syscall(SYS_timer_gettime, id, &after) == 0;
+    uint64_t read1 = thread_cpu_ns();
     int i = atomic_load(&ct.n);
     if (i < CT_MAX) {
-        ct.cpu_ns[i] = thread_cpu_ns();
+        ct.cpu_ns[i] = read1;
         /* Only a signal that stands for one period tells its period this way: one delayed past a whole interval
          * (a busy machine) had the timer moved on by more than one interval, and is left out (0). */
-        ct.period_ns[i] = ok && w == 1 ? ns(&before.it_interval) - ns(&before.it_value) + ns(&after.it_value) : 0;
+        ct.period_ns[i] =
+            ok && w == 1 ? ns(&before.it_interval) - ns(&before.it_value) + (read1 - read0) + ns(&after.it_value) : 0;
     }
     atomic_store(&ct.n, i + 1);
     atomic_fetch_add(&ct.weight, w);
@@ -261,7 +265,7 @@ static ct_spread spread(uint64_t floor_ns)
  * periods set can). The renewal count's spread over 100 periods is about 3. */
 static void test_ctimer_jitter_keeps_rate(void **state UNUSED)
 {
-    const uint64_t ms = 1000000, slack = ms / 10; /* the handler's own CPU time between the timer reads */
+    const uint64_t ms = 1000000, slack = ms / 10; /* the CPU time of the clock reads around the timer reads */
     uint64_t fixed = run_ctimer(10 * (long long)ms, 0, 1000 * ms);
     ct_spread f = spread(10 * ms - slack);
     printf("ctimer 10 ms, nojitter: weight %llu over 1 s of CPU in %d signals; gaps %.2f-%.2f ms; "
@@ -269,7 +273,7 @@ static void test_ctimer_jitter_keeps_rate(void **state UNUSED)
            atomic_load(&ct.n), f.gap_lo / 1e6, f.gap_hi / 1e6, f.short_periods, f.periods);
     assert_true(fixed >= 88 && fixed <= 112);
     /* nojitter: the timer is left alone (a period set anew would show in every signal, not in one of fifty) */
-    assert_true(f.periods >= 50 && f.short_periods * 50 <= f.periods && f.per_hi <= 10 * ms);
+    assert_true(f.periods >= 50 && f.short_periods * 50 <= f.periods && f.per_hi <= 10 * ms + slack);
 
     uint64_t w = run_ctimer(10 * (long long)ms, 1, 1000 * ms);
     ct_spread j = spread(5 * ms - slack);

@@ -89,6 +89,8 @@ static int layout(int f, const char *drop)
         {"JavaThread", "_stack_size", NULL, 1056},
         {"JavaThread", "_anchor", NULL, 1152},
         {"JavaFrameAnchor", "_last_Java_sp", NULL, 0},
+        {"JavaFrameAnchor", "_last_Java_pc", "address", 16},
+        {"JavaFrameAnchor", "_last_Java_fp", "intptr_t*", 8},
     };
     int n = 0;
     for (size_t i = 0; i < sizeof e / sizeof e[0]; i++)
@@ -194,7 +196,13 @@ static void test_layout(void **state UNUSED)
     assert_non_null(strstr(err, "missing"));
     assert_int_equal(layout(JDK25, "_code_offset"), -1); /* no code bounds at all */
     assert_int_equal(layout(JDK25, "_method"), -1);
+    assert_int_equal(layout(JDK25, "_last_Java_pc"), 0); /* optional: without it no anchor is completed */
+    assert_int_equal(js_vm.anchor_pc, -1);
+    assert_int_equal(layout(JDK25, "_last_Java_fp"), 0);
+    assert_int_equal(js_vm.anchor_fp, -1);
     assert_int_equal(layout(JDK25, NULL), 0);
+    assert_int_equal(js_vm.anchor_pc, 16);
+    assert_int_equal(js_vm.anchor_fp, 8);
 }
 
 /* ---- code cache --------------------------------------------------------------------------------------------- */

@@ -19,6 +19,7 @@ typedef enum {
     JS_RECOVERED_EPILOGUE,      /* out of a compiled method's epilogue */
     JS_RECOVERED_NATIVE,        /* out of VM code called from Java (frame pointers) */
     JS_RECOVERED_BODY,          /* out of a compiled body by its frame size */
+    JS_RECOVERED_ANCHOR,        /* VM code whose frame anchor lacked its pc (allocation's slow path) */
     JS_RECOVER_NOT_CODE,        /* failed: pc outside the code cache */
     JS_RECOVER_BAD_BLOB,        /* failed: the blob could not be read consistently */
     JS_RECOVER_INTERPRETER,     /* failed: pc in the interpreter */

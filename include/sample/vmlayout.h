@@ -36,6 +36,7 @@ typedef struct {
     /* JavaThread: stack bounds */
     int jt_stack_base, jt_stack_size;
     int jt_anchor, anchor_sp; /* JavaThread::_anchor, JavaFrameAnchor::_last_Java_sp */
+    int anchor_pc, anchor_fp; /* JavaFrameAnchor::_last_Java_pc, _last_Java_fp; -1 when the tables lack one */
 } js_vmlayout;
 
 /* The layout handlers read (zeroed until js_vmlayout_init succeeds). */

@@ -92,7 +92,7 @@ void js_stats_truncated(uint64_t weight)
 
 const char *js_recover_name(js_recover_kind k)
 {
-    static const char *const names[JS_RECOVER_KINDS] = {"stub", "prologue", "epilogue", "native", "body", "not_code", "bad_blob",
+    static const char *const names[JS_RECOVER_KINDS] = {"stub", "prologue", "epilogue", "native", "body", "anchor", "not_code", "bad_blob",
                                                         "interpreter", "no_unwind", "no_stack", "retry_failed"};
     return (unsigned)k < JS_RECOVER_KINDS ? names[k] : "?";
 }

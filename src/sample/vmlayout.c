@@ -54,6 +54,8 @@ static const wanted WANTED[] = {
     W("JavaThread", "_stack_size", OFF, 1, jt_stack_size),
     W("JavaThread", "_anchor", OFF, 1, jt_anchor),
     W("JavaFrameAnchor", "_last_Java_sp", OFF, 1, anchor_sp),
+    W("JavaFrameAnchor", "_last_Java_pc", OFF, 0, anchor_pc),
+    W("JavaFrameAnchor", "_last_Java_fp", OFF, 0, anchor_fp),
 };
 #undef W
 #define NWANTED ((int)(sizeof WANTED / sizeof WANTED[0]))
@@ -125,6 +127,8 @@ static int finish(parse *p, char *err, size_t errlen)
     }
     if (old_entry) p->l.nm_verified_entry_offset = -1;
     else p->l.nm_verified_entry_point = -1;
+    if (!seen(p, "JavaFrameAnchor", "_last_Java_pc")) p->l.anchor_pc = -1;
+    if (!seen(p, "JavaFrameAnchor", "_last_Java_fp")) p->l.anchor_fp = -1;
     if (old_code) p->l.cb_code_offset = p->l.cb_data_offset = -1;
     else p->l.cb_code_begin = p->l.cb_code_end = -1;
     p->l.ok = 1;

@@ -10,7 +10,13 @@
  * leaf frame (its jmethodID found from its Method*, vmmethod.c); a stub adds no frame (its
  * dispatch time belongs to the call site that entered it).
  *
- * Nothing here writes VM memory, and every read is bounded: the code cache's committed ranges,
+ * One more case: a thread in VM code whose frame anchor holds its sp but not its pc (the runtime
+ * stubs C2 calls on allocation's slow path record only the sp). AsyncGetCallTrace calls that
+ * "unknown"; complete_anchor points the anchor at the Java frame for the walk, as HotSpot itself
+ * completes an anchor before it walks such a thread, and puts it back after.
+ *
+ * That is the only write to VM memory (the interrupted thread's own anchor, set and restored by
+ * that thread's handler); every read is bounded: the code cache's committed ranges,
  * the interrupted thread's live stack [sp, stack base), libjvm's image for blob names, and
  * js_safe_read for metadata. A sample that still cannot be walked keeps AsyncGetCallTrace's code.
  */
@@ -65,14 +71,16 @@ static uintptr_t verified_entry(const js_blob *b)
 #define MAX_STUB_STEPS 3
 
 /* After a first step: while the caller is itself a stub (VM code returning into a runtime stub),
- * step out of it too, so AsyncGetCallTrace starts from Java code. 0, or -1 if a step fails. */
+ * step out of it too, so AsyncGetCallTrace starts from Java code. pc is a return address here, so
+ * a stub with a frame has built it, even one that never marks its frame complete (C2's runtime
+ * stubs): its frame size tells where its caller is. 0, or -1 if a step fails. */
 static int through_stubs(const js_safe_range *st, js_regs *r)
 {
     js_blob b;
     for (int i = 0; i < MAX_STUB_STEPS; i++) {
         if (js_codecache_find(r->pc, &b) != JS_CC_FOUND) return -1;
         if (b.kind != JS_BLOB_STUB) return 0;
-        if (js_unwind_top(&b, 0, st, r) < 0) return -1;
+        if ((b.frame_size > 0 ? js_unwind_frame(&b, st, r) : js_unwind_top(&b, 0, st, r)) < 0) return -1;
     }
     return -1;
 }
@@ -140,12 +148,66 @@ static int no_java_frames(void)
     return thread && !*(const volatile uintptr_t *)(thread + (uintptr_t)js_vm.jt_anchor + (uintptr_t)js_vm.anchor_sp);
 }
 
+/* 1 if AsyncGetCallTrace would refuse to start a walk at pc in blob b: a stub that has not built
+ * its frame by pc, or never says it has (C2's runtime stubs never mark their frames complete). */
+static int stub_frame_refused(const js_blob *b, uintptr_t pc)
+{
+    return b->kind == JS_BLOB_STUB && (b->frame_complete < 0 || pc < b->code_begin + (unsigned)b->frame_complete);
+}
+
+/* A thread with a frame anchor that AsyncGetCallTrace cannot start from: an sp but no pc (in VM
+ * code called through C2's allocation stubs, which record only the sp), or a pc in a stub whose
+ * frame it never takes as complete (the same stubs, once the VM completed the anchor itself). The
+ * pc is the return address just below the anchor's sp (HotSpot's JavaFrameAnchor::make_walkable()
+ * reads the same word). In a stub, step out of it by its frame size to the compiled caller (the
+ * stub adds no frame of its own). Point the anchor there, walk, and put the anchor back as it was.
+ * The thread is stopped in this handler, and a thread in the VM is not walked by others
+ * (handshakes and safepoints wait for it to leave the VM), so no one else sees the anchor
+ * meanwhile. The frame count; 0 when the anchor is not one of these; -1 when the walk failed. */
+static int complete_anchor(void *ucontext, js_raw_frame *frames, int max)
+{
+    uintptr_t thread = js_agct_vm_thread();
+    if (!thread || js_vm.anchor_pc < 0 || js_vm.anchor_fp < 0) return 0;
+    uintptr_t anchor = thread + (uintptr_t)js_vm.jt_anchor;
+    volatile uintptr_t *a_sp = (volatile uintptr_t *)(anchor + (uintptr_t)js_vm.anchor_sp);
+    volatile uintptr_t *a_pc = (volatile uintptr_t *)(anchor + (uintptr_t)js_vm.anchor_pc);
+    volatile uintptr_t *a_fp = (volatile uintptr_t *)(anchor + (uintptr_t)js_vm.anchor_fp);
+    uintptr_t sp0 = *a_sp, pc0 = *a_pc, fp0 = *a_fp;
+    js_regs r = {pc0, sp0, fp0};
+    js_safe_range st;
+    js_blob b;
+    const ucontext_t *uc = ucontext;
+    if (!r.sp || live_stack((uintptr_t)uc->uc_mcontext.gregs[REG_RSP], &st) != 0 || r.sp - sizeof r.pc < st.lo
+        || r.sp > st.hi)
+        return 0;
+    if (!r.pc && js_safe_word(r.sp - sizeof r.pc, &r.pc) != 0) return 0;
+    if (js_codecache_find(r.pc, &b) != JS_CC_FOUND || b.kind == JS_BLOB_INTERPRETER) return 0;
+    if (pc0 && !stub_frame_refused(&b, pc0)) return 0; /* a complete anchor: not the reason the walk failed */
+    if (b.kind == JS_BLOB_STUB && js_unwind_frame(&b, &st, &r) < 0) return 0;
+    *a_pc = r.pc;
+    *a_fp = r.fp;
+    *a_sp = r.sp;
+    int n = js_walker_agct.walk(ucontext, frames, max);
+    *a_sp = sp0;
+    *a_fp = fp0;
+    *a_pc = pc0;
+    js_stats_recovery(n > 0 ? JS_RECOVERED_ANCHOR : JS_RECOVER_RETRY_FAILED);
+    return n > 0 ? n : -1;
+}
+
 /* Signal-safe. */
 static int recover_walk(void *ucontext, js_raw_frame *frames, int max)
 {
     int n = js_walker_agct.walk(ucontext, frames, max);
-    if (n == JS_WALK_UNKNOWN_NOT_JAVA && enabled && no_java_frames()) return JS_WALK_NO_JAVA_FRAME;
-    if (n > 0 || !enabled || (n != JS_WALK_UNKNOWN_JAVA && n != JS_WALK_NOT_WALKABLE_JAVA)) return n;
+    if (n > 0 || !enabled) return n;
+    if (n == JS_WALK_UNKNOWN_NOT_JAVA && no_java_frames()) return JS_WALK_NO_JAVA_FRAME;
+    if (n == JS_WALK_UNKNOWN_NOT_JAVA || n == JS_WALK_NOT_WALKABLE_NOT_JAVA || n == JS_WALK_UNKNOWN_JAVA
+        || n == JS_WALK_NOT_WALKABLE_JAVA) {
+        int m = complete_anchor(ucontext, frames, max);
+        if (m > 0) return m;
+        if (m < 0) return n;
+    }
+    if (n != JS_WALK_UNKNOWN_JAVA && n != JS_WALK_NOT_WALKABLE_JAVA) return n;
     return recover((ucontext_t *)ucontext, frames, max, n);
 }
 
