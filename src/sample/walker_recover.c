@@ -22,6 +22,8 @@
  */
 #include "sample/walker.h"
 
+#include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <ucontext.h>
@@ -38,6 +40,8 @@
 
 /* Set once at init (normal thread): 1 when the layout was understood and guarded reads work. */
 static int enabled;
+/* Set once at init: every signal but the synchronous ones, blocked while an anchor is changed. */
+static sigset_t async_signals;
 
 static int live_stack(uintptr_t sp, js_safe_range *st);
 
@@ -184,6 +188,8 @@ static int complete_anchor(void *ucontext, js_raw_frame *frames, int max)
     if (js_codecache_find(r.pc, &b) != JS_CC_FOUND || b.kind == JS_BLOB_INTERPRETER) return 0;
     if (pc0 && !stub_frame_refused(&b, pc0)) return 0; /* a complete anchor: not the reason the walk failed */
     if (b.kind == JS_BLOB_STUB && js_unwind_frame(&b, &st, &r) < 0) return 0;
+    sigset_t old; /* a signal that suspends this thread to walk it (JFR's sampler) must not see half an anchor */
+    if (pthread_sigmask(SIG_BLOCK, &async_signals, &old) != 0) return 0;
     *a_pc = r.pc;
     *a_fp = r.fp;
     *a_sp = r.sp;
@@ -191,6 +197,7 @@ static int complete_anchor(void *ucontext, js_raw_frame *frames, int max)
     *a_sp = sp0;
     *a_fp = fp0;
     *a_pc = pc0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     js_stats_recovery(n > 0 ? JS_RECOVERED_ANCHOR : JS_RECOVER_RETRY_FAILED);
     return n > 0 ? n : -1;
 }
@@ -227,6 +234,9 @@ static int recover_init(void *java_vm, char *err, size_t errlen)
         js_safe_fmt(err, errlen, "stack recovery off (AsyncGetCallTrace alone): process_vm_readv is not permitted");
     } else {
         js_cfi_init(); /* without tables (none found), VM code is left by its frame pointers alone */
+        static const int synchronous[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP}; /* blocked, they would kill */
+        sigfillset(&async_signals);
+        for (size_t i = 0; i < sizeof synchronous / sizeof synchronous[0]; i++) sigdelset(&async_signals, synchronous[i]);
         enabled = 1;
     }
     return 0;
