@@ -15,6 +15,15 @@
  * by looking for the value of the current thread's java.lang.Thread.eetop (its JavaThread*)
  * among the pthread keys. A thread without it gets JS_WALK_NO_ENV without calling into the VM.
  * If the key cannot be found (another VM), GetEnv is called unguarded.
+ *
+ * Even a thread that has touched the thread-local is not safe in GetEnv: when a library with
+ * thread-locals was loaded since (dlopen bumps glibc's TLS generation), that thread's next
+ * thread-local access updates its TLS vector, which can reallocate it (malloc, free) — from a
+ * signal handler, over an interrupted malloc or an interrupted update of the same vector. So
+ * where AsyncGetCallTrace finds the thread itself (through the same pthread key, JDK-8285794: JDK
+ * 17.0.6 and later, 19 and later) and only checks that env_id is not NULL, the handler calls no
+ * JNI function at all: the JNIEnv lies at a fixed offset in HotSpot's JavaThread, measured once
+ * at init, and AsyncGetCallTrace itself refuses a thread that is not a Java thread.
  */
 #include "sample/walker.h"
 
@@ -54,7 +63,38 @@ static struct {
     JavaVM *vm;
     int have_key; /* 1 when vm_key is HotSpot's current-thread key */
     pthread_key_t vm_key;
+    int env_by_offset; /* 1: env = Thread* + env_offset, no GetEnv in handlers (see above) */
+    intptr_t env_offset;
 } W;
+
+/* 1 if this VM's AsyncGetCallTrace takes the current thread from the pthread key and needs of
+ * env_id only that it is not NULL (JDK-8285794: 17.0.6+, 19+), read from java.version. */
+static int agct_finds_thread(JNIEnv *jni)
+{
+    int feature, update, ok = 0;
+    jclass sys = (*jni)->FindClass(jni, "java/lang/System");
+    jmethodID get = sys ? (*jni)->GetStaticMethodID(jni, sys, "getProperty", "(Ljava/lang/String;)Ljava/lang/String;") : NULL;
+    jstring key = get ? (*jni)->NewStringUTF(jni, "java.version") : NULL;
+    jstring v = key ? (jstring)(*jni)->CallStaticObjectMethod(jni, sys, get, key) : NULL;
+    if ((*jni)->ExceptionCheck(jni)) (*jni)->ExceptionClear(jni);
+    const char *text = v ? (*jni)->GetStringUTFChars(jni, v, NULL) : NULL;
+    if (text) {
+        int part[3] = {0, 0, 0}, i = 0; /* "17.0.15", "25.0.3", "25" */
+        for (const char *c = text; *c && i < 3; c++) {
+            if (*c == '.') i++;
+            else if (*c >= '0' && *c <= '9' && part[i] < 100000) part[i] = part[i] * 10 + (*c - '0');
+            else break;
+        }
+        feature = part[0];
+        update = part[2];
+        ok = feature >= 19 || (feature == 17 && (part[1] > 0 || update >= 6));
+        (*jni)->ReleaseStringUTFChars(jni, v, text);
+    }
+    if (v) (*jni)->DeleteLocalRef(jni, v);
+    if (key) (*jni)->DeleteLocalRef(jni, key);
+    if (sys) (*jni)->DeleteLocalRef(jni, sys);
+    return ok;
+}
 
 /* Find HotSpot's current-thread pthread key from a Java thread's JNIEnv; 0 or -1. */
 static int find_vm_key(JNIEnv *jni)
@@ -71,6 +111,9 @@ static int find_vm_key(JNIEnv *jni)
             W.vm_key = (pthread_key_t)k;
             found = 0;
         }
+    intptr_t offset = (intptr_t)jni - (intptr_t)vm_thread; /* the JNIEnv is a field of the JavaThread */
+    W.env_offset = offset;
+    W.env_by_offset = found == 0 && offset > 0 && offset < 65536 && agct_finds_thread(jni);
     if (self) (*jni)->DeleteLocalRef(jni, self);
     if (c) (*jni)->DeleteLocalRef(jni, c);
     return found;
@@ -119,7 +162,11 @@ static int agct_init(void *java_vm, char *err, size_t errlen)
 /* Signal-safe: the interrupted thread's JNIEnv, or NULL if it is not a Java thread. */
 static JNIEnv *current_env(void)
 {
-    if (W.have_key && pthread_getspecific(W.vm_key) == NULL) return NULL; /* never touched the VM */
+    if (W.have_key) {
+        intptr_t thread = (intptr_t)pthread_getspecific(W.vm_key);
+        if (!thread) return NULL; /* never touched the VM */
+        if (W.env_by_offset) return (JNIEnv *)(thread + W.env_offset);
+    }
     JNIEnv *env = NULL;
     if ((*W.vm)->GetEnv(W.vm, (void **)&env, JNI_VERSION_1_6) != JNI_OK) return NULL;
     return env;
@@ -138,6 +185,8 @@ static int agct_walk(void *ucontext, js_raw_frame *frames, int max)
     agct_trace trace = {env, 0, (agct_frame *)frames};
     W.agct(&trace, max, ucontext);
     int n = trace.num_frames;
+    /* by offset, a thread of the VM's own (GC, VM thread) reaches AsyncGetCallTrace, which calls it exiting */
+    if (n == JS_WALK_THREAD_EXIT && W.env_by_offset) return JS_WALK_NO_ENV;
     for (int i = 0; i < n; i++) {
         if (frames[i].bci == -3) frames[i].kind = JS_RF_NATIVE;
         else frames[i].kind = frames[i].method ? JS_RF_JAVA : JS_RF_NULL_ID;
