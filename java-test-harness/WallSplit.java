@@ -1,3 +1,5 @@
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.util.Locale;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
@@ -23,10 +25,14 @@ import java.util.concurrent.ThreadLocalRandom;
  * <p>Usage: {@code java WallSplit [seconds=10] [idleThreads=0] [meanSleepMs=45] [workers=1]}. Prints at exit:
  * <pre>TRUTH sleepPart=0.9003 computePart=0.0997 sleep_ms=8976 compute_ms=994 other_ms=3 rounds=199 wall_ms=9973
  *      idle_threads=0 compute_steps=...</pre>
- * The shares are of the time in the two methods together; other_ms is the worker's time in neither.
+ * The shares are of the time in the two methods together; other_ms is the worker's time in neither. cpu_compute_ms
+ * and cpu_ms are the workers' CPU time in computePart and in all (a cpu profile's truth).
  */
 public final class WallSplit {
     static volatile long sink;
+
+    /** The workers' CPU time (the truth of a cpu profile's shares). */
+    static final ThreadMXBean MX = ManagementFactory.getThreadMXBean();
 
     public static void main(String[] args) throws InterruptedException {
         double seconds = args.length > 0 ? Double.parseDouble(args[0]) : 10.0;
@@ -43,7 +49,8 @@ public final class WallSplit {
         }
         idleStarted.await();
 
-        long[][] each = new long[workers][4]; // per worker: sleep ns, compute ns, rounds, compute steps
+        long[][] each = new long[workers][6]; // per worker: sleep ns, compute ns, rounds, compute steps, CPU ns in
+                                              // computePart, the worker's CPU ns
         long start = System.nanoTime();
         long end = start + (long) (seconds * 1e9);
         Thread[] worker = new Thread[workers];
@@ -53,10 +60,10 @@ public final class WallSplit {
                     : "wallsplit-worker-" + i);
             worker[i].start();
         }
-        long[] spent = new long[4];
+        long[] spent = new long[6];
         for (int i = 0; i < workers; i++) {
             worker[i].join();
-            for (int k = 0; k < 4; k++) {
+            for (int k = 0; k < 6; k++) {
                 spent[k] += each[i][k];
             }
         }
@@ -69,10 +76,10 @@ public final class WallSplit {
         double both = spent[0] + spent[1];
         System.out.println(String.format(Locale.ROOT,
                 "TRUTH sleepPart=%.4f computePart=%.4f sleep_ms=%d compute_ms=%d other_ms=%d rounds=%d wall_ms=%d"
-                        + " idle_threads=%d compute_steps=%d workers=%d checksum=%x",
+                        + " idle_threads=%d compute_steps=%d workers=%d checksum=%x cpu_compute_ms=%.1f cpu_ms=%.1f",
                 spent[0] / both, spent[1] / both, spent[0] / 1_000_000, spent[1] / 1_000_000,
                 Math.max(0, wall * workers - spent[0] - spent[1]) / 1_000_000, spent[2], wall / 1_000_000,
-                idleThreads, spent[3], workers, sink));
+                idleThreads, spent[3], workers, sink, spent[4] / 1e6, spent[5] / 1e6));
     }
 
     /** The worker: rounds of sleepPart then computePart until the end, each call timed in wall time. */
@@ -81,7 +88,9 @@ public final class WallSplit {
         long sleepNs = 0;
         long computeNs = 0;
         long rounds = 0;
+        long computeCpuNs = 0;
         long seed = 0x9E3779B97F4A7C15L;
+        long cpuStart = MX.getCurrentThreadCpuTime();
         while (System.nanoTime() < end) {
             double scale = 0.5 + random.nextDouble();
             long sleepMs = Math.max(1, Math.round(meanSleepMs * scale));
@@ -89,8 +98,10 @@ public final class WallSplit {
             sleepPart(sleepMs);
             long t1 = System.nanoTime();
             // A ninth of the sleep as it really was (Thread.sleep overshoots a little): 90/10 of wall time.
+            long c1 = MX.getCurrentThreadCpuTime();
             seed = computePart((t1 - t0) / 9, seed, spent);
             long t2 = System.nanoTime();
+            computeCpuNs += MX.getCurrentThreadCpuTime() - c1;
             sleepNs += t1 - t0;
             computeNs += t2 - t1;
             rounds++;
@@ -99,6 +110,8 @@ public final class WallSplit {
         spent[0] = sleepNs;
         spent[1] = computeNs;
         spent[2] = rounds;
+        spent[4] = computeCpuNs;
+        spent[5] = MX.getCurrentThreadCpuTime() - cpuStart;
     }
 
     static void sleepPart(long ms) {
