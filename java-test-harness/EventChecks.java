@@ -6,6 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
@@ -146,6 +147,13 @@ final class EventChecks {
             long backTotal = conv.exit == 0 && Files.isRegularFile(back) ? Tallies.readAllowEmpty(back, r).total() : -1;
             details.add("jfrfile: " + exec + " jdk.ExecutionSample, " + wallEvents + " profiler.WallClockSample; "
                     + "jsampler convert: total " + backTotal + ", text output " + p.total());
+            // async-profiler's converter counts an execution sample as CPU by the state STATE_DEFAULT: none here
+            Map<String, Long> states = JfrFiles.states(t.java.getParent().resolve("jfr"), jfr, "jdk.ExecutionSample");
+            details.add("jfrfile: jdk.ExecutionSample states " + states);
+            if (states.containsKey("STATE_DEFAULT") || states.isEmpty()) {
+                problems.add("wall samples in jdk.ExecutionSample must carry their thread states, none the CPU "
+                        + "sample's STATE_DEFAULT: " + states);
+            }
             if (summary.exit != 0) {
                 problems.add("jfr summary fails on " + jfr + ": " + summary.out.lines().findFirst().orElse(""));
             } else if (exec == 0 || wallEvents > 0) {
@@ -553,6 +561,16 @@ final class EventChecks {
                     problems.add("chunk " + c.index + (last ? " (the last inside the run)" : "") + " has no "
                             + String.join(", ", missing));
                 }
+            }
+            // CPU samples are STATE_DEFAULT (how async-profiler's converter tells them from wall samples), wall ones not
+            Map<String, Long> cpuStates = JfrFiles.states(jfrTool, jfr, "jdk.ExecutionSample");
+            Map<String, Long> wallStates = JfrFiles.states(jfrTool, jfr, "profiler.WallClockSample");
+            details.add("thread states: jdk.ExecutionSample " + cpuStates + ", profiler.WallClockSample " + wallStates);
+            if (cpuStates.isEmpty() || !cpuStates.keySet().equals(Set.of("STATE_DEFAULT"))) {
+                problems.add("every jdk.ExecutionSample of event=cpu must be STATE_DEFAULT: " + cpuStates);
+            }
+            if (wallStates.isEmpty() || wallStates.containsKey("STATE_DEFAULT")) {
+                problems.add("profiler.WallClockSample must carry thread states, never STATE_DEFAULT: " + wallStates);
             }
             JfrFiles.Tool print = JfrFiles.tool(List.of(jfrTool.toString(), "print", "--json", "--stack-depth", "16",
                     "--events", "jdk.ObjectAllocationInNewTLAB,jdk.JavaMonitorEnter,jdk.ThreadPark", jfr.toString()));

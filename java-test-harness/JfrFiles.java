@@ -37,6 +37,19 @@ final class JfrFiles {
         }
     }
 
+    /** The thread states of the events of one type, counted (from {@code jfr print}); empty if the tool fails. */
+    static Map<String, Long> states(Path jfrTool, Path recording, String type) throws IOException,
+            InterruptedException {
+        Tool print = tool(List.of(jfrTool.toString(), "print", "--stack-depth", "1", "--events", type,
+                recording.toString()));
+        Map<String, Long> n = new TreeMap<>();
+        Matcher m = Pattern.compile("(?m)^\\s*state = \"([A-Z_]+)\"").matcher(print.exit == 0 ? print.out : "");
+        while (m.find()) {
+            n.merge(m.group(1), 1L, Long::sum);
+        }
+        return n;
+    }
+
     /** The count of an event type in {@code jfr summary} output (0 if not listed). */
     static long count(String summary, String type) {
         Matcher m = Pattern.compile("(?m)^\\s*" + Pattern.quote(type) + "\\s+(\\d+)").matcher(summary);

@@ -34,7 +34,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Thread states written in the ThreadState pool (HotSpot's JVMTI-bit keys). */
+/* Thread states written in the ThreadState pool (HotSpot's JVMTI-bit keys). A CPU sample takes no thread state:
+ * it is written as STATE_DEFAULT (key 0, as async-profiler writes it, whose converter counts an execution sample as
+ * CPU by that name and as wall by any other; HotSpot's key 0, NEW, is never a sampled thread's state). */
+#define JS_JFR_STATE_DEFAULT 0
 #define JS_JFR_STATE_RUNNABLE 5
 #define JS_JFR_STATE_SLEEPING 225
 #define JS_JFR_STATE_PARKED 657

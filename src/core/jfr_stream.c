@@ -253,7 +253,7 @@ static void write_event(const js_ring_event *e, void *ctx)
     uint32_t weight = (uint32_t)(e->weight > UINT32_MAX ? UINT32_MAX : e->weight);
     int rc;
     if (e->kind == JS_SK_EXEC || (e->kind == JS_SK_WALL && !J.exec_on)) {
-        uint32_t state = e->kind == JS_SK_WALL ? wall_state(e, s) : JS_JFR_STATE_RUNNABLE;
+        uint32_t state = e->kind == JS_SK_WALL ? wall_state(e, s) : JS_JFR_STATE_DEFAULT;
         rc = js_jfr_execution_sample(w, e->ticks, thread, key, state, weight, err, sizeof err);
     } else {
         js_jfr_event ev = {.ticks = e->ticks, .thread = thread, .trace = key, .timeout = INT64_MIN, .until = INT64_MIN};

@@ -186,7 +186,7 @@ static int write_events(js_jfr_writer *w, const export_ctx *c, uint64_t t0, uint
         uint32_t thread = thread_of_stack(c, st);
         for (uint64_t left = st->weight; left > 0;) {
             uint32_t n = left > WEIGHT_STEP ? WEIGHT_STEP : (uint32_t)left;
-            if (js_jfr_execution_sample(w, tick, thread, (uint32_t)i + 1, JS_JFR_STATE_RUNNABLE, n, err, errlen) != 0)
+            if (js_jfr_execution_sample(w, tick, thread, (uint32_t)i + 1, JS_JFR_STATE_DEFAULT, n, err, errlen) != 0)
                 return -1;
             tick += n;
             left -= n;

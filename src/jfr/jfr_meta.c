@@ -359,7 +359,7 @@ int js_jfr_descriptor_ok(const char *d)
 const char *js_jfr_state_name(uint32_t key)
 {
     switch (key) {
-    case 0: return "STATE_NEW";
+    case 0: return "STATE_DEFAULT"; /* a CPU sample (see JS_JFR_STATE_DEFAULT) */
     case 2: return "STATE_TERMINATED";
     case 5: return "STATE_RUNNABLE";
     case 225: return "STATE_SLEEPING";
