@@ -546,6 +546,32 @@ static void test_stub_after_push(void **state UNUSED)
     assert_int_equal(js_unwind_top(&b, 0, &st, &r), JS_UW_BAD_STACK);
 }
 
+/* The same with register moves before the push (JDK 25's fill stub: mov r11, rdx; push rbp; mov rbp, rsp): taken
+ * when the call went to the first move; not when a move before the push touches rsp (this is not a frame). */
+static void test_stub_moves_then_push(void **state UNUSED)
+{
+    static const uint8_t fill[] = {0x4c, 0x8b, 0xda, 0x55, 0x48, 0x8b, 0xec};
+    js_blob b = nmethod_with(fill, sizeof fill, 0, 0);
+    b.kind = JS_BLOB_STUB, b.frame_size = 0, b.frame_complete = -1;
+    uint8_t call[5] = {0xe8};
+    uintptr_t ret = caller_code(N_NMETHOD, call, 5);
+    int32_t rel = (int32_t)(b.code_begin - ret);
+    memcpy((void *)(ret - 4), &rel, 4);
+    stack[0] = 0x4444, stack[1] = ret;
+    js_regs r = {b.code_begin + 4, (uintptr_t)&stack[0], 0x777};
+    assert_int_equal(js_unwind_top(&b, 0, &st, &r), JS_UW_STUB);
+    assert_int_equal(r.pc, ret);
+    assert_int_equal(r.sp, (uintptr_t)&stack[2]);
+    assert_int_equal(r.fp, 0x4444);
+    ((uint8_t *)b.code_begin)[2] = 0xdc; /* mov r11, rsp: the move reads rsp */
+    r = (js_regs){b.code_begin + 4, (uintptr_t)&stack[0], 0x777};
+    assert_int_equal(js_unwind_top(&b, 0, &st, &r), JS_UW_BAD_STACK);
+    ((uint8_t *)b.code_begin)[2] = 0xda;
+    ((uint8_t *)b.code_begin)[1] = 0x03; /* add r11, rdx: not a move */
+    r = (js_regs){b.code_begin + 4, (uintptr_t)&stack[0], 0x777};
+    assert_int_equal(js_unwind_top(&b, 0, &st, &r), JS_UW_BAD_STACK);
+}
+
 /* VM code called from compiled code, stepped out of by its call-frame information: a function before its frame
  * pointer is set (rbp holds a compiled method's value), as os::javaTimeNanos after its push rbp. */
 __asm__(".text\n.globl wk_leaf\n.type wk_leaf,@function\nwk_leaf:\n.cfi_startproc\n"
@@ -679,6 +705,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pushed_words, setup, teardown),
         cmocka_unit_test_setup_teardown(test_return_shapes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stub_after_push, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stub_moves_then_push, setup, teardown),
         cmocka_unit_test_setup_teardown(test_native_cfi, setup, teardown),
         cmocka_unit_test_setup_teardown(test_method_id, setup, teardown),
         cmocka_unit_test_setup_teardown(test_safe_read, setup, teardown),

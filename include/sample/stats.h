@@ -45,6 +45,10 @@ void js_stats_foreign_signal(void);
 void js_stats_throttled(uint64_t weight);
 void js_stats_handler_ns(uint64_t ns);
 void js_stats_recovery(js_recover_kind k);
+/* Where a recovery failed (HotSpot's name of the code blob, a static string of libjvm; the first
+ * JS_FAIL_SITES names seen are counted, for the stop line). */
+#define JS_FAIL_SITES 4
+void js_stats_failed_in(const char *site);
 /* A stack cut at jstackdepth, counted by its weight. */
 void js_stats_truncated(uint64_t weight);
 /* Short name of a recovery outcome ("stub", "prologue", ..., "retry_failed"). */
@@ -55,6 +59,8 @@ typedef struct {
     uint64_t walk_errors[JS_WALK_ERR_KINDS];
     uint64_t recovery[JS_RECOVER_KINDS];
     uint64_t truncated;
+    const char *fail_name[JS_FAIL_SITES];
+    uint64_t fail_count[JS_FAIL_SITES];
     uint64_t vm_events[JS_STATS_VM_KINDS], vm_weight[JS_STATS_VM_KINDS], vm_dropped[JS_STATS_VM_KINDS];
     uint64_t handler_count;
     uint64_t handler_min_ns, handler_median_ns, handler_p99_ns, handler_max_ns; /* quantiles are bucket midpoints */

@@ -58,6 +58,17 @@ int js_stats_format(const js_stats_snapshot *s, char *buf, size_t len)
             if (n < 0 || (size_t)n >= len - off) return -1;
             off += (size_t)n;
         }
+        for (int i = 0; i < JS_FAIL_SITES && s->fail_name[i]; i++) {
+            n = snprintf(buf + off, len - off, "%s'%.60s'=%llu", i ? ", " : " (failed in: ", s->fail_name[i],
+                         (unsigned long long)s->fail_count[i]);
+            if (n < 0 || (size_t)n >= len - off) return -1;
+            off += (size_t)n;
+        }
+        if (s->fail_name[0]) {
+            n = snprintf(buf + off, len - off, ")");
+            if (n < 0 || (size_t)n >= len - off) return -1;
+            off += (size_t)n;
+        }
     }
     if (s->truncated) {
         n = snprintf(buf + off, len - off, "\ntruncated_stacks=%llu (cut at jstackdepth)", (unsigned long long)s->truncated);

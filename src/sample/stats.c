@@ -20,6 +20,8 @@ static struct {
     _Atomic uint64_t walk_errors[JS_WALK_ERR_KINDS];
     _Atomic uint64_t recovery[JS_RECOVER_KINDS];
     _Atomic uint64_t truncated;
+    _Atomic(const char *) fail_name[JS_FAIL_SITES]; /* where recoveries failed: the first sites seen, kept */
+    _Atomic uint64_t fail_count[JS_FAIL_SITES];
     _Atomic uint64_t hist[HIST_BUCKETS + 1];
     _Atomic uint64_t min_ns, max_ns;
 } st;
@@ -29,6 +31,10 @@ static struct {
 /* Zero every counter; min starts at "infinity". */
 void js_stats_reset(void)
 {
+    for (int i = 0; i < JS_FAIL_SITES; i++) {
+        atomic_store(&st.fail_name[i], NULL);
+        atomic_store(&st.fail_count[i], 0);
+    }
     atomic_store(&st.samples, 0);
     atomic_store(&st.weight, 0);
     atomic_store(&st.dropped, 0);
@@ -83,6 +89,19 @@ void js_stats_walk_error(int code)
 void js_stats_recovery(js_recover_kind k)
 {
     if ((unsigned)k < JS_RECOVER_KINDS) atomic_fetch_add_explicit(&st.recovery[k], 1, RELAXED);
+}
+
+void js_stats_failed_in(const char *site)
+{
+    if (!site) return;
+    for (int i = 0; i < JS_FAIL_SITES; i++) {
+        const char *cur = atomic_load_explicit(&st.fail_name[i], RELAXED);
+        if (!cur && atomic_compare_exchange_strong(&st.fail_name[i], &cur, site)) cur = site;
+        if (cur == site) {
+            atomic_fetch_add_explicit(&st.fail_count[i], 1, RELAXED);
+            return;
+        }
+    }
 }
 
 void js_stats_truncated(uint64_t weight)
@@ -170,6 +189,10 @@ void js_stats_get(js_stats_snapshot *o)
     for (int i = 0; i < JS_WALK_ERR_KINDS; i++) o->walk_errors[i] = atomic_load(&st.walk_errors[i]);
     for (int i = 0; i < JS_RECOVER_KINDS; i++) o->recovery[i] = atomic_load(&st.recovery[i]);
     o->truncated = atomic_load(&st.truncated);
+    for (int i = 0; i < JS_FAIL_SITES; i++) {
+        o->fail_name[i] = atomic_load(&st.fail_name[i]);
+        o->fail_count[i] = atomic_load(&st.fail_count[i]);
+    }
     uint64_t n = 0;
     uint64_t local[HIST_BUCKETS + 1];
     for (int i = 0; i <= HIST_BUCKETS; i++) n += (local[i] = atomic_load(&st.hist[i]));

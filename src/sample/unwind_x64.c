@@ -228,8 +228,26 @@ int js_unwind_native(const js_safe_range *st, js_regs *r)
     return pop_to(st, r, r->sp, r->fp, JS_UW_NATIVE); /* a leaf that has not pushed rbp */
 }
 
-/* A stub whose first instruction `push rbp` (of `push rbp; mov rbp, rsp`) has just run: the return address is
- * above the saved rbp, and the call that put it there went to the push (pc - 1). JS_UW_STUB, or <0 (r untouched). */
+#define MAX_ENTRY_MOVES 2
+
+/* 1 if [p, end) holds at most MAX_ENTRY_MOVES 64-bit register-to-register moves (REX.W 89/8B, mod 11) of which
+ * none reads or writes rsp: what a stub may do with its arguments before its `push rbp` (JDK 25's fill stubs start
+ * `mov r11, rdx; push rbp`). */
+static int only_reg_moves(const js_blob *b, uintptr_t p, uintptr_t end)
+{
+    for (int i = 0; i < MAX_ENTRY_MOVES && p < end; i++, p += 3) {
+        if (!code_has(b, p, 3)) return 0;
+        uint8_t rex = byte_at(p), op = byte_at(p + 1), modrm = byte_at(p + 2);
+        if ((rex & 0xFA) != 0x48 || (op != 0x89 && op != 0x8B) || (modrm >> 6) != 3) return 0;
+        int reg = ((rex >> 2) & 1) << 3 | ((modrm >> 3) & 7), rm = (rex & 1) << 3 | (modrm & 7);
+        if (reg == 4 || rm == 4) return 0;
+    }
+    return p == end;
+}
+
+/* A stub whose entry `push rbp` (of `push rbp; mov rbp, rsp`) has just run: the return address is above the saved
+ * rbp, and the call that put it there went to the push (pc - 1), or to register moves just before it. JS_UW_STUB,
+ * or <0 (r untouched). */
 static int after_entry_push(const js_blob *b, const js_safe_range *st, js_regs *r)
 {
     uintptr_t ret, fp, target;
@@ -237,7 +255,8 @@ static int after_entry_push(const js_blob *b, const js_safe_range *st, js_regs *
     if (!code_has(b, r->pc - 1, 1) || byte_at(r->pc - 1) != 0x55) return JS_UW_UNKNOWN_CODE;
     if (stack_word(st, r->sp, &fp) != 0 || stack_word(st, r->sp + sizeof(uintptr_t), &ret) != 0)
         return JS_UW_BAD_STACK;
-    if (js_codecache_find(ret, &c) != JS_CC_FOUND || !call_ends_at(&c, ret, &target) || target != r->pc - 1)
+    if (js_codecache_find(ret, &c) != JS_CC_FOUND || !call_ends_at(&c, ret, &target) || target > r->pc - 1 ||
+        !only_reg_moves(b, target, r->pc - 1))
         return JS_UW_BAD_STACK;
     return pop_to(st, r, r->sp + sizeof(uintptr_t), fp, JS_UW_STUB);
 }

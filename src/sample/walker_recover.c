@@ -82,11 +82,17 @@ static int through_stubs(const js_safe_range *st, js_regs *r)
 {
     js_blob b;
     for (int i = 0; i < MAX_STUB_STEPS; i++) {
-        if (js_codecache_find(r->pc, &b) != JS_CC_FOUND) return -1;
+        if (js_codecache_find(r->pc, &b) != JS_CC_FOUND) {
+            js_stats_failed_in("a caller outside the code cache");
+            return -1;
+        }
         if (b.kind != JS_BLOB_STUB) return 0;
-        if ((b.frame_size > 0 ? js_unwind_frame(&b, st, r) : js_unwind_top(&b, 0, st, r)) < 0) return -1;
+        if ((b.frame_size > 0 ? js_unwind_frame(&b, st, r) : js_unwind_top(&b, 0, st, r)) < 0) {
+            js_stats_failed_in(b.name ? b.name : "a caller stub");
+            return -1;
+        }
     }
-    return -1;
+    return js_stats_failed_in("a chain of stubs"), -1;
 }
 
 /* AsyncGetCallTrace from a copy of the signal context with pc, sp and fp replaced. */
@@ -117,6 +123,7 @@ static int recover(ucontext_t *uc, js_raw_frame *frames, int max, int code)
         how = js_unwind_frame(&b, &st, &r); /* else from its caller, the method as the leaf */
     }
     if (how < 0) {
+        if (how != JS_UW_INTERPRETER) js_stats_failed_in(found == JS_CC_OUTSIDE ? "VM code" : b.name ? b.name : "a blob");
         js_stats_recovery(how == JS_UW_INTERPRETER ? JS_RECOVER_INTERPRETER
                           : found == JS_CC_OUTSIDE ? JS_RECOVER_NOT_CODE
                                                    : JS_RECOVER_NO_UNWIND);
