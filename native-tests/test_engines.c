@@ -187,8 +187,10 @@ static uint64_t thread_cpu_ns(void)
 
 /* Counts the engine's signals and weights. The timer read before and after the engine's handler gives the next
  * period as the engine set it: the CPU time run since the expiry (interval - remaining: the kernel has already
- * moved a periodic timer on by its interval), plus the CPU time between the two reads (read on the thread's CPU
- * clock, which the timer counts too: a vCPU stalled there stretches it), plus what remains after. */
+ * moved a periodic timer on by its interval) plus what remains after, short by the CPU time between the two reads
+ * (a few microseconds). A signal whose reads were more than DISTURBED_NS of CPU apart (a vCPU stalled there, which
+ * a loaded CI machine does) tells no period. */
+#define DISTURBED_NS 50000
 static void ct_handler(int signo, siginfo_t *si, void *uc)
 {
     int id = (int)atomic_load(&ct.handle);
@@ -207,8 +209,9 @@ static void ct_handler(int signo, siginfo_t *si, void *uc)
         ct.cpu_ns[i] = read1;
         /* Only a signal that stands for one period tells its period this way: one delayed past a whole interval
          * (a busy machine) had the timer moved on by more than one interval, and is left out (0). */
-        ct.period_ns[i] =
-            ok && w == 1 ? ns(&before.it_interval) - ns(&before.it_value) + (read1 - read0) + ns(&after.it_value) : 0;
+        ct.period_ns[i] = ok && w == 1 && read1 - read0 < DISTURBED_NS
+                              ? ns(&before.it_interval) - ns(&before.it_value) + ns(&after.it_value)
+                              : 0;
     }
     atomic_store(&ct.n, i + 1);
     atomic_fetch_add(&ct.weight, w);
@@ -274,25 +277,27 @@ static ct_spread spread(uint64_t floor_ns)
  * up to a tick after the expiry, and the handler counts the next period from the expiry, not from the signal.
  * With jitter each period is drawn from [5, 15) ms and the signals come unevenly; without, the period is exact and
  * only the tick moves the signals (which it does by up to a tick: the gaps alone cannot tell the two apart, the
- * periods set can). The renewal count's spread over 100 periods is about 3. */
+ * periods set can). The renewal count's spread over the 200 periods of 2 s is about 4. */
 static void test_ctimer_jitter_keeps_rate(void **state UNUSED)
 {
-    const uint64_t ms = 1000000, slack = ms / 10; /* the CPU time of the clock reads around the timer reads */
-    uint64_t fixed = run_ctimer(10 * (long long)ms, 0, 1000 * ms);
+    const uint64_t ms = 1000000, slack = ms / 10; /* over the CPU time between the timer reads (DISTURBED_NS) */
+    uint64_t fixed = run_ctimer(10 * (long long)ms, 0, 2000 * ms);
     uint64_t fixed_truth = signalled_periods(10 * ms);
     ct_spread f = spread(10 * ms - slack);
-    printf("ctimer 10 ms, nojitter: weight %llu over 1 s of CPU in %d signals; gaps %.2f-%.2f ms; "
-           "%d of %d periods short of 10 ms by more than the slack\n", (unsigned long long)fixed,
-           atomic_load(&ct.n), f.gap_lo / 1e6, f.gap_hi / 1e6, f.short_periods, f.periods);
+    printf("ctimer 10 ms, nojitter: weight %llu over 2 s of CPU (%llu periods to the last signal) in %d signals; gaps "
+           "%.2f-%.2f ms; %d of %d periods short of 10 ms by more than the slack, longest %.3f ms\n",
+           (unsigned long long)fixed, (unsigned long long)fixed_truth, atomic_load(&ct.n), f.gap_lo / 1e6,
+           f.gap_hi / 1e6, f.short_periods, f.periods, f.per_hi / 1e6);
     assert_true(fixed_truth >= 50 && fixed + 12 >= fixed_truth && fixed <= fixed_truth + 12);
     /* nojitter: the timer is left alone (a period set anew would show in every signal, not in one of fifty) */
-    assert_true(f.periods >= 50 && f.short_periods * 50 <= f.periods && f.per_hi <= 10 * ms + slack);
+    assert_true(f.periods >= 50 && f.short_periods * 50 <= f.periods && f.per_hi <= 10 * ms);
 
-    uint64_t w = run_ctimer(10 * (long long)ms, 1, 1000 * ms);
+    uint64_t w = run_ctimer(10 * (long long)ms, 1, 2000 * ms);
     uint64_t truth = signalled_periods(10 * ms);
     ct_spread j = spread(5 * ms - slack);
-    printf("ctimer 10 ms, jitter: weight %llu over 1 s of CPU in %d signals; gaps %.2f-%.2f ms, periods %.2f-%.2f ms\n",
-           (unsigned long long)w, atomic_load(&ct.n), j.gap_lo / 1e6, j.gap_hi / 1e6, j.per_lo / 1e6, j.per_hi / 1e6);
+    printf("ctimer 10 ms, jitter: weight %llu over 2 s of CPU (%llu periods to the last signal) in %d signals; gaps "
+           "%.2f-%.2f ms, %d periods %.2f-%.2f ms\n", (unsigned long long)w, (unsigned long long)truth,
+           atomic_load(&ct.n), j.gap_lo / 1e6, j.gap_hi / 1e6, j.periods, j.per_lo / 1e6, j.per_hi / 1e6);
     assert_true(truth >= 50 && w + 12 >= truth && w <= truth + 12);
     /* each period within +-50% of the mean */
     assert_true(j.periods >= 50 && j.short_periods * 50 <= j.periods && j.per_hi < 15 * ms + slack);

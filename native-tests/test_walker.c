@@ -524,26 +524,44 @@ static void test_return_shapes(void **state UNUSED)
     assert_int_equal(body_step(&b, &r), JS_UW_BAD_STACK);
 }
 
+/* A frameless stub of the given code, entered by a call from compiled code (returned in *ret); the stack holds a
+ * saved rbp (0x4444) under that return address, as after the stub's push rbp. */
+static js_blob entered_stub(const uint8_t *code, size_t len, uintptr_t *ret)
+{
+    js_blob b = nmethod_with(code, len, 0, 0);
+    b.kind = JS_BLOB_STUB, b.frame_size = 0, b.frame_complete = -1;
+    uint8_t call[5] = {0xe8};
+    *ret = caller_code(N_NMETHOD, call, 5);
+    int32_t rel = (int32_t)(b.code_begin - *ret);
+    memcpy((void *)(*ret - 4), &rel, 4);
+    stack[0] = 0x4444, stack[1] = *ret;
+    return b;
+}
+
+/* Unwind from pc in stub b with sp at stack[0]: the result, and on success the caller's registers checked. */
+static int step_out_of_stub(const js_blob *b, uintptr_t pc, uintptr_t ret)
+{
+    js_regs r = {pc, (uintptr_t)&stack[0], 0x777};
+    int how = js_unwind_top(b, 0, &st, &r);
+    if (how > 0) {
+        assert_int_equal(r.pc, ret);
+        assert_int_equal(r.sp, (uintptr_t)&stack[2]);
+        assert_int_equal(r.fp, 0x4444);
+    }
+    return how;
+}
+
 /* A stub entered by a call whose first instruction `push rbp` has run: the return address is above the saved rbp,
  * taken only when the call went to that push. */
 static void test_stub_after_push(void **state UNUSED)
 {
-    js_blob b = nmethod_with((const uint8_t[]){0x55, 0x48, 0x8b, 0xec}, 4, 0, 0);
-    b.kind = JS_BLOB_STUB, b.frame_size = 0, b.frame_complete = -1;
-    uint8_t call[5] = {0xe8};
-    uintptr_t ret = caller_code(N_NMETHOD, call, 5);
-    int32_t rel = (int32_t)(b.code_begin - ret);
+    uintptr_t ret;
+    js_blob b = entered_stub((const uint8_t[]){0x55, 0x48, 0x8b, 0xec}, 4, &ret);
+    assert_int_equal(step_out_of_stub(&b, b.code_begin + 1, ret), JS_UW_STUB);
+    int32_t rel = (int32_t)(b.code_begin - ret) + 1; /* the call went elsewhere: not this shape (and [sp], the saved
+                                                         rbp, is no return address) */
     memcpy((void *)(ret - 4), &rel, 4);
-    stack[0] = 0x4444, stack[1] = ret;
-    js_regs r = {b.code_begin + 1, (uintptr_t)&stack[0], 0x777};
-    assert_int_equal(js_unwind_top(&b, 0, &st, &r), JS_UW_STUB);
-    assert_int_equal(r.pc, ret);
-    assert_int_equal(r.sp, (uintptr_t)&stack[2]);
-    assert_int_equal(r.fp, 0x4444);
-    rel += 1; /* the call went elsewhere: not this shape (and [sp], the saved rbp, is no return address) */
-    memcpy((void *)(ret - 4), &rel, 4);
-    r = (js_regs){b.code_begin + 1, (uintptr_t)&stack[0], 0x777};
-    assert_int_equal(js_unwind_top(&b, 0, &st, &r), JS_UW_BAD_STACK);
+    assert_int_equal(step_out_of_stub(&b, b.code_begin + 1, ret), JS_UW_BAD_STACK);
 }
 
 /* The same with register moves before the push (JDK 25's fill stub: mov r11, rdx; push rbp; mov rbp, rsp): taken
@@ -551,25 +569,14 @@ static void test_stub_after_push(void **state UNUSED)
 static void test_stub_moves_then_push(void **state UNUSED)
 {
     static const uint8_t fill[] = {0x4c, 0x8b, 0xda, 0x55, 0x48, 0x8b, 0xec};
-    js_blob b = nmethod_with(fill, sizeof fill, 0, 0);
-    b.kind = JS_BLOB_STUB, b.frame_size = 0, b.frame_complete = -1;
-    uint8_t call[5] = {0xe8};
-    uintptr_t ret = caller_code(N_NMETHOD, call, 5);
-    int32_t rel = (int32_t)(b.code_begin - ret);
-    memcpy((void *)(ret - 4), &rel, 4);
-    stack[0] = 0x4444, stack[1] = ret;
-    js_regs r = {b.code_begin + 4, (uintptr_t)&stack[0], 0x777};
-    assert_int_equal(js_unwind_top(&b, 0, &st, &r), JS_UW_STUB);
-    assert_int_equal(r.pc, ret);
-    assert_int_equal(r.sp, (uintptr_t)&stack[2]);
-    assert_int_equal(r.fp, 0x4444);
+    uintptr_t ret;
+    js_blob b = entered_stub(fill, sizeof fill, &ret);
+    assert_int_equal(step_out_of_stub(&b, b.code_begin + 4, ret), JS_UW_STUB);
     ((uint8_t *)b.code_begin)[2] = 0xdc; /* mov r11, rsp: the move reads rsp */
-    r = (js_regs){b.code_begin + 4, (uintptr_t)&stack[0], 0x777};
-    assert_int_equal(js_unwind_top(&b, 0, &st, &r), JS_UW_BAD_STACK);
+    assert_int_equal(step_out_of_stub(&b, b.code_begin + 4, ret), JS_UW_BAD_STACK);
     ((uint8_t *)b.code_begin)[2] = 0xda;
     ((uint8_t *)b.code_begin)[1] = 0x03; /* add r11, rdx: not a move */
-    r = (js_regs){b.code_begin + 4, (uintptr_t)&stack[0], 0x777};
-    assert_int_equal(js_unwind_top(&b, 0, &st, &r), JS_UW_BAD_STACK);
+    assert_int_equal(step_out_of_stub(&b, b.code_begin + 4, ret), JS_UW_BAD_STACK);
 }
 
 /* VM code called from compiled code, stepped out of by its call-frame information: a function before its frame
