@@ -157,6 +157,7 @@ static void test_jitter_distribution(void **state UNUSED)
 static struct {
     _Atomic intptr_t handle;
     _Atomic int n;                /* signals of ours */
+    _Atomic int told;             /* of which told their period (period_ns[i] != 0) */
     _Atomic uint64_t weight;      /* their total weight */
     uint64_t cpu_ns[CT_MAX];      /* thread CPU time at each signal */
     uint64_t period_ns[CT_MAX];   /* the period that follows the expiry the signal reports */
@@ -212,6 +213,7 @@ static void ct_handler(int signo, siginfo_t *si, void *uc)
         ct.period_ns[i] = ok && w == 1 && read1 - read0 < DISTURBED_NS
                               ? ns(&before.it_interval) - ns(&before.it_value) + ns(&after.it_value)
                               : 0;
+        if (ct.period_ns[i]) atomic_fetch_add(&ct.told, 1);
     }
     atomic_store(&ct.n, i + 1);
     atomic_fetch_add(&ct.weight, w);
@@ -219,8 +221,10 @@ static void ct_handler(int signo, siginfo_t *si, void *uc)
 
 static volatile uint64_t sink;
 
-/* Runs a ctimer on this thread at interval_ns for cpu_ns of this thread's CPU time; returns the total weight. */
-static uint64_t run_ctimer(long long interval_ns, int jitter, uint64_t cpu_ns)
+/* Runs a ctimer on this thread at interval_ns for cpu_ns of this thread's CPU time, and on until min_told signals
+ * told their periods (a loaded machine folds many periods into one signal; at most 2 * cpu_ns); returns the total
+ * weight. */
+static uint64_t run_ctimer(long long interval_ns, int jitter, uint64_t cpu_ns, int min_told)
 {
     struct sigaction sa, old;
     memset(&sa, 0, sizeof sa);
@@ -229,6 +233,7 @@ static uint64_t run_ctimer(long long interval_ns, int jitter, uint64_t cpu_ns)
     sigemptyset(&sa.sa_mask);
     assert_int_equal(sigaction(SIGPROF, &sa, &old), 0);
     atomic_store(&ct.n, 0);
+    atomic_store(&ct.told, 0);
     atomic_store(&ct.weight, 0);
     atomic_store(&ct.handle, -1);
     char err[256];
@@ -237,7 +242,7 @@ static uint64_t run_ctimer(long long interval_ns, int jitter, uint64_t cpu_ns)
     ct.start_ns = t0;
     assert_int_equal(js_engine_ctimer.thread_start((int)syscall(SYS_gettid), &ct.handle, err, sizeof err), 0);
     uint64_t x = 1;
-    while (thread_cpu_ns() - t0 < cpu_ns)
+    while ((thread_cpu_ns() - t0 < cpu_ns || atomic_load(&ct.told) < min_told) && thread_cpu_ns() - t0 < 2 * cpu_ns)
         for (int i = 0; i < 10000; i++) x = x * 6364136223846793005ULL + 1442695040888963407ULL;
     sink = x;
     js_engine_ctimer.thread_stop(&ct.handle);
@@ -277,30 +282,43 @@ static ct_spread spread(uint64_t floor_ns)
  * up to a tick after the expiry, and the handler counts the next period from the expiry, not from the signal.
  * With jitter each period is drawn from [5, 15) ms and the signals come unevenly; without, the period is exact and
  * only the tick moves the signals (which it does by up to a tick: the gaps alone cannot tell the two apart, the
- * periods set can). The renewal count's spread over the 200 periods of 2 s is about 4. */
+ * periods set can). The renewal count's spread over n periods is about 0.3 sqrt(n) (4 at 200): 6% is over 3 sigma. */
+/* 1 if at least 50 signals told their period. The kernel checks a thread's CPU timers on the ticks that find it
+ * running: with more runnable threads than CPUs a thread often runs its whole slice between two ticks, and one
+ * signal comes for many periods (its weight says how many, which is still judged), so periods cannot be told;
+ * that is said, not judged. */
+static int told_enough(ct_spread s)
+{
+    if (s.periods >= 50) return 1;
+    printf("  (periods not judged: %d signals told their period; this machine is too busy for that measure)\n",
+           s.periods);
+    return 0;
+}
+
 static void test_ctimer_jitter_keeps_rate(void **state UNUSED)
 {
     const uint64_t ms = 1000000, slack = ms / 10; /* over the CPU time between the timer reads (DISTURBED_NS) */
-    uint64_t fixed = run_ctimer(10 * (long long)ms, 0, 2000 * ms);
+    uint64_t fixed = run_ctimer(10 * (long long)ms, 0, 2000 * ms, 100);
     uint64_t fixed_truth = signalled_periods(10 * ms);
     ct_spread f = spread(10 * ms - slack);
-    printf("ctimer 10 ms, nojitter: weight %llu over 2 s of CPU (%llu periods to the last signal) in %d signals; gaps "
+    printf("ctimer 10 ms, nojitter: weight %llu over %llu periods of CPU to the last signal, in %d signals; gaps "
            "%.2f-%.2f ms; %d of %d periods short of 10 ms by more than the slack, longest %.3f ms\n",
            (unsigned long long)fixed, (unsigned long long)fixed_truth, atomic_load(&ct.n), f.gap_lo / 1e6,
            f.gap_hi / 1e6, f.short_periods, f.periods, f.per_hi / 1e6);
-    assert_true(fixed_truth >= 50 && fixed + 12 >= fixed_truth && fixed <= fixed_truth + 12);
+    assert_true(fixed_truth >= 50 && fixed * 100 >= fixed_truth * 94 && fixed * 100 <= fixed_truth * 106);
     /* nojitter: the timer is left alone (a period set anew would show in every signal, not in one of fifty) */
-    assert_true(f.periods >= 50 && f.short_periods * 50 <= f.periods && f.per_hi <= 10 * ms);
+    if (told_enough(f)) assert_true(f.short_periods * 50 <= f.periods && f.per_hi <= 10 * ms);
 
-    uint64_t w = run_ctimer(10 * (long long)ms, 1, 2000 * ms);
+    uint64_t w = run_ctimer(10 * (long long)ms, 1, 2000 * ms, 100);
     uint64_t truth = signalled_periods(10 * ms);
     ct_spread j = spread(5 * ms - slack);
-    printf("ctimer 10 ms, jitter: weight %llu over 2 s of CPU (%llu periods to the last signal) in %d signals; gaps "
+    printf("ctimer 10 ms, jitter: weight %llu over %llu periods of CPU to the last signal, in %d signals; gaps "
            "%.2f-%.2f ms, %d periods %.2f-%.2f ms\n", (unsigned long long)w, (unsigned long long)truth,
            atomic_load(&ct.n), j.gap_lo / 1e6, j.gap_hi / 1e6, j.periods, j.per_lo / 1e6, j.per_hi / 1e6);
-    assert_true(truth >= 50 && w + 12 >= truth && w <= truth + 12);
+    assert_true(truth >= 50 && w * 100 >= truth * 94 && w * 100 <= truth * 106);
+    if (!told_enough(j)) return;
     /* each period within +-50% of the mean */
-    assert_true(j.periods >= 50 && j.short_periods * 50 <= j.periods && j.per_hi < 15 * ms + slack);
+    assert_true(j.short_periods * 50 <= j.periods && j.per_hi < 15 * ms + slack);
     assert_true(j.per_lo < 7 * ms && j.per_hi > 13 * ms);          /* and spread over that range */
     assert_true(j.gap_hi - j.gap_lo > 2 * ms);                     /* the signals are not evenly spaced */
 }
@@ -311,7 +329,7 @@ static void test_ctimer_jitter_keeps_rate(void **state UNUSED)
 static void test_ctimer_jitter_below_tick(void **state UNUSED)
 {
     const uint64_t ms = 1000000;
-    uint64_t w = run_ctimer((long long)ms, 1, 1000 * ms);
+    uint64_t w = run_ctimer((long long)ms, 1, 1000 * ms, 0);
     uint64_t truth = signalled_periods(ms);
     printf("ctimer 1 ms, jitter: weight %llu over 1 s of CPU in %d signals; %llu periods of CPU up to the last\n",
            (unsigned long long)w, atomic_load(&ct.n), (unsigned long long)truth);
