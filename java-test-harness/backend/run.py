@@ -5,10 +5,13 @@ tasks, the client's resilience) and checks_pprof.py (pprof tasks).
     /usr/bin/python3 java-test-harness/backend/run.py [--only check,check] [--jdk 17|25]
 
 Per JDK: compiles the workloads into build/backend-test/jdkNN/classes and runs every check of checks.py against
-fresh test backends (oap.py). A missing JDK is skipped with a message; with neither the run fails. The fleet check
-(50 JVMs) runs on the first JDK only: it tests the backend client, not the JVM. Logs of every JVM and backend stay
-in build/backend-test/jdkNN/<check>/."""
+fresh test backends (oap.py), one check after the other; the two JDKs run side by side (their checks judge shares of
+CPU time and sizes, which another JVM beside them does not change, and most of a check is waiting on its task's
+duration). A missing JDK is skipped with a message; with neither the run fails. The fleet check (50 JVMs) runs on
+the first JDK only: it tests the backend client, not the JVM. Logs of every JVM and backend stay in
+build/backend-test/jdkNN/<check>/."""
 import argparse
+import concurrent.futures
 import os
 import shutil
 import subprocess
@@ -99,15 +102,18 @@ def main():
     only = set(a.only.split(",")) if a.only else None
     if only and only - set(CHECKS):
         p.error(f"unknown checks: {', '.join(sorted(only - set(CHECKS)))}")
-    failed, ran = [], 0
+    runs = []
     for label, home in JDKS.items():
         if a.jdk and a.jdk != label:
             continue
         if not os.access(f"{home}/bin/java", os.X_OK):
             print(f"SKIP: JDK {label} not found at {home}")
             continue
-        failed += run_jdk(label, home, only, with_fleet=ran == 0)
-        ran += 1
+        runs.append((label, home, not runs))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(runs))) as pool:
+        results = [pool.submit(run_jdk, label, home, only, fleet) for label, home, fleet in runs]
+        failed = [f for r in results for f in r.result()]
+    ran = len(runs)
     if not ran:
         print("backend-test: no JDK found")
         return 1
