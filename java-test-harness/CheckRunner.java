@@ -40,6 +40,8 @@ final class CheckRunner {
     }
 
     private final List<Task> tasks = new ArrayList<>();
+    /** Seconds each check took, "label name (alone|shared)", printed longest first at the end. */
+    private final List<String> timings = new ArrayList<>();
     private final ReentrantReadWriteLock machine = new ReentrantReadWriteLock(true);
     private static final PrintStream REAL_OUT = System.out;
     private static final ThreadLocal<ByteArrayOutputStream> HELD = new ThreadLocal<>();
@@ -101,6 +103,31 @@ final class CheckRunner {
         }
         pool.shutdown();
         pool.awaitTermination(1, TimeUnit.MINUTES);
+        printTimings();
+    }
+
+    /** The ten longest checks, so that the phase's time can be read off (alone ones add up; shared ones overlap). */
+    private void printTimings() {
+        List<String> sorted;
+        synchronized (timings) {
+            sorted = new ArrayList<>(timings);
+        }
+        sorted.sort((a, b) -> Double.compare(Double.parseDouble(b.split(" ")[0]), Double.parseDouble(a.split(" ")[0])));
+        double alone = 0;
+        double shared = 0;
+        for (String t : sorted) {
+            double s = Double.parseDouble(t.split(" ")[0]);
+            if (t.endsWith("(alone)")) {
+                alone += s;
+            } else {
+                shared += s;
+            }
+        }
+        REAL_OUT.printf(Locale.ROOT, "harness: checks alone %.0f s, shared %.0f s (over %d threads); longest:%n",
+                alone, shared, PARALLEL);
+        for (String t : sorted.subList(0, Math.min(12, sorted.size()))) {
+            REAL_OUT.println("    " + t);
+        }
     }
 
     private void run(Task t) {
@@ -113,9 +140,14 @@ final class CheckRunner {
         }
         ByteArrayOutputStream held = new ByteArrayOutputStream();
         HELD.set(held);
+        long t0 = System.nanoTime();
         try {
             t.owner.runCheck(t.name, t.body);
         } finally {
+            synchronized (timings) {
+                timings.add(String.format(Locale.ROOT, "%.1f %s %s (%s)", (System.nanoTime() - t0) / 1e9,
+                        t.owner.label, t.name, t.exclusive ? "alone" : "shared"));
+            }
             HELD.remove();
             if (t.exclusive) {
                 alone.unlock();

@@ -363,14 +363,14 @@ static void *release_hold(void *arg)
     return NULL;
 }
 
-/* Start a cpu session, hold worker 0 inside a walk, stop it while held (release frees the walk on its own thread),
- * and wait for the walk to go on. The held thread's counter fd; skips when it has none (ctimer fallback). */
-static int stop_while_held(const char *file, void *(*release)(void *))
+/* Start a cpu session and hold worker w inside a walk. The held thread's counter fd; skips when it has none
+ * (ctimer fallback). A worker held long is throttled for a while after (the handler's CPU is charged to it). */
+static int start_and_hold(const char *file, int w)
 {
     char cmd[128];
     snprintf(cmd, sizeof cmd, "start,event=cpu,interval=1ms,file=%s/%s.collapsed", g_dir, file);
     expect(cmd, JS_OK, NULL);
-    atomic_store(&g_hold_tid, atomic_load(&g_worker_tid[0]));
+    atomic_store(&g_hold_tid, atomic_load(&g_worker_tid[w]));
     for (int i = 0; i < 2000 && !atomic_load(&g_holding); i++) sleep_ms(1);
     assert_true(atomic_load(&g_holding));
     int fd = atomic_load(&g_held_fd);
@@ -379,16 +379,50 @@ static int stop_while_held(const char *file, void *(*release)(void *))
         expect("stop", JS_OK, NULL);
         skip();
     }
+    return fd;
+}
+
+/* Wait until the held walk went on and its handler left the sampler. */
+static void wait_handler_left(void)
+{
+    for (int i = 0; i < 2000 && atomic_load(&g_holding); i++) sleep_ms(1);
+    for (int i = 0; i < 5000 && !js_sampler_idle(); i++) sleep_ms(1);
+    assert_true(js_sampler_idle());
+}
+
+/* start_and_hold, then stop while held (release frees the walk on its own thread), and wait for the walk to go on. */
+static int stop_while_held(const char *file, void *(*release)(void *))
+{
+    int fd = start_and_hold(file, 0);
     pthread_t rel;
     pthread_create(&rel, NULL, release, NULL);
     expect("stop", JS_OK, NULL);
     pthread_join(rel, NULL);
-    for (int i = 0; i < 2000 && atomic_load(&g_holding); i++) sleep_ms(1);
-    /* and until the released handler has left the sampler: what the next session does while a stuck handler is
-     * still inside is not what these tests judge (it rewrites the sampler's settings under that handler, a race
-     * ThreadSanitizer reports, open) */
-    for (int i = 0; i < 5000 && !js_sampler_idle(); i++) sleep_ms(1);
+    wait_handler_left();
     return fd;
+}
+
+/* A start while a handler that the last stop gave up on is still inside is refused in one line (that handler still
+ * reads the sampler's settings: a new session must not rewrite them under it); once it has left, a start works. */
+static void test_start_refused_while_handler_inside(void **state UNUSED)
+{
+    start_and_hold("inside", 1);
+    expect("stop", JS_OK, NULL); /* gives up on the held handler after 1 s */
+    assert_true(atomic_load(&g_holding));
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "start,event=cpu,interval=1ms,file=%s/refused.collapsed", g_dir);
+    char out[4096] = "";
+    js_status got = run(cmd, out, sizeof out);
+    int still_held = atomic_load(&g_holding);
+    atomic_store(&g_hold_tid, 0);
+    wait_handler_left();
+    assert_true(still_held); /* the refusal was judged while the handler was inside */
+    if (got == JS_OK || !strstr(out, "has not returned")) fail_msg("start under a held handler: %s '%s'",
+                                                                    js_strerror(got), out);
+    snprintf(cmd, sizeof cmd, "start,event=cpu,interval=1ms,file=%s/after-held.collapsed", g_dir);
+    expect(cmd, JS_OK, NULL);
+    sleep_ms(50);
+    expect("stop", JS_OK, NULL);
 }
 
 /* A stop while a handler is inside waits for it before releasing any engine handle: the handler's perf counter is
@@ -465,6 +499,7 @@ int main(void)
         cmocka_unit_test(test_timeout),                 cmocka_unit_test(test_loop),
         cmocka_unit_test(test_handles_outlive_handlers),
         cmocka_unit_test(test_stuck_handler_handles_released),
+        cmocka_unit_test(test_start_refused_while_handler_inside),
         cmocka_unit_test(test_dead_state),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -80,7 +80,8 @@ int js_sampler_shared(void);
 /* Begin accepting samples of the nsrc signal sources (0 for a session of VM events only), walked by
  * walker, into store, walking up to depth frames; each stored sample is also appended to ring when it is
  * not NULL (streamed outputs). interval_ns is the engines' shortest mean period (the throttle's
- * yardstick). 0, or -1 with err. */
+ * yardstick). 0, or -1 with err; -1 also when a handler that the last disarm gave up on is still inside after
+ * a further 1 s (its settings are not rewritten under it). */
 int js_sampler_arm(const js_signal_source *src, int nsrc, const js_walker *w, js_store *s, js_evring *ring,
                    int depth, long long interval_ns, char *err, size_t errlen);
 /* Wall engine, normal thread: credit weight once more to the stack of t's last wall sample, for a thread that has

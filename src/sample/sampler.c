@@ -413,7 +413,13 @@ int js_sampler_arm(const js_signal_source *src, int nsrc, const js_walker *w, js
         js_safe_fmt(err, errlen, "%d signal sources (at most %d)", nsrc, JS_SAMPLER_MAX_SOURCES);
         return -1;
     }
-    /* No handler is inside (the last disarm drained them, or abandoned the block they were in). */
+    /* A handler that the last disarm gave up on may still be inside and read the settings below: never rewrite
+     * them under it. Once none is, a handler entering sees armed == 0 until they are all written. */
+    if (wait_zero(&S.inside) > 0) {
+        js_safe_fmt(err, errlen, "a sampling signal handler of the last session has not returned after 1 s; "
+                    "not starting while it runs");
+        return -1;
+    }
     size_t need = BLOCK_HEADER + (size_t)STRIPES * (size_t)depth * sizeof(js_raw_frame);
     frame_block *b = atomic_load_explicit(&S.block, RLX);
     if (need > S.block_bytes) {
