@@ -44,7 +44,7 @@ TOOL := $(BUILD)/jsampler
 JAR  := $(BUILD)/jsampler.jar
 JAVA_SRCS := $(wildcard src/java/jsampler/*.java)
 
-.PHONY: all deps test native-build build-native-tests demo demo-task clean check-layers check-tsan native-test check-asan java-test backend-test jfr-test \
+.PHONY: all deps test demo demo-task clean check-layers check-tsan native-test check-asan java-test backend-test jfr-test \
         pprof-test browser-test bench bench-smoke sample-cost stress stress-smoke
 all: $(LIB) $(TOOL) $(JAR)
 
@@ -93,24 +93,12 @@ NATIVE_TESTS := $(patsubst native-tests/%.c,%,$(wildcard native-tests/test_*.c n
 # Native tests link every layer below the agent's JVMTI entry points (no JVM needed).
 TEST_LIB_SRCS := $(COMMON_SRCS) $(filter-out src/agent/%,$(AGENT_SRCS)) $(wildcard src/attach/*.c) src/tool/cli_reply.c
 TEST_PB_OBJS   = $(PB_SRCS:$(BUILD)/gen/proto/%.c=$(TDIR)/obj/proto/%.o)
-# Beside other phases of make test (tools/test_all.sh sets JSAMPLER_MACHINE_LOCK), a command that shares the machine
-# holds its lock in shared mode (tools/machine_lock.sh); otherwise it just runs.
-SHARED = $(if $(JSAMPLER_MACHINE_LOCK),sh $(JSAMPLER_MACHINE_LOCK) shared)
-
-ASAN_VARIANT = VARIANT=asan CFLAGS="-O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
-TSAN_VARIANT = VARIANT=tsan NATIVE_TESTS="$(TSAN_TESTS)" CFLAGS="-O1 -g -fsanitize=thread -fno-omit-frame-pointer"
-
 native-test: deps
 	@$(MAKE) --no-print-directory run-native-tests VARIANT=plain
 
 check-asan: deps
-	@$(MAKE) --no-print-directory run-native-tests $(ASAN_VARIANT)
-
-# Every variant's suites built, none run.
-native-build: deps
-	@$(MAKE) --no-print-directory build-native-tests VARIANT=plain
-	@$(MAKE) --no-print-directory build-native-tests $(ASAN_VARIANT)
-	@$(MAKE) --no-print-directory build-native-tests $(TSAN_VARIANT)
+	@$(MAKE) --no-print-directory run-native-tests VARIANT=asan \
+	    CFLAGS="-O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
 
 # Each variant (plain, asan) compiles the library sources once into build/tests-VARIANT/libjstest.a.
 TDIR = $(BUILD)/tests-$(VARIANT)
@@ -120,12 +108,8 @@ TEST_OBJS = $(TEST_LIB_SRCS:src/%.c=$(TDIR)/obj/%.o)
 TIMED_TESTS := test_engines test_sampler test_session test_backend_live
 run-native-tests: $(NATIVE_TESTS:%=$(BUILD)/tests-$(VARIANT)/%) $(LIB)
 	@set -e; pass=0; for t in $(filter-out $(LIB),$^); do echo "== $$t"; \
-	   case " $(TIMED_TESTS) " in *" $$(basename $$t) "*) $(SHARED) flock $(BUILD)/.timed-tests.lock ./$$t ;; \
-	   *) $(SHARED) ./$$t ;; esac; \
+	   case " $(TIMED_TESTS) " in *" $$(basename $$t) "*) flock $(BUILD)/.timed-tests.lock ./$$t ;; *) ./$$t ;; esac; \
 	   pass=$$((pass+1)); done; echo "native tests ($(VARIANT)): $$pass suites passed"
-
-# The suites' binaries of one variant, built and not run (make test builds them before its phases run side by side).
-build-native-tests: $(NATIVE_TESTS:%=$(BUILD)/tests-$(VARIANT)/%)
 
 $(TDIR)/obj/%.o: src/%.c | $(GEN_HDRS)
 	@mkdir -p $(dir $@)
@@ -151,7 +135,8 @@ $(BUILD)/tests-$(VARIANT)/%: native-tests/%.c $(TDIR)/libjstest.a $(wildcard nat
 # points, and that test relies on a signal sent to oneself being handled before the sending call returns.
 TSAN_TESTS := test_store test_threads test_session test_evring
 check-tsan: deps
-	@$(MAKE) --no-print-directory run-native-tests $(TSAN_VARIANT)
+	@$(MAKE) --no-print-directory run-native-tests VARIANT=tsan NATIVE_TESTS="$(TSAN_TESTS)" \
+	    CFLAGS="-O1 -g -fsanitize=thread -fno-omit-frame-pointer"
 
 # The layers: no include points up a layer, and no object of the signal-safe zone (src/sample/) references
 # malloc, free, stdio, pthread mutexes or JVMTI/JNI (its undefined symbols are read with nm).
@@ -164,14 +149,14 @@ java-test: all
 # Also checks the page the agent wrote in java-test, when that ran first.
 # JFR: our writer read by the JDK's jfr tool, the JDK's recordings read by our reader, the agent's round trip.
 jfr-test: all
-	@$(SHARED) sh native-tests/jfr_tool_check.sh
-	@$(SHARED) sh native-tests/jfr_jdk_check.sh
-	@$(SHARED) sh java-test-harness/jfr_check.sh
+	@sh native-tests/jfr_tool_check.sh
+	@sh native-tests/jfr_jdk_check.sh
+	@sh java-test-harness/jfr_check.sh
 
 # pprof: the agent's and the converter's files read by `go tool pprof` and by protobuf as SkyWalking's OAP reads them,
 # with the collapsed output's shares; our reader on what go tool pprof and a Go program's runtime/pprof write.
 pprof-test: all
-	@$(SHARED) sh java-test-harness/pprof_check.sh
+	@sh java-test-harness/pprof_check.sh
 
 # The SkyWalking task client end to end: JVMs with the agent against a grpcio test backend (java-test-harness/backend).
 backend-test: all
@@ -179,7 +164,7 @@ backend-test: all
 
 browser-test: all
 	@html=$(BUILD)/java-test/profile-jdk17.html; [ -f $$html ] || html=$(BUILD)/java-test/profile-jdk25.html; \
-	 if [ -f $$html ]; then JSAMPLER_HTML=$$html; export JSAMPLER_HTML; fi; $(SHARED) sh java-test-harness/browser/run.sh
+	 if [ -f $$html ]; then JSAMPLER_HTML=$$html; export JSAMPLER_HTML; fi; sh java-test-harness/browser/run.sh
 
 # Every test, in timed phases (tools/test_all.sh; the seconds per phase in build/test-times.txt).
 test: deps
@@ -257,7 +242,7 @@ fuzz: fuzz-build
 	@sh tools/fuzz.sh campaign $(FUZZ_TIME) $(FUZZ_TARGETS)
 
 fuzz-smoke: fuzz-build
-	@$(SHARED) sh tools/fuzz.sh smoke $(FUZZ_SMOKE_TIME) $(FUZZ_ALL)
+	@sh tools/fuzz.sh smoke $(FUZZ_SMOKE_TIME) $(FUZZ_ALL)
 
 fuzz-jfr: fuzz-build
 	@sh tools/fuzz.sh campaign $(FUZZ_TIME) jfr_read jfr_gen

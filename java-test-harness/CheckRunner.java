@@ -106,44 +106,6 @@ final class CheckRunner {
         printTimings();
     }
 
-    /**
-     * Where other phases of make test run beside this one ($JSAMPLER_MACHINE_LOCK names tools/machine_lock.sh), the
-     * machine-wide lock in the check's mode, held by a helper process until its input ends; null when there is none.
-     */
-    private static Process holdMachine(boolean alone) {
-        String script = System.getenv("JSAMPLER_MACHINE_LOCK");
-        if (script == null || script.isEmpty()) {
-            return null;
-        }
-        try {
-            Process p = new ProcessBuilder("sh", script, alone ? "alone" : "shared")
-                    .redirectError(ProcessBuilder.Redirect.INHERIT).start();
-            java.io.BufferedReader r = new java.io.BufferedReader(
-                    new java.io.InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
-            String line = r.readLine();
-            if (!"locked".equals(line)) {
-                throw new IOException("machine lock helper said " + line);
-            }
-            return p;
-        } catch (IOException e) {
-            throw new IllegalStateException("cannot take the machine lock: " + e.getMessage(), e);
-        }
-    }
-
-    private static void releaseMachine(Process p) {
-        if (p == null) {
-            return;
-        }
-        try {
-            p.getOutputStream().close();
-            if (!p.waitFor(10, TimeUnit.SECONDS)) {
-                p.destroyForcibly();
-            }
-        } catch (IOException | InterruptedException e) {
-            p.destroyForcibly();
-        }
-    }
-
     /** The ten longest checks, so that the phase's time can be read off (alone ones add up; shared ones overlap). */
     private void printTimings() {
         List<String> sorted;
@@ -176,22 +138,12 @@ final class CheckRunner {
         } else {
             shared.lock();
         }
-        Process machineLock = null;
-        Runnable body = t.body;
-        try {
-            machineLock = holdMachine(t.exclusive);
-        } catch (IllegalStateException e) {
-            body = () -> {
-                throw e;
-            };
-        }
         ByteArrayOutputStream held = new ByteArrayOutputStream();
         HELD.set(held);
         long t0 = System.nanoTime();
         try {
-            t.owner.runCheck(t.name, body);
+            t.owner.runCheck(t.name, t.body);
         } finally {
-            releaseMachine(machineLock);
             synchronized (timings) {
                 timings.add(String.format(Locale.ROOT, "%.1f %s %s (%s)", (System.nanoTime() - t0) / 1e9,
                         t.owner.label, t.name, t.exclusive ? "alone" : "shared"));

@@ -52,8 +52,7 @@ if [ -z "$javas" ]; then
 fi
 rm -rf "$CLASSES"
 mkdir -p "$CLASSES"
-# Beside other phases of make test (JSAMPLER_MACHINE_LOCK), compiling shares the machine like any check.
-${JSAMPLER_MACHINE_LOCK:+sh "$JSAMPLER_MACHINE_LOCK" shared} "$javac" --release 17 -cp "$JAR" -d "$CLASSES" "$HARNESS"/*.java "$HARNESS"/one/profiler/*.java
+"$javac" --release 17 -cp "$JAR" -d "$CLASSES" "$HARNESS"/*.java "$HARNESS"/one/profiler/*.java
 if [ -n "$NOPERF" ]; then
     set -- "$@" --noperf "$NOPERF"
 fi

@@ -1,13 +1,11 @@
 """harness.py: the pieces the task client's checks are made of: the test backend (oap.py, a real grpcio server)
 as a child process with its admin interface, JVMs started with the agent, and waiting with deadlines."""
-import contextlib
 import json
 import os
 import re
 import signal
 import socket
 import subprocess
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -19,52 +17,6 @@ PY = "/usr/bin/python3"  # Debian's, with grpcio and protobuf
 
 class CheckFailed(AssertionError):
     pass
-
-
-class MachineLock:
-    """Checks that judge time, CPU or sizes run alone, the rest share the machine: across the phases of make test
-    that run side by side, through tools/machine_lock.sh ($JSAMPLER_MACHINE_LOCK); without it, among this process's
-    threads (alone first: a waiting alone check keeps new shared ones out)."""
-
-    def __init__(self):
-        self.script = os.environ.get("JSAMPLER_MACHINE_LOCK")
-        self.cond = threading.Condition()
-        self.sharing = 0
-        self.alone = False
-        self.waiting_alone = 0
-
-    @contextlib.contextmanager
-    def hold(self, alone):
-        if self.script:
-            helper = subprocess.Popen(["sh", self.script, "alone" if alone else "shared"], stdin=subprocess.PIPE,
-                                      stdout=subprocess.PIPE, text=True)
-            if helper.stdout.readline().strip() != "locked":
-                helper.kill()
-                raise CheckFailed("cannot take the machine lock (tools/machine_lock.sh)")
-            try:
-                yield
-            finally:
-                helper.stdin.close()
-                helper.wait(timeout=10)
-            return
-        with self.cond:
-            if alone:
-                self.waiting_alone += 1
-                self.cond.wait_for(lambda: not self.alone and self.sharing == 0)
-                self.waiting_alone -= 1
-                self.alone = True
-            else:
-                self.cond.wait_for(lambda: not self.alone and self.waiting_alone == 0)
-                self.sharing += 1
-        try:
-            yield
-        finally:
-            with self.cond:
-                if alone:
-                    self.alone = False
-                else:
-                    self.sharing -= 1
-                self.cond.notify_all()
 
 
 def check(cond, msg):
@@ -320,7 +272,7 @@ class Jvm:
         self.name = name
         self.out_path = ctx.work / f"{name}.out"
         self.err_path = ctx.work / f"{name}.err"
-        cmd = [ctx.java, f"-Djsampler.check={ctx.work}"] + list(jvm_args)  # marks the check's JVMs (cleanup)
+        cmd = [ctx.java] + list(jvm_args)
         if agent_opts is not None:
             cmd.append(f"-agentpath:{ctx.agent}" + (f"={agent_opts}" if agent_opts else ""))
         cmd += ["-cp", str(ctx.classes)] + [str(a) for a in main_args]

@@ -4,12 +4,11 @@ tasks, the client's resilience) and checks_pprof.py (pprof tasks).
 
     /usr/bin/python3 java-test-harness/backend/run.py [--only check,check] [--jdk 17|25]
 
-Per JDK: compiles the workloads into build/backend-test/jdkNN/classes; then every check of both JDKs runs against
-fresh test backends (oap.py), PARALLEL at a time: most of a check is waiting on its task's duration, and shares of CPU
-time do not change with another JVM beside them. The checks in ALONE (sizes and rates planned from what the machine
-gives) run alone, under the machine lock that make test's phases share (tools/machine_lock.sh). A missing JDK is
-skipped with a message; with neither the run fails. The fleet check (50 JVMs) runs on the first JDK only: it tests
-the backend client, not the JVM. Logs of every JVM and backend stay in
+Per JDK: compiles the workloads into build/backend-test/jdkNN/classes and runs every check of checks.py against
+fresh test backends (oap.py), one check after the other; the two JDKs run side by side (their checks judge shares of
+CPU time and sizes, which another JVM beside them does not change, and most of a check is waiting on its task's
+duration). A missing JDK is skipped with a message; with neither the run fails. The fleet check (50 JVMs) runs on
+the first JDK only: it tests the backend client, not the JVM. Logs of every JVM and backend stay in
 build/backend-test/jdkNN/<check>/."""
 import argparse
 import concurrent.futures
@@ -22,7 +21,7 @@ import traceback
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import ROOT, Backend, CheckFailed, MachineLock  # noqa: E402
+from harness import ROOT, Backend, CheckFailed  # noqa: E402
 import checks  # noqa: E402
 import checks_pprof  # noqa: E402
 
@@ -63,44 +62,36 @@ class Ctx:
         self.backends = []
 
 
-# Checks that judge rates, sizes or timing against what the machine gives (the size plan, the adaptation, 50 JVMs
-# at once) run alone; the others mostly wait on their tasks and share the machine.
-ALONE = {"size-plan", "size-adapt", "fleet"}
-PARALLEL = 4  # checks in flight at once, of both JDKs
-
-
-def prepare_jdk(label, home, lock):
-    """Compiles the workloads of one JDK into build/backend-test/jdkNN/classes; the JDK's base directory."""
+def run_jdk(label, home, only, with_fleet):
     base = ROOT / "build/backend-test" / f"jdk{label}"
     shutil.rmtree(base, ignore_errors=True)
     classes = base / "classes"
     classes.mkdir(parents=True)
-    with lock.hold(False):
-        subprocess.run([f"{home}/bin/javac", "--release", "17", "-d", str(classes)] +
-                       [str(ROOT / "java-test-harness" / w) for w in WORKLOADS], check=True)
-    return base
-
-
-def run_check(label, home, base, name, fn, lock):
-    """One check in its own directory, holding the machine lock in its mode; its name if it failed."""
-    work = base / name
-    work.mkdir(parents=True)
-    ctx = Ctx(home, label, work, base / "classes")
-    with lock.hold(name in ALONE):
+    subprocess.run([f"{home}/bin/javac", "--release", "17", "-d", str(classes)] +
+                   [str(ROOT / "java-test-harness" / w) for w in WORKLOADS], check=True)
+    failed = []
+    for name, fn in CHECKS.items():
+        if only and name not in only:
+            continue
+        if name == "fleet" and not with_fleet and not only:
+            print(f"SKIP jdk{label} {name}: runs on the first JDK only")
+            continue
+        work = base / name
+        work.mkdir(parents=True)
+        ctx = Ctx(home, label, work, classes)
         t0 = time.monotonic()
         try:
             fn(ctx)
             print(f"PASS jdk{label} {name} ({time.monotonic() - t0:.1f} s)" +
                   "".join(f"\n     {n}" for n in ctx.notes), flush=True)
-            return None
         except (CheckFailed, Exception) as e:  # every check runs, whatever one of them does
             detail = str(e) if isinstance(e, CheckFailed) else traceback.format_exc()
             print(f"FAIL jdk{label} {name} ({time.monotonic() - t0:.1f} s): {detail}\n     logs: {work}", flush=True)
-            return f"jdk{label} {name}"
+            failed.append(f"jdk{label} {name}")
         finally:
             ctx.cleanup()
-            # no JVM outlives its check (Jvm marks each with the check's directory)
-            subprocess.run(["pkill", "-f", "--", f"-Djsampler.check={work} "], capture_output=True)
+            subprocess.run(["pkill", "-f", f"-cp {classes} "], capture_output=True)  # no JVM outlives its check
+    return failed
 
 
 def main():
@@ -119,21 +110,9 @@ def main():
             print(f"SKIP: JDK {label} not found at {home}")
             continue
         runs.append((label, home, not runs))
-    lock = MachineLock()
-    tasks = []
-    for label, home, first in runs:
-        base = prepare_jdk(label, home, lock)
-        for name, fn in CHECKS.items():
-            if only and name not in only:
-                continue
-            if name == "fleet" and not first and not only:
-                print(f"SKIP jdk{label} {name}: runs on the first JDK only")
-                continue
-            tasks.append((label, home, base, name, fn))
-    tasks.sort(key=lambda t: t[3] not in ALONE)  # the alone ones first: the shared ones then fill the end
-    with concurrent.futures.ThreadPoolExecutor(max_workers=PARALLEL) as pool:
-        results = [pool.submit(run_check, *t, lock) for t in tasks]
-        failed = [r.result() for r in results if r.result()]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(runs))) as pool:
+        results = [pool.submit(run_jdk, label, home, only, fleet) for label, home, fleet in runs]
+        failed = [f for r in results for f in r.result()]
     ran = len(runs)
     if not ran:
         print("backend-test: no JDK found")
