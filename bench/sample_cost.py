@@ -379,8 +379,8 @@ def compile_classes(env):
 
 
 def test_time():
-    """The last `make test` time from build/test-times.txt (phase seconds, then `total N` when every phase passed);
-    None if there is no passing run to read."""
+    """The last `make test` time from build/test-times.txt (per group "NAME SECONDS cpu CPU_SECONDS", then `total N`
+    when every group passed); None if there is no passing run to read."""
     p = ROOT / "build" / "test-times.txt"
     if not p.is_file():
         return None
@@ -389,7 +389,8 @@ def test_time():
     if not total or any("failed" in x for x in phases):
         return None
     when = datetime.datetime.fromtimestamp(p.stat().st_mtime, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    rest = ", ".join(f"{x[0]} {x[-1]} s" for x in phases if x[0] != "total")
+    rest = ", ".join(f"{x[0]} {x[1]} s" + (f" ({x[3]} s of CPU)" if len(x) >= 4 else "")
+                     for x in phases if x[0] != "total")
     return f"{total[0][-1]} s ({rest}; passed, {when})"
 
 

@@ -1,5 +1,6 @@
 #!/bin/sh
-# test_all.sh - make test: every test, in phases, each timed (build/test-times.txt, and a summary at the end).
+# test_all.sh - make test: every test, in phases, each timed (build/test-times.txt: seconds and CPU seconds per
+# phase; a summary at the end).
 #
 # 1. build: the agent, the CLI, the Java API.
 # 2. native: the layer check, the cmocka suites of the three variants (plain, ASan/UBSan, TSan) and a few seconds of
@@ -19,18 +20,25 @@ times=build/test-times.txt
 : > "$times"
 total=$(date +%s)
 
+# CPU seconds used so far by this shell's finished children (user + system, from /proc): what a phase took of the
+# machine's two cores is the difference across it.
+cpu_now() {
+    awk -v hz="$(getconf CLK_TCK)" '{ print int(($16 + $17) / hz) }' /proc/$$/stat
+}
+
 phase() {
     name=$1
     shift
     echo
     echo "==== make test: $name"
     t0=$(date +%s)
+    c0=$(cpu_now)
     if ! "$@"; then
         echo "==== make test: $name FAILED after $(($(date +%s) - t0)) s"
         echo "$name failed $(($(date +%s) - t0))" >> "$times"
         exit 1
     fi
-    echo "$name $(($(date +%s) - t0))" >> "$times"
+    echo "$name $(($(date +%s) - t0)) cpu $(($(cpu_now) - c0))" >> "$times"
 }
 
 phase build $MAKE --no-print-directory all

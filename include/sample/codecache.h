@@ -32,6 +32,12 @@ enum {
     JS_CC_BAD = -1       /* in the code cache, but the blob could not be read consistently */
 };
 
+/* Signal-safe: 1 if blob b has built its frame at pc (pc is at or past its frame-complete offset). */
+static inline int js_blob_frame_built(const js_blob *b, uintptr_t pc)
+{
+    return b->frame_complete >= 0 && pc >= b->code_begin + (unsigned)b->frame_complete;
+}
+
 /* Signal-safe. Look pc up; JS_CC_FOUND with *b filled, or JS_CC_OUTSIDE / JS_CC_BAD. */
 int js_codecache_find(uintptr_t pc, js_blob *b);
 

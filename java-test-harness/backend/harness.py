@@ -272,7 +272,7 @@ class Jvm:
         self.name = name
         self.out_path = ctx.work / f"{name}.out"
         self.err_path = ctx.work / f"{name}.err"
-        cmd = [ctx.java] + list(jvm_args)
+        cmd = [ctx.java, f"-Djsampler.check={ctx.work}"] + list(jvm_args)  # marks the check's JVMs (cleanup)
         if agent_opts is not None:
             cmd.append(f"-agentpath:{ctx.agent}" + (f"={agent_opts}" if agent_opts else ""))
         cmd += ["-cp", str(ctx.classes)] + [str(a) for a in main_args]

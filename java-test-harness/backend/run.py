@@ -90,7 +90,8 @@ def run_jdk(label, home, only, with_fleet):
             failed.append(f"jdk{label} {name}")
         finally:
             ctx.cleanup()
-            subprocess.run(["pkill", "-f", f"-cp {classes} "], capture_output=True)  # no JVM outlives its check
+            # no JVM outlives its check (Jvm marks each with the check's directory; "--": the pattern starts with "-")
+            subprocess.run(["pkill", "-f", "--", f"-Djsampler.check={work} "], capture_output=True)
     return failed
 
 

@@ -314,7 +314,7 @@ int js_unwind_top(const js_blob *b, uintptr_t verified_entry, const js_safe_rang
     switch (b->kind) {
     case JS_BLOB_NMETHOD: {
         if (r->pc < b->code_begin || r->pc >= b->code_end) return JS_UW_UNKNOWN_CODE;
-        if (b->frame_complete < 0 || r->pc < b->code_begin + (unsigned)b->frame_complete)
+        if (!js_blob_frame_built(b, r->pc))
             return unwind_prologue(b, verified_entry, st, r);
         js_regs saved = *r;
         int how = unwind_epilogue(b, st, r);
@@ -326,7 +326,7 @@ int js_unwind_top(const js_blob *b, uintptr_t verified_entry, const js_safe_rang
         return pushed_frame(b, st, r) == JS_UW_SHIFTED ? JS_UW_SHIFTED : how;
     }
     case JS_BLOB_STUB:
-        if (b->frame_size <= 0 || b->frame_complete < 0 || r->pc < b->code_begin + (unsigned)b->frame_complete) {
+        if (b->frame_size <= 0 || !js_blob_frame_built(b, r->pc)) {
             if (after_entry_push(b, st, r) > 0) return JS_UW_STUB;
             js_regs saved = *r; /* no frame of its own: the return address on top, or above a pushed rbp */
             int how = pop_to(st, r, r->sp, r->fp, JS_UW_STUB);

@@ -71,7 +71,7 @@ static struct {
  * env_id only that it is not NULL (JDK-8285794: 17.0.6+, 19+), read from java.version. */
 static int agct_finds_thread(JNIEnv *jni)
 {
-    int feature, update, ok = 0;
+    int ok = 0;
     jclass sys = (*jni)->FindClass(jni, "java/lang/System");
     jmethodID get = sys ? (*jni)->GetStaticMethodID(jni, sys, "getProperty", "(Ljava/lang/String;)Ljava/lang/String;") : NULL;
     jstring key = get ? (*jni)->NewStringUTF(jni, "java.version") : NULL;
@@ -85,9 +85,7 @@ static int agct_finds_thread(JNIEnv *jni)
             else if (*c >= '0' && *c <= '9' && part[i] < 100000) part[i] = part[i] * 10 + (*c - '0');
             else break;
         }
-        feature = part[0];
-        update = part[2];
-        ok = feature >= 19 || (feature == 17 && (part[1] > 0 || update >= 6));
+        ok = part[0] >= 19 || (part[0] == 17 && (part[1] > 0 || part[2] >= 6)); /* feature.interim.update */
         (*jni)->ReleaseStringUTFChars(jni, v, text);
     }
     if (v) (*jni)->DeleteLocalRef(jni, v);

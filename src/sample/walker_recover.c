@@ -163,7 +163,7 @@ static int no_java_frames(void)
  * its frame by pc, or never says it has (C2's runtime stubs never mark their frames complete). */
 static int stub_frame_refused(const js_blob *b, uintptr_t pc)
 {
-    return b->kind == JS_BLOB_STUB && (b->frame_complete < 0 || pc < b->code_begin + (unsigned)b->frame_complete);
+    return b->kind == JS_BLOB_STUB && !js_blob_frame_built(b, pc);
 }
 
 /* A thread with a frame anchor that AsyncGetCallTrace cannot start from: an sp but no pc (in VM
@@ -191,7 +191,7 @@ static int complete_anchor(void *ucontext, js_raw_frame *frames, int max)
     if (!r.sp || live_stack((uintptr_t)uc->uc_mcontext.gregs[REG_RSP], &st) != 0 || r.sp - sizeof r.pc < st.lo
         || r.sp > st.hi)
         return 0;
-    if (!r.pc && js_safe_word(r.sp - sizeof r.pc, &r.pc) != 0) return 0;
+    if (!r.pc) r.pc = *(const volatile uintptr_t *)(r.sp - sizeof r.pc); /* in the live stack: checked above */
     if (js_codecache_find(r.pc, &b) != JS_CC_FOUND || b.kind == JS_BLOB_INTERPRETER) return 0;
     if (pc0 && !stub_frame_refused(&b, pc0)) return 0; /* a complete anchor: not the reason the walk failed */
     if (b.kind == JS_BLOB_STUB && js_unwind_frame(&b, &st, &r) < 0) return 0;
