@@ -46,6 +46,14 @@ static uint64_t cpu_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+/* Use us microseconds of this thread's CPU time. */
+static void burn_cpu_us(long us)
+{
+    uint64_t until = cpu_now_ns() + (uint64_t)us * 1000;
+    while (cpu_now_ns() < until) {
+    }
+}
+
 static int fake_init(void *vm, char *err, size_t errlen)
 {
     return 0;
@@ -68,11 +76,7 @@ static int fake_walk(void *uc, js_raw_frame *f, int max)
         struct timespec ts = {0, atomic_load(&g_walk_sleep_us) * 1000L};
         nanosleep(&ts, NULL);
     }
-    if (atomic_load(&g_walk_burn_us)) { /* on the CPU: the walk's own cost */
-        uint64_t until = cpu_now_ns() + (uint64_t)atomic_load(&g_walk_burn_us) * 1000;
-        while (cpu_now_ns() < until) {
-        }
-    }
+    if (atomic_load(&g_walk_burn_us)) burn_cpu_us(atomic_load(&g_walk_burn_us)); /* on the CPU: the walk's cost */
     if (atomic_load(&g_block)) {
         atomic_store(&g_in_walk, 1);
         while (atomic_load(&g_block)) {
@@ -301,44 +305,43 @@ static js_raw_frame *hold_walk(int i, holder *h, pthread_t t)
     return atomic_load(&g_held_buf[i]);
 }
 
-/* A handler that disarm gave up on still holds its frame buffer's claim; it must release that claim where it took
- * it, not in the claims of the next arm. Old handler, new handler and this thread all start claiming at the same
- * stripe (tid mod 16): after the old one lets go, this thread must still find the new one's buffer taken. */
-static void test_abandoned_claim_stays_apart(void **state UNUSED)
+/* A handler that disarm gave up on still reads the sampler's settings and holds its frame buffer's claim: a new arm
+ * is refused while it is inside (its settings are never rewritten under it); once it has left, an arm works and a
+ * handler starting at the same stripe (tid mod 16) finds a free buffer (the old claim was released). */
+static void test_arm_waits_for_abandoned_handler(void **state UNUSED)
 {
-    char err[256];
+    char err[256] = "";
     int want = (int)syscall(SYS_gettid) % 16;
     js_store *s1 = make_store();
     assert_int_equal(js_sampler_arm(&fake_source, 1, &fake_walker, s1, NULL, 64, 1000000, err, sizeof err), 0);
-    holder old_h, new_h;
+    holder old_h;
     pthread_t old_t = start_holder(&old_h, want);
-    js_raw_frame *old_buf = hold_walk(0, &old_h, old_t);
+    (void)hold_walk(0, &old_h, old_t);
     assert_int_equal(js_sampler_disarm(), 1); /* gave up on it after 1 s */
 
     js_store *s2 = make_store();
-    assert_int_equal(js_sampler_arm(&fake_source, 1, &fake_walker, s2, NULL, 64, 1000000, err, sizeof err), 0);
-    pthread_t new_t = start_holder(&new_h, want);
-    js_raw_frame *new_buf = hold_walk(1, &new_h, new_t);
-    assert_ptr_not_equal(new_buf, old_buf); /* new buffers after an abandoned round */
-
+    int refused = js_sampler_arm(&fake_source, 1, &fake_walker, s2, NULL, 64, 1000000, err, sizeof err);
     atomic_store(&g_hold[0], 0); /* the old handler lets go, and its thread ends */
     atomic_store(&old_h.end, 1);
     pthread_join(old_t, NULL);
+    assert_int_equal(refused, -1);
+    assert_non_null(strstr(err, "has not returned"));
+    for (int n = 0; n < 2000 && !js_sampler_idle(); n++) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    assert_true(js_sampler_idle());
+    assert_true(delivered(s1) > 0); /* the old handler stored its sample with the settings it started with */
 
+    assert_int_equal(js_sampler_arm(&fake_source, 1, &fake_walker, s2, NULL, 64, 1000000, err, sizeof err), 0);
     atomic_store(&g_last_buf, NULL);
     unthrottle();
     send(pthread_self(), 1, OURS);
-    js_raw_frame *mine = atomic_load(&g_last_buf);
-    assert_non_null(mine);
-    assert_ptr_not_equal(mine, new_buf); /* the new handler's buffer is still its own */
-    assert_ptr_not_equal(mine, old_buf);
-
-    atomic_store(&g_hold[1], 0);
-    atomic_store(&new_h.end, 1);
-    pthread_join(new_t, NULL);
+    assert_non_null(atomic_load(&g_last_buf)); /* walked: a frame buffer was free */
     assert_int_equal(js_sampler_disarm(), 0);
     (void)delivered(s2);
-    js_store_destroy(s2); /* s1 was abandoned to the old handler: never freed */
+    js_store_destroy(s2);
+    js_store_destroy(s1);
 }
 
 typedef struct {
@@ -417,7 +420,8 @@ static void split_throttled(js_store *s, uint64_t *throttled, uint64_t *walked)
 }
 
 /* The handler budget counts the handlers' CPU time, not their time on the clock: walks that sleep 3 ms (a handler
- * preempted by other processes) at a 1 ms interval are never throttled; walks that use 2 ms of CPU each at 1 ms are,
+ * preempted by other processes), one per 1 ms of the thread's CPU, are never throttled (on the clock they would
+ * spend 12 times the credit the thread earns); walks that use 2 ms of CPU each at 1 ms are,
  * and their samples keep their weight on a "[throttled]" stack of their own (nothing moves to the walked stack). */
 static void test_budget_counts_own_cpu(void **state UNUSED)
 {
@@ -428,7 +432,10 @@ static void test_budget_counts_own_cpu(void **state UNUSED)
     js_stats_reset();
     assert_int_equal(js_sampler_arm(&fake_source, 1, &fake_walker, s, NULL, 64, 1000000, err, sizeof err), 0);
     atomic_store(&g_walk_sleep_us, 3000);
-    for (int i = 0; i < 20; i++) send(pthread_self(), 1, OURS);
+    for (int i = 0; i < 20; i++) {
+        send(pthread_self(), 1, OURS);
+        burn_cpu_us(1000); /* a quarter of it is credit: more than a sleeping walk's CPU, far less than its 3 ms */
+    }
     atomic_store(&g_walk_sleep_us, 0);
     js_stats_get(&st);
     assert_int_equal(st.samples, 20);
@@ -498,7 +505,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_counts_and_disarm),
         cmocka_unit_test(test_disarm_waits_for_handler),
-        cmocka_unit_test(test_abandoned_claim_stays_apart),
+        cmocka_unit_test(test_arm_waits_for_abandoned_handler),
         cmocka_unit_test(test_swap_and_events),
         cmocka_unit_test(test_budget_counts_own_cpu),
         cmocka_unit_test(test_foreign_signals_are_chained),
