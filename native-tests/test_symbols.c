@@ -25,6 +25,7 @@
 
 #include "../src/core/symbols_int.h"
 #include "core/symbols.h"
+#include "core/codenames.h"
 
 typedef struct {
     uint8_t *p;
@@ -104,6 +105,41 @@ static image craft(const image *good, int how)
 }
 
 /* The entry point: a real library reads, every crafted variant of it is refused without reading outside it. */
+/* Generated code outside every object is named as the VM named it: the narrowest region holding the pc (a stub
+ * inside a larger blob), keyed by its start; outside every region, "[unknown_native]". */
+static void test_generated_code_names(void **state)
+{
+    (void)state;
+    uintptr_t heap = (uintptr_t)malloc(1 << 20); /* heap memory: in no loaded object */
+    assert_true(heap != 0);
+    js_codenames_clear();
+    assert_int_equal(js_codenames_add(heap + 0x2000, 0x100, "itable stub"), 0);
+    assert_int_equal(js_codenames_add(heap, 0x10000, "vtable chunks"), 0); /* added later, starts lower */
+    assert_int_equal(js_codenames_add(heap + 0x1000, 0x40, "vtable stub"), 0);
+    assert_int_equal(js_codenames_add(heap + 0x3000, 0, "empty"), -1);
+    char buf[64];
+    uintptr_t start = 0;
+    assert_int_equal(js_codenames_find(heap + 0x1010, buf, sizeof buf, &start), 0);
+    assert_string_equal(buf, "vtable stub");
+    assert_true(start == heap + 0x1000);
+    assert_int_equal(js_codenames_find(heap + 0x20ff, buf, sizeof buf, &start), 0);
+    assert_string_equal(buf, "itable stub");
+    assert_int_equal(js_codenames_find(heap + 0x2100, buf, sizeof buf, &start), 0); /* just past it */
+    assert_string_equal(buf, "vtable chunks");
+    assert_int_equal(js_codenames_find(heap + 0x10000, buf, sizeof buf, &start), -1);
+    assert_int_equal(js_codenames_find(heap - 1, buf, sizeof buf, &start), -1);
+
+    js_symbol_info info;
+    js_symbols_name(heap + 0x1020, buf, sizeof buf, &info); /* through the symbol namer */
+    assert_string_equal(buf, "vtable stub");
+    assert_true(info.start == heap + 0x1000 && !info.in_jvm && !info.kernel && !info.no_symbol);
+    js_symbols_name(heap + 0x10008, buf, sizeof buf, &info);
+    assert_string_equal(buf, "[unknown_native]");
+    js_codenames_clear();
+    assert_int_equal(js_codenames_find(heap + 0x1010, buf, sizeof buf, &start), -1);
+    free((void *)heap);
+}
+
 static void test_crafted_images(void **state)
 {
     const char *path = zlib_path();
@@ -192,6 +228,7 @@ static void test_kallsyms(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_generated_code_names),
         cmocka_unit_test(test_crafted_images),
         cmocka_unit_test(test_replaced_library),
         cmocka_unit_test(test_kallsyms),

@@ -21,7 +21,8 @@ typedef struct {
 } js_symbol_info;
 
 /* Name of the code at pc into buf: "deflate", "G1ParScanThreadState::trim_queue()", or "[libz.so.1]" when the
- * object has no symbol there (a stripped library's internal function), "[unknown_native]" outside every object. */
+ * object has no symbol there (a stripped library's internal function); outside every object, the JVM's name for the
+ * code it generated there ("vtable stub", codenames.h), else "[unknown_native]". */
 void js_symbols_name(uintptr_t pc, char *buf, size_t len, js_symbol_info *info);
 /* Forget every object and symbol (tests, VM death). */
 void js_symbols_clear(void);

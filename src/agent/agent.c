@@ -23,6 +23,7 @@
 #include "agent/cmd.h"
 #include "util/log.h"
 #include "util/version.h"
+#include "core/codenames.h"
 #include "core/names.h"
 #include "core/vmevents.h"
 #include "core/profiler.h"
@@ -114,6 +115,7 @@ static js_status run_command(const char *cmd)
 static void JNICALL on_vm_init(jvmtiEnv *env, JNIEnv *jni, jthread thread)
 {
     create_all_method_ids(env, jni);
+    (*env)->GenerateEvents(env, JVMTI_EVENT_DYNAMIC_CODE_GENERATED); /* what the VM generated before we listened */
     find_thread_tid_field(jni);
     char name[64];
     thread_name(env, jni, thread, name, sizeof name);
@@ -194,6 +196,16 @@ static void JNICALL on_compiled_method_unload(jvmtiEnv *env, jmethodID method, c
     js_names_compiled_unload(code_addr, method);
 }
 
+/* Code the VM generates (stubs, adapters, the interpreter): named as the VM names it, without the "Stub Generator "
+ * some JDKs put before a stub's own name. */
+static void JNICALL on_dynamic_code(jvmtiEnv *env, const char *name, const void *address, jint length)
+{
+    static const char prefix[] = "Stub Generator ";
+    if (!name || length <= 0) return;
+    if (strncmp(name, prefix, sizeof prefix - 1) == 0) name += sizeof prefix - 1;
+    js_codenames_add((uintptr_t)address, (size_t)length, name);
+}
+
 /* Capabilities, callbacks and events; 0 or -1 with a logged reason. */
 static int setup_jvmti(void)
 {
@@ -224,6 +236,7 @@ static int setup_jvmti(void)
     cb.ThreadEnd = on_thread_end;
     cb.CompiledMethodLoad = on_compiled_method_load;
     cb.CompiledMethodUnload = on_compiled_method_unload;
+    cb.DynamicCodeGenerated = on_dynamic_code;
     cb.SampledObjectAlloc = js_vmevents_on_alloc;
     cb.MonitorContendedEnter = js_vmevents_on_contended_enter;
     cb.MonitorContendedEntered = js_vmevents_on_contended_entered;
@@ -234,7 +247,8 @@ static int setup_jvmti(void)
     }
     const jvmtiEvent events[] = {JVMTI_EVENT_VM_INIT,      JVMTI_EVENT_VM_DEATH,     JVMTI_EVENT_CLASS_LOAD,
                                  JVMTI_EVENT_CLASS_PREPARE, JVMTI_EVENT_THREAD_START, JVMTI_EVENT_THREAD_END,
-                                 JVMTI_EVENT_COMPILED_METHOD_LOAD, JVMTI_EVENT_COMPILED_METHOD_UNLOAD};
+                                 JVMTI_EVENT_COMPILED_METHOD_LOAD, JVMTI_EVENT_COMPILED_METHOD_UNLOAD,
+                                 JVMTI_EVENT_DYNAMIC_CODE_GENERATED};
     for (size_t i = 0; i < sizeof events / sizeof events[0]; i++)
         if ((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, events[i], NULL) != JVMTI_ERROR_NONE) {
             js_error("JVMTI cannot enable event %d", (int)events[i]);
@@ -287,6 +301,7 @@ int js_agent_init_live(JavaVM *vm, JNIEnv *jni)
             create_all_method_ids(jvmti, jni);
             find_thread_tid_field(jni);
             (*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD);
+            (*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_DYNAMIC_CODE_GENERATED);
             atomic_store(&vm_ready, 1);
         }
     }

@@ -1,6 +1,7 @@
 /* symbols.c - see symbols.h; the ELF and kallsyms readers are declared in symbols_int.h. */
 #include "core/symbols.h"
 #include "symbols_int.h"
+#include "core/codenames.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -277,7 +278,9 @@ void js_symbols_name(uintptr_t pc, char *buf, size_t len, js_symbol_info *info)
     object *o = object_of(pc);
     if (!o) {
         pthread_mutex_unlock(&Y.lock);
-        snprintf(buf, len, "[unknown_native]");
+        uintptr_t start;
+        if (js_codenames_find(pc, buf, len, &start) == 0) info->start = start; /* the JVM's generated code */
+        else snprintf(buf, len, "[unknown_native]");
         return;
     }
     if (!o->loaded) load_symbols(o);

@@ -105,6 +105,26 @@ static int walk_from(const ucontext_t *uc, const js_regs *r, js_raw_frame *frame
     return js_walker_agct.walk(&at, frames, max);
 }
 
+/* The frame of the stub the thread was interrupted in at pc: a native frame, named outside the handler as the VM
+ * names the stub ("vtable stub", "jbyte_disjoint_arraycopy": core/codenames.h). */
+static js_raw_frame stub_frame(uintptr_t pc)
+{
+    return (js_raw_frame){.bci = 0, .kind = JS_RF_NATIVE_PC, .method = (const void *)pc};
+}
+
+/* After AsyncGetCallTrace walked n (> 0) frames from a pc in a stub, which it leaves out (it starts from the stub's
+ * Java caller): the stub's frame on top, as async-profiler shows it, when there is room. The new count. */
+static int with_stub_frame(const ucontext_t *uc, js_raw_frame *frames, int n, int max)
+{
+    uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+    js_blob b;
+    if (n >= max || !js_codecache_contains(pc) || js_codecache_find(pc, &b) != JS_CC_FOUND || b.kind != JS_BLOB_STUB)
+        return n;
+    memmove(frames + 1, frames, (size_t)n * sizeof *frames);
+    frames[0] = stub_frame(pc);
+    return n + 1;
+}
+
 /* Step out of the blob holding the interrupted pc and walk again from the caller. */
 static int recover(ucontext_t *uc, js_raw_frame *frames, int max, int code)
 {
@@ -136,6 +156,9 @@ static int recover(ucontext_t *uc, js_raw_frame *frames, int max, int code)
         frames[0].method = id;
         frames[0].bci = how == JS_UW_PROLOGUE ? 0 : -1; /* the entry; else unknown (an epilogue, a body) */
         frames[0].kind = id ? JS_RF_JAVA : JS_RF_NULL_ID;
+        lead = 1;
+    } else if (b.kind == JS_BLOB_STUB && max > 1) {
+        frames[0] = stub_frame((uintptr_t)g[REG_RIP]);
         lead = 1;
     }
     int n = walk_from(uc, &r, frames + lead, max - lead);
@@ -213,6 +236,7 @@ static int complete_anchor(void *ucontext, js_raw_frame *frames, int max)
 static int recover_walk(void *ucontext, js_raw_frame *frames, int max)
 {
     int n = js_walker_agct.walk(ucontext, frames, max);
+    if (n > 0 && enabled) return with_stub_frame(ucontext, frames, n, max);
     if (n > 0 || !enabled) return n;
     if (n == JS_WALK_UNKNOWN_NOT_JAVA && no_java_frames()) return JS_WALK_NO_JAVA_FRAME;
     if (n == JS_WALK_UNKNOWN_NOT_JAVA || n == JS_WALK_NOT_WALKABLE_NOT_JAVA || n == JS_WALK_UNKNOWN_JAVA
