@@ -94,12 +94,28 @@ public final class ApiCycles {
         Path dump = dir.resolve("dump.collapsed");
         Path out = dir.resolve("stop.collapsed");
         p.start("event=" + event + ",interval=1ms,file=" + out);
-        Thread.sleep(40); /* ctimer samples on the 4 ms tick: a few ticks of 4 busy threads even on a loaded machine */
+        awaitSamples(p);
         p.dump(dump.toString());
         Thread.sleep(10);
         p.stop();
         requireHot(dump, "dump of cycle " + i + " (" + event + ")");
         requireHot(out, "output of cycle " + i + " (" + event + ")");
+    }
+
+    /**
+     * At least 40 ms of the session, then until it holds a sample (polled, at most 2 s more): ctimer samples on the
+     * 4 ms tick, and on a loaded machine 4 busy threads may get no tick for longer than 40 ms.
+     */
+    static void awaitSamples(JSampler p) throws InterruptedException {
+        Thread.sleep(40);
+        java.util.regex.Pattern samples = java.util.regex.Pattern.compile("\\bsamples=(\\d+)");
+        for (int i = 0; i < 200; i++) {
+            java.util.regex.Matcher m = samples.matcher(p.status());
+            if (m.find() && Long.parseLong(m.group(1)) > 0) {
+                return;
+            }
+            Thread.sleep(10);
+        }
     }
 
     static void requireHot(Path file, String what) throws IOException {
