@@ -40,8 +40,12 @@ final class CheckRunner {
     }
 
     private final List<Task> tasks = new ArrayList<>();
-    /** Seconds each check took, "label name (alone|shared)", printed longest first at the end. */
-    private final List<String> timings = new ArrayList<>();
+    /** How long one check took. */
+    private record Timing(double seconds, String label, String name, boolean alone) {
+    }
+
+    /** Every check's time, printed longest first at the end. */
+    private final List<Timing> timings = new ArrayList<>();
     private final ReentrantReadWriteLock machine = new ReentrantReadWriteLock(true);
     private static final PrintStream REAL_OUT = System.out;
     private static final ThreadLocal<ByteArrayOutputStream> HELD = new ThreadLocal<>();
@@ -106,27 +110,20 @@ final class CheckRunner {
         printTimings();
     }
 
-    /** The ten longest checks, so that the phase's time can be read off (alone ones add up; shared ones overlap). */
+    /** The twelve longest checks, so that the phase's time can be read off (alone ones add up; shared overlap). */
     private void printTimings() {
-        List<String> sorted;
+        List<Timing> sorted;
         synchronized (timings) {
             sorted = new ArrayList<>(timings);
         }
-        sorted.sort((a, b) -> Double.compare(Double.parseDouble(b.split(" ")[0]), Double.parseDouble(a.split(" ")[0])));
-        double alone = 0;
-        double shared = 0;
-        for (String t : sorted) {
-            double s = Double.parseDouble(t.split(" ")[0]);
-            if (t.endsWith("(alone)")) {
-                alone += s;
-            } else {
-                shared += s;
-            }
-        }
+        sorted.sort((a, b) -> Double.compare(b.seconds(), a.seconds()));
+        double alone = sorted.stream().filter(Timing::alone).mapToDouble(Timing::seconds).sum();
+        double shared = sorted.stream().filter(x -> !x.alone()).mapToDouble(Timing::seconds).sum();
         REAL_OUT.printf(Locale.ROOT, "harness: checks alone %.0f s, shared %.0f s (over %d threads); longest:%n",
                 alone, shared, PARALLEL);
-        for (String t : sorted.subList(0, Math.min(12, sorted.size()))) {
-            REAL_OUT.println("    " + t);
+        for (Timing x : sorted.subList(0, Math.min(12, sorted.size()))) {
+            REAL_OUT.printf(Locale.ROOT, "    %.1f %s %s (%s)%n", x.seconds(), x.label(), x.name(),
+                    x.alone() ? "alone" : "shared");
         }
     }
 
@@ -145,8 +142,7 @@ final class CheckRunner {
             t.owner.runCheck(t.name, t.body);
         } finally {
             synchronized (timings) {
-                timings.add(String.format(Locale.ROOT, "%.1f %s %s (%s)", (System.nanoTime() - t0) / 1e9,
-                        t.owner.label, t.name, t.exclusive ? "alone" : "shared"));
+                timings.add(new Timing((System.nanoTime() - t0) / 1e9, t.owner.label, t.name, t.exclusive));
             }
             HELD.remove();
             if (t.exclusive) {

@@ -127,6 +127,16 @@ static void test_generated_code_names(void **state)
     assert_int_equal(js_codenames_find(heap + 0x2100, buf, sizeof buf, &start), 0); /* just past it */
     assert_string_equal(buf, "vtable chunks");
     assert_int_equal(js_codenames_find(heap + 0x10000, buf, sizeof buf, &start), -1);
+    /* added after a lookup (sorted again), past the container: a wide region, and a stub after its end */
+    assert_int_equal(js_codenames_add(heap + 0x30000, 0x20, "jint_arraycopy"), 0);
+    assert_int_equal(js_codenames_add(heap + 0x20000, 0x8000, "Interpreter"), 0);
+    assert_int_equal(js_codenames_find(heap + 0x30010, buf, sizeof buf, &start), 0);
+    assert_string_equal(buf, "jint_arraycopy");
+    assert_int_equal(js_codenames_find(heap + 0x27fff, buf, sizeof buf, &start), 0);
+    assert_string_equal(buf, "Interpreter");
+    assert_int_equal(js_codenames_find(heap + 0x28000, buf, sizeof buf, &start), -1);
+    assert_int_equal(js_codenames_find(heap + 0x1010, buf, sizeof buf, &start), 0); /* the earlier ones still */
+    assert_string_equal(buf, "vtable stub");
     assert_int_equal(js_codenames_find(heap - 1, buf, sizeof buf, &start), -1);
 
     js_symbol_info info;

@@ -8,16 +8,17 @@
 
 typedef struct {
     uintptr_t start, end;
+    uintptr_t reach; /* once sorted: the largest end of this region and every one before it */
     char name[JS_CODENAME_LEN];
 } region;
 
-/* The regions of the process (generated code is the JVM's, one per process), sorted by start when `sorted`. */
+/* The regions of the process (generated code is the JVM's, one per process); sorted by start, with their reach, when
+ * `sorted` (a lookup sorts after adds: the VM adds in bursts, names are looked up at output time). */
 static struct {
     pthread_mutex_t lock;
     region *r;
     size_t n, cap;
     int sorted;
-    size_t widest; /* the largest region's size: how far below pc a region holding it may start */
 } C = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static int by_start(const void *a, const void *b)
@@ -42,8 +43,7 @@ int js_codenames_add(uintptr_t start, size_t size, const char *name)
         e->start = start;
         e->end = start + size;
         snprintf(e->name, sizeof e->name, "%s", name);
-        C.sorted = C.n == 1 || (C.sorted && C.r[C.n - 2].start <= start);
-        if (size > C.widest) C.widest = size;
+        C.sorted = 0;
         rc = 0;
     }
     pthread_mutex_unlock(&C.lock);
@@ -53,8 +53,12 @@ int js_codenames_add(uintptr_t start, size_t size, const char *name)
 int js_codenames_find(uintptr_t pc, char *buf, size_t len, uintptr_t *start)
 {
     pthread_mutex_lock(&C.lock);
-    if (!C.sorted && C.n > 1) qsort(C.r, C.n, sizeof *C.r, by_start);
-    C.sorted = 1;
+    if (!C.sorted) {
+        if (C.n > 1) qsort(C.r, C.n, sizeof *C.r, by_start);
+        for (size_t i = 0; i < C.n; i++)
+            C.r[i].reach = i && C.r[i - 1].reach > C.r[i].end ? C.r[i - 1].reach : C.r[i].end;
+        C.sorted = 1;
+    }
     size_t lo = 0, hi = C.n; /* the first region starting after pc */
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -62,7 +66,7 @@ int js_codenames_find(uintptr_t pc, char *buf, size_t len, uintptr_t *start)
         else hi = mid;
     }
     const region *best = NULL;
-    for (size_t i = lo; i-- > 0 && pc - C.r[i].start < C.widest;) /* every region that may hold pc */
+    for (size_t i = lo; i-- > 0 && C.r[i].reach > pc;) /* back while a region at or before i reaches past pc */
         if (pc < C.r[i].end && (!best || C.r[i].end - C.r[i].start < best->end - best->start)) best = &C.r[i];
     if (best) {
         snprintf(buf, len, "%s", best->name);
@@ -79,6 +83,5 @@ void js_codenames_clear(void)
     C.r = NULL;
     C.n = C.cap = 0;
     C.sorted = 0;
-    C.widest = 0;
     pthread_mutex_unlock(&C.lock);
 }
