@@ -233,6 +233,8 @@ def check_restart_pending(ctx):
     wait_for(lambda: b.instance_seen("first"), 20, "the instance's keepAlive")
     task = b.task("svc-rs", 3)
     b.wait_log(task, "NOTIFIED", 10, "first")
+    # NOTIFIED is logged as the poll's reply is made: stopped then, the reply may never reach the agent
+    jvm.wait_log(rf"task {re.escape(task)}: profiling", 10)
     b.stop()
     check(jvm.wait_exit(30) == 0, "the JVM exits normally with its backend down")
     check(list(Path(td).glob("*.task")) and list(Path(td).glob("*.jfr")), "the recording waits in taskdir")
@@ -472,10 +474,13 @@ def check_size_adapt(ctx):
     the rate is lowered mid-task (logged), the segments join into one JFR both the JDK and the analysis read, and
     it fits uploadmax."""
     b = ctx.backend("adapt")
+    go = ctx.work / "adapt.go"  # the workload starts once the task runs, planned on the idle process
     jvm = Jvm(ctx, "adapt", agent_opts(b.port, "svc-adapt", "i1", ctx.dir("adapt-tasks"), "uploadmax=512k"),
-              ["TaskLoad", 3, 30, 2])
+              ["TaskLoad", f"@{go}", 30, 2])
     wait_for(lambda: b.instance_seen("i1"), 20, "the instance's keepAlive")
     task = b.task("svc-adapt", 24, execArgs="interval=1ms")
+    jvm.wait_log(rf"task {re.escape(task)}: profiling", 30)
+    go.touch()
     b.wait_log(task, "EXECUTION_FINISHED", 60, "i1")
     jvm.wait_log(r"grows faster than planned", 1)
     up = b.uploads(task)[0]
