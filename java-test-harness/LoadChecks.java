@@ -1,4 +1,5 @@
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -140,7 +141,7 @@ final class LoadChecks {
             try {
                 spinners = spin(n);
                 Path out = t.runDir(run).resolve("cpu.collapsed");
-                IntegrationTest.Run r = t.launch(run, List.of(), "start,event=cpu,interval=1ms,file=" + out,
+                IntegrationTest.Run r = t.launch(run, List.of(), "start,event=cpu,interval=1ms,threads,file=" + out,
                         "CpuSplit", "4", "2");
                 stop(spinners);
                 IntegrationTest.requireCleanExit(r);
@@ -166,9 +167,11 @@ final class LoadChecks {
                             100 * MAX_HANDLER_SHARE));
                 }
                 if (throttled != 0 || !lines.isEmpty()) {
+                    List<String> where = Files.readAllLines(out).stream().filter(l -> l.contains("[throttled]"))
+                            .toList();
                     problems.add(n + " spinning: samples were throttled (" + throttled + ") although the handlers"
                             + " used " + String.format(Locale.ROOT, "%.2f%%", 100 * share) + " of the CPU: "
-                            + lines);
+                            + lines + "; throttled stacks: " + where);
                 }
             } catch (IntegrationTest.Failure f) {
                 problems.add(n + " spinning: " + f.getMessage());

@@ -456,6 +456,42 @@ static void test_budget_counts_own_cpu(void **state UNUSED)
     js_store_destroy(s);
 }
 
+/* The budget absorbs a burst: a thread's first handler, or one the VM's CPU clock charged 1.5 ms (the host's time,
+ * measured on these machines), does not throttle the samples after it at 1 ms, while walks that keep using more
+ * than a fifth of the thread's CPU still are. */
+static void test_budget_absorbs_one_costly_handler(void **state UNUSED)
+{
+    char err[256];
+    js_stats_snapshot st;
+    js_store *s = make_store();
+    unthrottle();
+    js_stats_reset();
+    assert_int_equal(js_sampler_arm(&fake_source, 1, &fake_walker, s, NULL, 64, 1000000, err, sizeof err), 0);
+    atomic_store(&g_walk_burn_us, 1500);
+    send(pthread_self(), 1, OURS);
+    atomic_store(&g_walk_burn_us, 0);
+    for (int i = 0; i < 10; i++) {
+        burn_cpu_us(1000);
+        send(pthread_self(), 1, OURS);
+    }
+    js_stats_get(&st);
+    assert_int_equal(st.samples, 11);
+    assert_int_equal(st.throttled, 0);
+
+    atomic_store(&g_walk_burn_us, 1000); /* 1 ms walks, one per 1 ms of other CPU: half the CPU in handlers */
+    for (int i = 0; i < 40; i++) {
+        burn_cpu_us(1000);
+        send(pthread_self(), 1, OURS);
+    }
+    atomic_store(&g_walk_burn_us, 0);
+    js_stats_get(&st);
+    assert_int_equal(st.samples, 51);
+    assert_true(st.throttled >= 20); /* walked: the cap's 4 walks, then one per 4 ms of other CPU (about 8) */
+    assert_int_equal(js_sampler_disarm(), 0);
+    unthrottle();
+    js_store_destroy(s);
+}
+
 static _Atomic int g_old_calls;
 
 static void old_handler(int signo, siginfo_t *si, void *uc)
@@ -508,6 +544,7 @@ int main(void)
         cmocka_unit_test(test_arm_waits_for_abandoned_handler),
         cmocka_unit_test(test_swap_and_events),
         cmocka_unit_test(test_budget_counts_own_cpu),
+        cmocka_unit_test(test_budget_absorbs_one_costly_handler),
         cmocka_unit_test(test_foreign_signals_are_chained),
     };
     return cmocka_run_group_tests(tests, setup, NULL);

@@ -36,7 +36,10 @@ static js_raw_frame *block_frames(frame_block *b, int k)
 }
 /* A thread's cpu handlers may use at most 1/(1+QUIET_FACTOR) of its CPU time (see over_budget). */
 #define QUIET_FACTOR 4
-#define MIN_CREDIT_CAP_NS 1000000LL /* the budget's cap when the session has no sampling interval */
+/* The credit is capped at one sampling interval, and never below this: a burst the budget absorbs. On a VM the
+ * thread's CPU clock jumps by up to 1.5 ms at once (measured: time the host took, charged to whatever ran), and a
+ * thread's first handlers are cold; a cap of one 1 ms interval turned one such handler into throttled samples. */
+#define MIN_CREDIT_CAP_NS 4000000LL
 #define WAIT_STEP_NS 1000000L /* 1 ms */
 #define WAIT_NS 1000000000ULL /* bounded waits: 1 s on the clock (not a count of naps: a loaded machine stretches them) */
 
@@ -156,16 +159,18 @@ static void chain(int signo, siginfo_t *si, void *uc)
 }
 
 /* The budget of thread t's cpu handlers, measured in the thread's own CPU time (so a handler preempted by
- * another process or the hypervisor does not look costly): each handler pays its CPU time out of a credit that
- * grows by 1/QUIET_FACTOR of the thread's CPU time outside handlers, capped at one sampling interval. Settles
+ * another process does not look costly): each handler pays its CPU time out of a credit that grows by
+ * 1/QUIET_FACTOR of the thread's CPU time outside handlers, capped at one sampling interval or
+ * MIN_CREDIT_CAP_NS, whichever is more; a thread not yet settled (handler_cpu_ns 0) starts with the cap. Settles
  * the credit up to CPU time c0 (a handler's start); 1 if it is spent and this sample must not be walked. Only
  * t's own handlers touch these fields (our signals are masked while one runs). */
 static int over_budget(js_thread *t, uint64_t c0)
 {
     uint64_t last = atomic_load_explicit(&t->handler_cpu_ns, RLX);
     int64_t credit = atomic_load_explicit(&t->handler_credit_ns, RLX);
-    int64_t cap = S.interval_ns > 0 ? S.interval_ns : MIN_CREDIT_CAP_NS;
-    if (c0 > last) credit += (int64_t)((c0 - last) / QUIET_FACTOR);
+    int64_t cap = S.interval_ns > MIN_CREDIT_CAP_NS ? S.interval_ns : MIN_CREDIT_CAP_NS;
+    if (last == 0) credit = cap;
+    else if (c0 > last) credit += (int64_t)((c0 - last) / QUIET_FACTOR);
     if (credit > cap) credit = cap;
     atomic_store_explicit(&t->handler_credit_ns, credit, RLX);
     atomic_store_explicit(&t->handler_cpu_ns, c0, RLX);
