@@ -105,6 +105,22 @@ static void test_collapsed_hostile_names(void **state UNUSED)
     js_profile_free(&p);
 }
 
+/* An empty name (the reader's frame of "_[k]") is written "_": a stack of it alone is still a line with a frame,
+ * read back (found by fuzz_collapsed: the line " 5" was refused). */
+static void test_collapsed_empty_name(void **state UNUSED)
+{
+    js_profile p;
+    js_profile_init(&p);
+    uint32_t e = js_profile_frame(&p, "", JS_FT_KERNEL), a = js_profile_frame(&p, "a", JS_FT_JIT);
+    assert_int_equal(js_profile_add(&p, &e, 1, 5), 0);
+    uint32_t fr[3] = {a, e, a};
+    assert_int_equal(js_profile_add(&p, fr, 3, 2), 0);
+    char *s = output_of(W_COLLAPSED, &p, 0);
+    tu_assert_text(s, "_ 5\na;_;a 2\n");
+    free(s);
+    js_profile_free(&p);
+}
+
 /* Frames with one name and different types print alike: their stacks are one line. */
 static void test_collapsed_merges_types(void **state UNUSED)
 {
@@ -674,6 +690,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_collapsed_exact),
         cmocka_unit_test(test_collapsed_hostile_names),
+        cmocka_unit_test(test_collapsed_empty_name),
         cmocka_unit_test(test_collapsed_merges_types),
         cmocka_unit_test(test_flat_exact),
         cmocka_unit_test(test_flat_widths_and_default_top),

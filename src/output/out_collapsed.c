@@ -3,7 +3,7 @@
  * One line per distinct stack, root first, lines sorted by frame names (so the output is the same whatever
  * order the stacks were added in, normalized or not). Frames are written by name only: frames with the same
  * name and different types print alike, so their stacks are merged into one line. Inside a name, ';', '\n'
- * and '\r' (which would break the format) are written as '_'. Stacks without frames are not written (their
+ * and '\r' (which would break the format) are written as '_', and an empty name is written "_". Stacks without frames are not written (their
  * weight has no frame to sit on); lines with weight 0 are.
  */
 #include "output/output.h"
@@ -20,10 +20,11 @@ static int fail(char *err, size_t errlen, const char *why, int with_errno)
     return js_out_fail("collapsed output", err, errlen, why, with_errno);
 }
 
-/* Writes name with ';', '\n', '\r' replaced by '_'. */
+/* Writes name with ';', '\n', '\r' replaced by '_', and an empty name as "_" (a frame read from "_[k]" has none:
+ * written as nothing, a stack of it alone was a line without frames). */
 static void put_name(FILE *f, const char *s)
 {
-    js_out_put_replacing(f, s, ";\n\r");
+    js_out_put_replacing(f, *s ? s : "_", ";\n\r");
 }
 
 /* qsort_r order of frame indexes by name. */
