@@ -158,6 +158,34 @@ static void test_frame_types(void **state)
     unlink(path);
 }
 
+/* The FrameType pool lists all seven types even when the stacks use one (async-profiler's converter reads a
+ * "Native" frame as a C function, without its class, only when the pool holds "Kernel"). */
+static void test_frame_type_pool_whole(void **state)
+{
+    (void)state;
+    js_profile p;
+    js_profile_init(&p);
+    const tframe a[] = {{"[main tid=42]", JS_FT_THREAD}, {"Main.x", JS_FT_JIT}, {NULL, 0}};
+    add_stack(&p, a, 7);
+    char path[64], err[256] = "";
+    tmp_path(path, sizeof path);
+    assert_int_equal(js_jfr_export(path, &p, NULL, NULL, err, sizeof err), 0);
+    static char buf[1 << 16];
+    int fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    ssize_t n = read(fd, buf, sizeof buf);
+    close(fd);
+    assert_true(n > 0 && n < (ssize_t)sizeof buf);
+    static const char *const types[] = {"Interpreted", "JIT compiled", "Inlined", "Native", "C++", "Kernel",
+                                        "C1 compiled"};
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+        if (!memmem(buf, (size_t)n, types[i], strlen(types[i]))) print_error("frame type %s missing\n", types[i]);
+        assert_non_null(memmem(buf, (size_t)n, types[i], strlen(types[i])));
+    }
+    js_profile_free(&p);
+    unlink(path);
+}
+
 static void test_refusals(void **state)
 {
     (void)state;
@@ -226,6 +254,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_frame_types),
+        cmocka_unit_test(test_frame_type_pool_whole),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_empty),
         cmocka_unit_test(test_line_zero),

@@ -295,6 +295,29 @@ static void test_compiled_load_unload(void **state UNUSED)
     assert_int_equal(kind_of(id, 1), JS_FT_INTERPRETED);
 }
 
+/* A Java native method's frame is typed as a VM stack walker types it: interpreted (the interpreter's native entry)
+ * until the VM compiles a native wrapper for it, compiled then; never "Native", which async-profiler's converter
+ * reads as a C function (and drops the class). The C frame above it keeps its own kind. */
+static void test_native_method_kind(void **state UNUSED)
+{
+    const void *wrapper = (const void *)0x40000;
+    js_raw_frame f[3] = {{.kind = JS_RF_NATIVE_PC, .bci = 0, .method = (void *)0x1234},
+                         {.kind = JS_RF_NATIVE, .bci = -1, .method = meth(40)},
+                         {.kind = JS_RF_JAVA, .bci = 3, .method = meth(41)}};
+    uint8_t kinds[3];
+    int32_t lines[3];
+    assert_int_equal(js_names_kind(f, 1, 3), JS_FT_INTERPRETED);
+    js_names_trace_info(f, 3, kinds, lines);
+    assert_int_equal(kinds[1], JS_FT_INTERPRETED);
+    js_names_compiled(wrapper, meth(40), NULL, 0);
+    assert_int_equal(js_names_kind(f, 1, 3), JS_FT_JIT);
+    js_names_trace_info(f, 3, kinds, lines);
+    assert_int_equal(kinds[1], JS_FT_JIT);
+    assert_int_not_equal(kinds[0], JS_FT_JIT);
+    js_names_compiled_unload(wrapper, meth(40));
+    assert_int_equal(js_names_kind(f, 1, 3), JS_FT_INTERPRETED);
+}
+
 /* js_names_trace_info gives, for a whole trace, what js_names_kind and js_names_line give frame by frame: random
  * deep stacks (recursion over a few methods, or over more than 64 distinct ones, unresolvable ids too), frames of
  * other kinds between Java frames, unknown bcis, and compile facts that inline methods into one another. */
@@ -392,6 +415,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_incremental_cursor, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unloaded_methods, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compiled_load_unload, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_native_method_kind, setup, teardown),
         cmocka_unit_test_setup_teardown(test_trace_info_matches_frames, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_lock_across_jvmti, setup, teardown),
     };

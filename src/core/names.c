@@ -476,9 +476,29 @@ int js_names_line(const void *method, int bci)
     return line > 0 ? line : -1;
 }
 
+/* Kind of a Java native method's frame, as a VM stack walker types it: compiled when the VM made a native wrapper
+ * for the method (its CompiledMethodLoad came), interpreted otherwise (the interpreter's native entry runs it).
+ * Never "Native": in async-profiler's JFR and its converter that type is a C function's, and the class is dropped.
+ * Caller holds compile_lock. */
+static js_frame_type native_method_kind(const void *method)
+{
+    return map_find(&compiled, (uint64_t)(uintptr_t)method, 0) ? JS_FT_JIT : JS_FT_INTERPRETED;
+}
+
+/* js_names_kind of a frame that is not a Java method's own (JS_RF_JAVA), with compile_lock held. */
+static js_frame_type other_kind_locked(const js_raw_frame *f, int i, int n)
+{
+    return f[i].kind == JS_RF_NATIVE ? native_method_kind(f[i].method) : js_names_kind(f, i, n);
+}
+
 js_frame_type js_names_kind(const js_raw_frame *f, int i, int n)
 {
-    if (f[i].kind == JS_RF_NATIVE) return JS_FT_NATIVE;
+    if (f[i].kind == JS_RF_NATIVE) {
+        pthread_mutex_lock(&compile_lock);
+        js_frame_type k = native_method_kind(f[i].method);
+        pthread_mutex_unlock(&compile_lock);
+        return k;
+    }
     if (f[i].kind == JS_RF_CLASS) return JS_FT_INLINED;
     if (f[i].kind != JS_RF_JAVA) return JS_FT_ERROR;
     return java_kind(f, i, n);
@@ -522,7 +542,7 @@ static int kinds_by_methods(const js_raw_frame *f, int n, uint8_t *kinds)
     for (int i = 0; i < n; i++) {
         __builtin_prefetch(&f[i + 32]); /* the frames were written by another CPU: ask for them ahead */
         if (f[i].kind != JS_RF_JAVA) {
-            kinds[i] = (uint8_t)js_names_kind(f, i, n); /* no lock taken for these */
+            kinds[i] = (uint8_t)other_kind_locked(f, i, n);
             continue;
         }
         if (i >= 1 && f[i - 1].kind == JS_RF_JAVA && f[i - 1].method == f[i].method) { /* recursion: cheaper */
@@ -572,7 +592,7 @@ void js_names_trace_info(const js_raw_frame *f, int n, uint8_t *kinds, int32_t *
     pthread_mutex_lock(&compile_lock); /* kinds, as java_kind finds them, with one lock for the trace */
     for (int i = kinds_by_methods(f, n, kinds) == 0 ? n : 0; i < n; i++) {
         if (f[i].kind != JS_RF_JAVA) {
-            kinds[i] = (uint8_t)js_names_kind(f, i, n); /* no lock taken for these */
+            kinds[i] = (uint8_t)other_kind_locked(f, i, n);
             continue;
         }
         uint64_t m = (uint64_t)(uintptr_t)f[i].method;

@@ -176,12 +176,13 @@ static int pool_threads(js_jfr_writer *w)
     return 1;
 }
 
-/* FrameType pool with the types the stack traces used; 1 if written. */
+/* FrameType pool, all seven types once stack traces use any (async-profiler writes them so, and its converter
+ * reads a "Native" frame as a C function only when the pool holds "Kernel"; the JDK's jfr reads it either way);
+ * 1 if written. */
 static int pool_frame_types(js_jfr_writer *w)
 {
-    if (!pool_begin(w, JS_JFR_T_FRAME_TYPE, (uint64_t)__builtin_popcount(w->frame_types))) return 0;
+    if (!w->frame_types || !pool_begin(w, JS_JFR_T_FRAME_TYPE, 7)) return 0;
     for (uint8_t t = 0; t < 7; t++) {
-        if (!(w->frame_types & (1u << t))) continue;
         js_jfrw_put_var(w, t);
         js_jfrw_put_str(w, js_jfr_frame_type_name(t));
     }
