@@ -43,28 +43,63 @@ static void sock_path(char *buf, size_t len)
     snprintf(buf, len, "/tmp/.java_pid%d", (int)getpid());
 }
 
-/* Reads until five NUL-terminated strings arrived (the v1 request), then answers and closes. Gives up after 5 s
+/* Reads until five NUL-terminated strings arrived (the v1 request), then answers reply and closes; 0, or -1 after 5 s
  * without a connection (a client that refused the socket never comes). */
-static void *serve(void *arg)
+static int serve_one(fake_jvm *f, const char *reply, size_t len, int wait_ms)
 {
-    fake_jvm *f = arg;
     struct pollfd p = {.fd = f->fd, .events = POLLIN};
-    if (poll(&p, 1, 5000) != 1) return NULL;
+    if (poll(&p, 1, wait_ms) != 1) return -1;
     int c = accept(f->fd, NULL, NULL);
-    if (c < 0) return NULL;
+    if (c < 0) return -1;
     int nuls = 0;
+    f->request_len = 0;
     while (nuls < 5 && f->request_len < sizeof f->request) {
         ssize_t r = read(c, f->request + f->request_len, sizeof f->request - f->request_len);
         if (r <= 0) break;
         for (ssize_t i = 0; i < r; i++) nuls += f->request[f->request_len + (size_t)i] == 0;
         f->request_len += (size_t)r;
     }
-    if (f->reply_len && write(c, f->reply, f->reply_len) < 0) perror("write");
+    if (len && write(c, reply, len) < 0) perror("write");
     close(c);
+    return 0;
+}
+
+static void *serve(void *arg)
+{
+    fake_jvm *f = arg;
+    serve_one(f, f->reply, f->reply_len, 5000);
     return NULL;
 }
 
+/* A JVM still starting: its first two answers say agents load only once it is live, the third loads one. */
+static const char not_live[] = "0\nDynamic agent loading is only permitted in the live phase\n";
+static void *serve_starting(void *arg)
+{
+    fake_jvm *f = arg;
+    for (int i = 0; i < 2; i++)
+        if (serve_one(f, not_live, sizeof not_live - 1, 5000) != 0) return NULL;
+    serve_one(f, f->reply, f->reply_len, 5000);
+    return NULL;
+}
+
+/* A JVM that never gets live: every answer says so, until no client came for 1 s. */
+static void *serve_never_live(void *arg)
+{
+    fake_jvm *f = arg;
+    while (serve_one(f, not_live, sizeof not_live - 1, 1000) == 0) {
+    }
+    return NULL;
+}
+
+static void fake_start_with(fake_jvm *f, const char *reply, size_t len, void *(*fn)(void *));
+
 static void fake_start(fake_jvm *f, const char *reply, size_t len)
+{
+    fake_start_with(f, reply, len, serve);
+}
+
+/* Listens at the attach socket and serves it with fn on a thread of its own. */
+static void fake_start_with(fake_jvm *f, const char *reply, size_t len, void *(*fn)(void *))
 {
     memset(f, 0, sizeof *f);
     f->reply = reply;
@@ -77,7 +112,7 @@ static void fake_start(fake_jvm *f, const char *reply, size_t len)
     assert_int_equal(bind(f->fd, (struct sockaddr *)&a, sizeof a), 0);
     assert_int_equal(chmod(a.sun_path, 0600), 0); /* as HotSpot leaves it */
     assert_int_equal(listen(f->fd, 1), 0);
-    assert_int_equal(pthread_create(&f->thread, NULL, serve, f), 0);
+    assert_int_equal(pthread_create(&f->thread, NULL, fn, f), 0);
 }
 
 static void fake_stop(fake_jvm *f)
@@ -158,6 +193,29 @@ static void test_dynamic_loading_disabled(void **state UNUSED)
     char err[512] = "";
     assert_int_equal(load_with(reply, sizeof reply - 1, &f, &rc, err, sizeof err), JS_AT_PROTOCOL);
     assert_non_null(strstr(err, "EnableDynamicAgentLoading"));
+}
+
+/* A JVM not yet live is asked again within the timeout, and the agent it then loads is what comes back; one that
+ * stays not live past the timeout is a protocol refusal naming the JVM's words. */
+static void test_not_live_yet_asked_again(void **state UNUSED)
+{
+    static const char reply[] = "0\nreturn code: 0\n";
+    fake_jvm f;
+    fake_start_with(&f, reply, sizeof reply - 1, serve_starting);
+    js_target t;
+    char e[256], text[512], err[256] = "";
+    int rc = -7;
+    assert_int_equal(js_target_inspect((int)getpid(), &t, e, sizeof e), JS_AT_OK);
+    assert_int_equal(js_attach_load(&t, "/abs/libjsampler.so", "start", 2000, &rc, text, sizeof text, err, sizeof err),
+                     JS_AT_OK);
+    assert_int_equal(rc, 0);
+    fake_stop(&f);
+    fake_start_with(&f, NULL, 0, serve_never_live);
+    rc = -7;
+    assert_int_equal(js_attach_load(&t, "/abs/libjsampler.so", "start", 500, &rc, text, sizeof text, err, sizeof err),
+                     JS_AT_PROTOCOL);
+    assert_non_null(strstr(err, "live phase"));
+    fake_stop(&f);
 }
 
 /* A JVM that rejects our credentials closes the connection without a byte. */
@@ -400,6 +458,7 @@ int main(void)
         cmocka_unit_test(test_agent_code),
         cmocka_unit_test(test_library_not_loaded),
         cmocka_unit_test(test_dynamic_loading_disabled),
+        cmocka_unit_test(test_not_live_yet_asked_again),
         cmocka_unit_test(test_silent_close_is_permission),
         cmocka_unit_test(test_argument_limit),
         cmocka_unit_test(test_inspect),

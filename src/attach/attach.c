@@ -327,6 +327,13 @@ js_attach_code js_attach_load(const js_target *t, const char *lib, const char *o
     js_attach_code rc = start_listener(t, tmp, timeout_ms, err, errlen);
     const char *args[4] = {"load", lib, "true", options};
     if (rc == JS_AT_OK) rc = exchange(t, tmp, args, timeout_ms, text, textlen, err, errlen);
+    /* A JVM still starting answers before it is live, and loads agents once it is: asked again, every STEP_MS more,
+     * within the attach timeout (jcmd gives up at once). */
+    for (int waited = 0, step = STEP_MS; rc == JS_AT_OK && strstr(text, "only permitted in the live phase") &&
+                                         waited < timeout_ms; waited += step, step += STEP_MS) {
+        sleep_ms(step);
+        rc = exchange(t, tmp, args, timeout_ms, text, textlen, err, errlen);
+    }
     close(tmp);
     if (rc != JS_AT_OK) return rc;
     return js_attach_load_reply(text, t->pid, lib, agent_rc, err, errlen);
