@@ -10,8 +10,9 @@ import java.util.List;
  * {@code -d 2 -e cpu -i 1ms -o collapsed PID} (collect by default, the profile on the CLI's stdout, Java names with
  * slashes), {@code stop -o flat PID} after the collect ended (the last profile written again, dotted names),
  * {@code stop -o traces=3 --total PID} (ns), {@code --dot}, {@code start --timeout 2} then {@code stop -o collapsed},
- * {@code status}, {@code list PID}, and refusals naming the flag: {@code --target-cpu} (by the agent, exit 5),
- * {@code --fdtransfer} (by the CLI, exit 2).</li>
+ * {@code status}, {@code list PID}, {@code --fdtransfer --record-cpu} (the profile's stacks under [CPU-N]), and
+ * refusals naming the flag: {@code --target-cpu} with itimer (by the agent, exit 5), {@code --reverse} (by the CLI,
+ * exit 2).</li>
  * <li>{@code asprof-live}: LiveBlocks with {@code alloc=1k,live,total}: the collapsed profile written at exit holds
  * keep()'s 10 MB within 20% and nothing of drop()'s; without live both are there (the control).</li>
  * <li>{@code asprof-api}: AsprofApi drives the library through async-profiler's Java API natives
@@ -69,10 +70,12 @@ final class AsprofChecks {
             AttachChecks.Out e = a.jsampler("stop", "-o", "collapsed", pid);
             AttachChecks.expect("stop after the timeout", e, 0, "CpuSplit.burnA", problems, details);
             AttachChecks.expect("list", a.jsampler("list", pid), 0, "Basic events:", problems, details);
-            AttachChecks.expect("--target-cpu refused", a.jsampler("-e", "itimer", "--target-cpu", "1", pid), 5,
-                    "'target-cpu': not supported", problems, details);
-            AttachChecks.expect("--fdtransfer refused", a.jsampler("-d", "1", "--fdtransfer", pid), 2,
-                    "--fdtransfer: not supported", problems, details);
+            AttachChecks.expect("--target-cpu with itimer refused", a.jsampler("-e", "itimer", "--target-cpu", "1",
+                    pid), 5, "'target-cpu': needs a perf_events event", problems, details);
+            AttachChecks.expect("--fdtransfer --record-cpu", a.jsampler("-d", "1", "--fdtransfer", "--record-cpu",
+                    "-o", "collapsed", pid), 0, "[CPU-", problems, details);
+            AttachChecks.expect("--reverse refused", a.jsampler("-d", "1", "--reverse", pid), 2,
+                    "--reverse: not supported", problems, details);
         } catch (Exception ex) {
             problems.add("harness: " + ex);
         }

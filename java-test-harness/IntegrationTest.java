@@ -209,6 +209,7 @@ public final class IntegrationTest {
         NativeChecks natives = new NativeChecks(this);
         safely("native-frames", natives::nativeFrames);
         safely("kernel-frames", natives::kernelFrames);
+        safely("cpu-scope", natives::cpuScope);
         safely("jvm-threads", natives::jvmThreads);
         safely("hw-events", natives::hwEvents);
         safely("wall-filter", natives::wallFilter);

@@ -17,6 +17,7 @@ import java.util.Locale;
  * <li>{@code kernel-frames}: NativeLoad syscalls, mostly in read/lseek. Where kernel events are allowed (root,
  *     or kernel.perf_event_paranoid at most 1), at least a fifth of the samples through {@code readZero} reach
  *     the kernel's system-call entry ({@code do_syscall_64}); elsewhere the check is skipped with that reason.</li>
+ * <li>{@code cpu-scope}: record-cpu, target-cpu and alluser on a JVM pinned to one CPU (see {@link #cpuScope}).</li>
  * <li>{@code jvm-threads}: NativeLoad gc in a 32 MiB heap with {@code cstack=fp,threads} and with
  *     {@code cstack=dwarf,threads}: GC threads appear, with C++ frames of the VM, not only error frames; with dwarf
  *     at least 90% of their samples reach the VM's thread start ({@code thread_native_entry}).</li>
@@ -172,6 +173,100 @@ final class NativeChecks {
         else if (fp[1] * 2 < fp[0] || dw[1] * 2 < dw[0]) problems.add("under half of the GC threads' samples have VM C++ frames");
         else if (dw[2] * 10 < dw[0] * 9) problems.add("under 90% of the GC threads' samples reach thread_native_entry "
                 + "with cstack=dwarf");
+        t.report(name, problems, details, t0);
+    }
+
+    /** Total weight of rows, and the rows whose stack does not start with root. */
+    static long[] rooted(List<String[]> rows, String root) {
+        long[] w = new long[2];
+        for (String[] r : rows) {
+            long x = Long.parseLong(r[1]);
+            w[0] += x;
+            if (!r[0].startsWith(root)) w[1] += x;
+        }
+        return w;
+    }
+
+    /** The n of NativeLoad's "DONE n" line (its work done), or -1. */
+    static long done(IntegrationTest.Run r) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("DONE (\\d+)").matcher(r.stdout);
+        return m.find() ? Long.parseLong(m.group(1)) : -1;
+    }
+
+    /**
+     * {@code cpu-scope}: async-profiler's record-cpu, target-cpu and alluser, on NativeLoad pinned to CPU 1 by taskset
+     * (skipped on one CPU). record-cpu (zip, 3 s, 1 ms): every collapsed stack starts with {@code [CPU-1]}, and every
+     * jdk.ExecutionSample of the JFR recording written beside it ends in a frame {@code CPU-1} (async-profiler's
+     * name). target-cpu=0: no sample (the thread never runs there); target-cpu=1: samples. alluser (syscalls, mostly
+     * in the kernel): no stack reaches the kernel's system-call entry, and the samples per unit of work fall to under
+     * 0.8 of a run without it (measured 0.54-0.56: the kernel's part of the time is not sampled).
+     */
+    void cpuScope() {
+        String name = "cpu-scope";
+        if (!t.selected(name)) return;
+        long t0 = System.nanoTime();
+        List<String> problems = new ArrayList<>(), details = new ArrayList<>();
+        if (Runtime.getRuntime().availableProcessors() < 2) {
+            details.add("skipped: one CPU, so no CPU to leave out");
+            t.report(name, problems, details, t0);
+            return;
+        }
+        List<String> pin = List.of("taskset", "-c", "1");
+        String rec = name + "-record";
+        Path out = t.runDir(rec).resolve("p.collapsed"), jfr = t.runDir(rec).resolve("p.jfr");
+        IntegrationTest.Run r = t.launch(rec, pin, "start,event=cpu,interval=1ms,record-cpu,file=" + out + ",jfrfile="
+                + jfr, "NativeLoad", "zip", "3");
+        if (r.exitCode != 0) problems.add(rec + ": exit " + r.exitCode + " in " + r.dir);
+        long[] w = rooted(read(out, problems), "[CPU-1];");
+        long events = 0, cpu1 = 0;
+        try {
+            for (jdk.jfr.consumer.RecordedEvent e : jdk.jfr.consumer.RecordingFile.readAllEvents(jfr)) {
+                if (!e.getEventType().getName().equals("jdk.ExecutionSample") || e.getStackTrace() == null) continue;
+                List<jdk.jfr.consumer.RecordedFrame> f = e.getStackTrace().getFrames();
+                events++;
+                if (!f.isEmpty() && f.get(f.size() - 1).getMethod().getName().equals("CPU-1")) cpu1++;
+            }
+        } catch (IOException e) {
+            problems.add("cannot read " + jfr + ": " + e);
+        }
+        details.add(String.format(Locale.ROOT, "record-cpu: %d samples, %d not under [CPU-1]; JFR: %d of %d samples "
+                + "end in CPU-1", w[0], w[1], cpu1, events));
+        if (w[0] < 100 || w[1] != 0) problems.add("record-cpu: every stack should start with [CPU-1]: " + w[1] + " of "
+                + w[0] + " do not");
+        if (events < 100 || cpu1 != events) problems.add("record-cpu: JFR samples ending in CPU-1: " + cpu1 + " of " + events);
+
+        long[] on = new long[2];
+        for (int cpu = 0; cpu < 2; cpu++) {
+            String run = name + "-target" + cpu;
+            Path o = t.runDir(run).resolve("p.collapsed");
+            IntegrationTest.Run rt = t.launch(run, pin, "start,event=cpu,interval=1ms,target-cpu=" + cpu + ",file=" + o,
+                    "NativeLoad", "zip", "2");
+            if (rt.exitCode != 0) problems.add(run + ": exit " + rt.exitCode + " in " + rt.dir);
+            on[cpu] = rooted(read(o, problems), "")[0];
+        }
+        details.add(String.format(Locale.ROOT, "pinned to CPU 1: target-cpu=0 %d samples, target-cpu=1 %d", on[0], on[1]));
+        if (on[0] != 0) problems.add("target-cpu=0 sampled a thread pinned to CPU 1: " + on[0] + " samples");
+        if (on[1] < 100) problems.add("target-cpu=1: too few samples of a thread pinned there: " + on[1]);
+
+        double[] per = new double[2];
+        long kernel = 0;
+        for (int u = 0; u < 2; u++) {
+            String run = name + (u == 1 ? "-alluser" : "-all");
+            Path o = t.runDir(run).resolve("p.collapsed");
+            IntegrationTest.Run ra = t.launch(run, pin, "start,event=cpu,interval=1ms,cstack=fp" + (u == 1 ? ",alluser" : "")
+                    + ",file=" + o, "NativeLoad", "syscalls", "3");
+            if (ra.exitCode != 0) problems.add(run + ": exit " + ra.exitCode + " in " + ra.dir);
+            List<String[]> rows = read(o, problems);
+            if (u == 1) kernel = weigh(rows, "", "do_syscall_64")[1];
+            long n = done(ra);
+            per[u] = n > 0 ? rooted(rows, "")[0] / (double) n : 0;
+        }
+        double ratio = per[0] > 0 ? per[1] / per[0] : 1;
+        details.add(String.format(Locale.ROOT, "alluser: samples per unit of work %.2f of a run without it; %d samples "
+                + "in the kernel's system-call entry", ratio, kernel));
+        if (kernel != 0) problems.add("alluser: samples reached the kernel: " + kernel);
+        if (per[1] == 0 || ratio >= 0.8) problems.add(String.format(Locale.ROOT, "alluser: samples per unit of work "
+                + "%.2f of a run without it (expected under 0.8: the kernel's time is not sampled)", ratio));
         t.report(name, problems, details, t0);
     }
 

@@ -710,9 +710,9 @@ static void test_asprof_values(void **state UNUSED)
 static void test_asprof_unsupported(void **state UNUSED)
 {
     const char *cmds[] = {"tlab", "nativemem=1m", "nofree", "nativelock=10us", "trace=a.B.c", "nobatch",
-                          "proc=30", "record-cpu", "target-cpu=1", "alluser", "sched", "signal=10", "begin=write",
+                          "proc=30", "sched", "signal=10", "begin=write",
                           "end=write", "ttsp", "nostop", "memlimit=10m", "jfrsync=default", "jfropts=mem",
-                          "features=vtable", "fdtransfer", "mcache", "server=:8080", "width=1200", "minwidth=1",
+                          "features=vtable", "mcache", "server=:8080", "width=1200", "minwidth=1",
                           "otlp", "metrics"};
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
         char needle[64];
@@ -722,10 +722,35 @@ static void test_asprof_unsupported(void **state UNUSED)
     }
 }
 
+/* record-cpu, target-cpu=N, alluser and fdtransfer, as async-profiler takes them; the first three need a perf_events
+ * event (timers know no CPU and no mode), and say which option and event did not fit. */
+static void test_cpu_scope(void **state UNUSED)
+{
+    parse_ok("start");
+    assert_int_equal(A.target_cpu, -1);
+    assert_false(A.record_cpu || A.alluser || A.fdtransfer);
+    parse_ok("start,record-cpu,target-cpu=1,alluser,fdtransfer");
+    assert_true(A.record_cpu && A.alluser && A.fdtransfer);
+    assert_int_equal(A.target_cpu, 1);
+    parse_ok("event=cpu-clock,target-cpu=0");
+    assert_int_equal(A.target_cpu, 0);
+    parse_ok("event=page-faults,alluser");
+    parse_ok("event=ctimer,fdtransfer"); /* nothing to transfer: said at start */
+    expect_error("event=ctimer,record-cpu", "'record-cpu'");
+    assert_non_null(strstr(ERR, "event=ctimer"));
+    expect_error("event=itimer,target-cpu=0", "'target-cpu'");
+    expect_error("event=wall,alluser", "'alluser'");
+    expect_error("alloc,record-cpu", "'record-cpu'");
+    expect_error("target-cpu=-1", "target-cpu");
+    expect_error("target-cpu=x", "target-cpu");
+    expect_error("record-cpu=1", "takes no value");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_cpu_scope),
         cmocka_unit_test(test_null_empty_and_commas),
         cmocka_unit_test(test_actions),
         cmocka_unit_test(test_events),

@@ -118,6 +118,10 @@ typedef struct {
     int live;                    /* alloc text outputs keep the samples whose objects are still alive */
     int thread_filter;           /* filter (no value): only threads added through the Java API are sampled */
     int threads;
+    int record_cpu;              /* record-cpu: a perf_events sample gets the CPU it was taken on as its root frame */
+    int target_cpu;              /* target-cpu=N: perf_events counters count only while on CPU N; -1 = every CPU */
+    int alluser;                 /* alluser: perf_events count user mode only (time in the kernel is not sampled) */
+    int fdtransfer;              /* fdtransfer: asked for; the agent opens its counters itself or refuses */
     int lines;
     int sig;
     int reverse;

@@ -48,6 +48,9 @@ extern const js_engine js_engine_wall;
 void js_engine_perf_select(uint32_t type, uint64_t config, const char *name);
 /* Record kernel call chains from the next start (where kernel events are allowed). */
 void js_engine_perf_kernel_stacks(int on);
+/* From the next start: counters count only while their thread runs on CPU target_cpu (-1: on every CPU;
+ * target-cpu=), and only in user mode when user_only (alluser). */
+void js_engine_perf_scope(int target_cpu, int user_only);
 extern const js_engine js_engine_ctimer;
 extern const js_engine js_engine_itimer;
 

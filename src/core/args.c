@@ -19,6 +19,7 @@ void js_args_defaults(js_args *a)
     a->jstackdepth = JS_DEFAULT_JSTACKDEPTH;
     a->loglevel = JS_LOG_INFO;
     a->lock_ns = -1;
+    a->target_cpu = -1;
     a->cstack = JS_CSTACK_FP; /* native frames: about 0.4 us a sample (docs/BENCHMARKS.md) */
 }
 
@@ -96,10 +97,6 @@ static const struct {
     {"nobatch", "wall samples are one event each already (jdk.ExecutionSample alone, profiler.WallClockSample beside "
                 "another event)"},
     {"proc", "sampling other processes (profiler.ProcessSample) is not offered"},
-    {"record-cpu", "the CPU a sample ran on is not recorded"},
-    {"target-cpu", "perf_events counters follow threads, not CPUs"},
-    {"alluser", "kernel-mode samples are kept (kernel frames appear only with native frames and kernel events "
-                "allowed; cstack=no leaves them out)"},
     {"sched", "scheduling-policy root frames are not offered"},
     {"signal", "the signals are chosen at start (SIGPROF for cpu, a free real-time signal for wall) and logged"},
     {"begin", "profiling windows opened and closed by native functions are not offered"},
@@ -111,7 +108,6 @@ static const struct {
     {"jfropts", "a JFR recording is always streamed to its file, chunk by chunk"},
     {"features", "stack-walk features (vtable, comptask, pcaddr, mixed, stats) are not offered; the default walker "
                  "recovers the walks AsyncGetCallTrace gives up on (walker=)"},
-    {"fdtransfer", "perf_events are opened in the target itself"},
     {"mcache", "method names are cached for the life of the process"},
     {"server", "there is no HTTP control server: use jsampler's CLI, jcmd or the Java API"},
     {"width", "the flame graph fits its window"},
@@ -231,6 +227,13 @@ static int finish(js_args *a, char *err, size_t errlen)
     /* As async-profiler: without event=, cpu is sampled only when no other event is asked for (alloc=, lock= or
      * wall= alone record that alone), or with all. */
     if (!a->event_set && !a->all_flag && (a->alloc_bytes || a->lock_ns >= 0 || a->wall_ns)) a->event = JS_EV_NONE;
+    if ((a->record_cpu || a->target_cpu >= 0 || a->alluser) &&
+        (a->event == JS_EV_CTIMER || a->event == JS_EV_ITIMER || a->event == JS_EV_WALL || a->event == JS_EV_NONE)) {
+        snprintf(err, errlen, "option '%s': needs a perf_events event (cpu, cpu-clock, page-faults, a tracepoint, ...); "
+                 "event=%s samples by %s", a->record_cpu ? "record-cpu" : a->target_cpu >= 0 ? "target-cpu" : "alluser",
+                 js_event_name(a->event), a->event == JS_EV_NONE ? "no signal" : "timers, which know no CPU or mode");
+        return -1;
+    }
     if (!strcmp(v, "0")) v = ""; /* interval=0: the event's default */
     if (a->event == JS_EV_WALL && !a->wall_ns) a->wall_ns = JS_DEFAULT_WALL_NS;
     if (js_event_is_count(a->event)) a->interval_ns = js_event_default_count(a->event);
@@ -299,6 +302,9 @@ static int parse_flag(js_args *a, const char *key, const char *val, char *err, s
     else if (strcmp(key, "total") == 0) flag = &a->total_flag;
     else if (strcmp(key, "samples") == 0) flag = &a->samples_flag;
     else if (strcmp(key, "filter") == 0 && !val) flag = &a->thread_filter;
+    else if (strcmp(key, "record-cpu") == 0) flag = &a->record_cpu;
+    else if (strcmp(key, "alluser") == 0) flag = &a->alluser;
+    else if (strcmp(key, "fdtransfer") == 0) flag = &a->fdtransfer;
     int is_action = -1, is_format = -1;
     for (size_t i = 0; i < sizeof actions / sizeof actions[0]; i++)
         if (strcmp(key, actions[i].name) == 0) is_action = (int)i;
@@ -365,6 +371,8 @@ static int parse_keyval(js_args *a, const char *key, const char *v, char *err, s
         return parse_event(a, v, err, errlen);
     } else if (strcmp(key, "interval") == 0) {
         if (copy_value(a->interval_raw, sizeof a->interval_raw, v)) why = "expected a duration, size or count";
+    } else if (strcmp(key, "target-cpu") == 0) {
+        if (parse_int(v, 0, 4095, &a->target_cpu)) why = "expected a CPU number 0..4095";
     } else if (strcmp(key, "jstackdepth") == 0) { /* N, or N/M: a stack deeper than N keeps its top M frames */
         char n[16];
         const char *slash = strchr(v, '/');

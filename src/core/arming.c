@@ -319,6 +319,12 @@ static const js_engine *start_exec(const js_args *a, js_arming_info *info, char 
     js_engine_perf_select(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, "cpu-clock");
     char perr[256], cerr[256], ierr[256];
     if (try_engine(&js_engine_perf, a, info, perr, sizeof perr) == 0) return &js_engine_perf;
+    if (a->record_cpu || a->target_cpu >= 0 || a->alluser || a->fdtransfer) { /* only perf_events can do what they ask */
+        snprintf(err, errlen, "%s needs perf_events, which this JVM may not use: %s",
+                 a->record_cpu ? "record-cpu" : a->target_cpu >= 0 ? "target-cpu" : a->alluser ? "alluser" : "fdtransfer",
+                 perr);
+        return NULL;
+    }
     if (try_engine(&js_engine_ctimer, a, info, cerr, sizeof cerr) == 0) {
         snprintf(info->why, sizeof info->why, "perf_events refused (%s); fell back to ctimer", perr);
         return &js_engine_ctimer;
@@ -366,7 +372,8 @@ int js_arming_start(const js_args *a, js_store *store, js_evring *ring, js_armin
     int nsrc = 0;
     const js_engine *e = NULL;
     if (js_kind_on(a, JS_KIND_EXEC)) {
-        js_engine_perf_kernel_stacks(nw != NULL);
+        js_engine_perf_kernel_stacks(nw != NULL && !a->alluser);
+        js_engine_perf_scope(a->target_cpu, a->alluser);
         if (!(e = start_exec(a, info, err, errlen))) return -1;
         src[nsrc++] = (js_signal_source){e->sample_weight, JS_SK_EXEC, e->kernel_stack};
     }
@@ -380,6 +387,7 @@ int js_arming_start(const js_args *a, js_store *store, js_evring *ring, js_armin
         if (!e) info->engine = "wall", info->description = js_engine_wall.description, info->signo = wall_signo;
     }
     js_sampler_set_cstack(nw);
+    js_sampler_set_record_cpu(a->record_cpu && e == &js_engine_perf);
     atomic_store(&native, nw);
     long long yardstick = e && !js_event_is_count(a->event) ? a->interval_ns : a->wall_ns;
     if (js_sampler_arm(src, nsrc, walker, store, ring, a->jstackdepth, yardstick, err, errlen) != 0) {
@@ -392,6 +400,9 @@ int js_arming_start(const js_args *a, js_store *store, js_evring *ring, js_armin
         if (e) e->stop();
         return -1;
     }
+    if (a->fdtransfer && !a->quiet) /* async-profiler's helper passes counters to a target that may not open them */
+        js_info("fdtransfer: nothing to transfer: %s", e == &js_engine_perf ? "this JVM opened its perf_events "
+                "counters itself" : "this session's sampling opens no perf_events counter");
     info->shared_signal = nsrc ? js_sampler_shared() : 0;
     pthread_mutex_lock(&lock);
     snprintf(filter, sizeof filter, "%s", a->filter);

@@ -29,6 +29,7 @@
 #define ADDR_BITS 0xffffffffffffULL
 #define NOSYM_BIT (1ULL << 59)         /* with NATIVE_KEY: the library at that address, no symbol of it ("[libz.so.1]") */
 #define NULL_ID_CODE 0x100000000ULL    /* "[unknown_method]": a Java frame without a jmethodID */
+#define CPU_CODE 0x200000000ULL        /* record-cpu: CPU_CODE | cpu, named "CPU-N" as async-profiler names it in JFR */
 #define MAX_SETTINGS 16
 #define ROTATE_CHECK_EVENTS 256 /* a chunk's size is checked this often within a drain, not only after it */
 #define SLOT_MASK ((1u << JS_SAMPLER_GEN_SHIFT) - 1)
@@ -126,6 +127,9 @@ static int source_trace(void *ctx, uint64_t key, js_jfr_frame *out, int max, int
             o->method = NATIVE_KEY | (info.kernel ? KERNEL_BIT : 0) | (info.no_symbol ? NOSYM_BIT : 0) |
                         (info.start & ADDR_BITS);
             o->type = info.kernel ? JS_FT_KERNEL : info.in_jvm && !info.no_symbol ? JS_FT_CPP : JS_FT_NATIVE;
+        } else if (f[i].kind == JS_RF_CPU) {
+            o->method = PSEUDO_KEY | CPU_CODE | (uint64_t)(uint16_t)f[i].bci;
+            o->type = JS_FT_NATIVE;
         } else {
             o->method = PSEUDO_KEY | (f[i].kind == JS_RF_ERROR ? (uint64_t)(uint32_t)f[i].bci : NULL_ID_CODE);
             o->type = JS_FT_CPP;
@@ -140,8 +144,11 @@ static int source_method(void *ctx, uint64_t key, js_jfr_method *out)
     memset(out, 0, sizeof *out);
     if (key & PSEUDO_KEY) {
         uint64_t code = key & ~PSEUDO_KEY;
-        snprintf(J.pseudo_name, sizeof J.pseudo_name, "%s",
-                 code == NULL_ID_CODE ? "[unknown_method]" : js_walk_error_name((int)(uint32_t)code));
+        if (code & CPU_CODE)
+            snprintf(J.pseudo_name, sizeof J.pseudo_name, "CPU-%d", (int)(int16_t)(uint16_t)code);
+        else
+            snprintf(J.pseudo_name, sizeof J.pseudo_name, "%s",
+                     code == NULL_ID_CODE ? "[unknown_method]" : js_walk_error_name((int)(uint32_t)code));
         out->class_name = "";
         out->name = J.pseudo_name;
         out->descriptor = "";

@@ -500,6 +500,7 @@ js_frame_type js_names_kind(const js_raw_frame *f, int i, int n)
         return k;
     }
     if (f[i].kind == JS_RF_CLASS) return JS_FT_INLINED;
+    if (f[i].kind == JS_RF_CPU) return JS_FT_NATIVE; /* as async-profiler types its [CPU-N] frame */
     if (f[i].kind != JS_RF_JAVA) return JS_FT_ERROR;
     return java_kind(f, i, n);
 }
@@ -667,6 +668,10 @@ js_frame_type js_names_frame(const js_raw_frame *f, int i, int n, unsigned flags
     if (fr->kind == JS_RF_NULL_ID) {
         snprintf(buf, len, "[unknown_method]");
         return JS_FT_ERROR;
+    }
+    if (fr->kind == JS_RF_CPU) {
+        snprintf(buf, len, "[CPU-%d]", fr->bci);
+        return JS_FT_NATIVE;
     }
     if (fr->kind == JS_RF_NATIVE_PC) { /* a return address is named by its call instruction */
         js_symbol_info info;

@@ -43,6 +43,8 @@ static int kernel_stacks;                     /* record each overflow's kernel c
 static _Atomic int jitter_on;
 static int sig;
 static int exclude_kernel;
+static int target_cpu = -1; /* target-cpu=: the one CPU the counters count on, -1 = all */
+static int user_only;       /* alluser: kernel mode never counted */
 static long long fd_budget = -1;  /* counters this session may open (-1: no limit) */
 static _Atomic long long fds_open; /* counters open now */
 static _Atomic int fell_back;      /* a thread got a CPU timer for want of a file: said once a session */
@@ -65,8 +67,14 @@ static int open_counter(int tid, int excl_kernel)
         a.exclude_callchain_user = 1;
         a.sample_max_stack = KSTACK_MAX;
     }
-    long fd = syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    long fd = syscall(SYS_perf_event_open, &a, tid, target_cpu, -1, PERF_FLAG_FD_CLOEXEC);
     return fd < 0 ? -errno : (int)fd;
+}
+
+void js_engine_perf_scope(int cpu, int user)
+{
+    target_cpu = cpu;
+    user_only = user;
 }
 
 void js_engine_perf_kernel_stacks(int on)
@@ -124,9 +132,18 @@ static int perf_start(long long interval_ns, int jitter, int signo, char *err, s
     js_ctimer_setup(interval_ns, jitter, signo); /* for threads past the file budget */
     atomic_store(&fell_back, 0);
     plan_fds();
-    exclude_kernel = 0;
-    int fd = open_counter(0, 0);
-    if (fd == -EACCES || fd == -EPERM) {
+    exclude_kernel = user_only;
+    if (user_only && ev_needs_kernel) {
+        snprintf(err, errlen, "event %s happens in the kernel: with alluser nothing would be counted", ev_name);
+        return -1;
+    }
+    int fd = open_counter(0, exclude_kernel);
+    if (target_cpu >= 0 && (fd == -EINVAL || fd == -ENODEV || fd == -ENXIO)) {
+        snprintf(err, errlen, "target-cpu=%d: no such CPU here (perf_event_open says %s; CPUs 0..%ld are online)",
+                 target_cpu, strerror(-fd), sysconf(_SC_NPROCESSORS_ONLN) - 1);
+        return -1;
+    }
+    if (!exclude_kernel && (fd == -EACCES || fd == -EPERM)) {
         exclude_kernel = 1;
         fd = open_counter(0, 1);
     }
@@ -158,10 +175,10 @@ static void perf_stop(void)
 static int without_file(int tid, _Atomic intptr_t *handle, const char *why, char *err, size_t errlen)
 {
     int first = !atomic_exchange(&fell_back, 1);
-    if (!cpu_time_counter()) {
+    if (!cpu_time_counter() || target_cpu >= 0 || user_only) { /* a CPU timer counts on every CPU, in every mode */
         if (first)
-            js_warn("%s: %s; threads started from now on are not sampled (only CPU-time counters can fall back "
-                    "to ctimer)", ev_name, why);
+            js_warn("%s: %s; threads started from now on are not sampled (only CPU-time counters on every CPU and "
+                    "in every mode can fall back to ctimer)", ev_name, why);
         snprintf(err, errlen, "%s: %s", ev_name, why);
         return -1;
     }

@@ -2,6 +2,7 @@
 #include "sample/sampler.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <ucontext.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -54,6 +55,7 @@ static struct {
     int nsrc;
     const js_walker *walker;
     const js_native_walker *_Atomic cstack; /* native frames (cstack=fp|dwarf), or NULL */
+    _Atomic int record_cpu;                /* record-cpu: a cpu sample's root frame is its CPU */
     js_store *stores[2];             /* the current store and the one before a swap */
     _Atomic int cur;                 /* index into stores of the store handlers write to */
     _Atomic int users[2];            /* handlers inside stores[i] */
@@ -248,7 +250,8 @@ static void take_sample(void *uc, js_thread *t, int tid, uint64_t t0, uint64_t w
         return;
     }
     js_raw_frame *buf = block_frames(b, k);
-    int n = walk(uc, buf, b->depth, kstack, t ? atomic_load_explicit(&t->handle, RLX) : -1);
+    int cpu_frame = kind == JS_SK_EXEC && b->depth > 1 && atomic_load_explicit(&S.record_cpu, RLX);
+    int n = walk(uc, buf, b->depth - cpu_frame, kstack, t ? atomic_load_explicit(&t->handle, RLX) : -1);
     js_ring_event ev = {.ticks = t0, .weight = w, .kind = (uint8_t)kind};
     if (kind == JS_SK_WALL && n == 1 && buf[0].kind == JS_RF_ERROR &&
         (buf[0].bci == JS_WALK_NO_ENV || buf[0].bci == JS_WALK_NO_JAVA_FRAME)) {
@@ -261,9 +264,12 @@ static void take_sample(void *uc, js_thread *t, int tid, uint64_t t0, uint64_t w
     }
     if (kind == JS_SK_WALL) ev.state = blocked_in_syscall(uc) ? JS_WS_SYSCALL : JS_WS_RUNNING;
     uint32_t gen = 0;
+    int cut = n > 1 && buf[n - 1].kind == JS_RF_ERROR && buf[n - 1].bci == JS_WALK_TRUNCATED;
+    if (cpu_frame) { /* sched_getcpu reads the thread's rseq area (or the vDSO): no lock, no allocation */
+        int cpu = sched_getcpu();
+        buf[n++] = (js_raw_frame){.bci = cpu < 0 ? -1 : cpu, .kind = JS_RF_CPU, .method = NULL};
+    }
     int rc = store_event(buf, n, t, k, &ev, &gen);
-    int cut = n > 1 && buf[n - 1].kind == JS_RF_ERROR && buf[n - 1].bci == JS_WALK_TRUNCATED; /* before the buffer
-                                                                                                 * is another's */
     atomic_store_explicit(&b->busy[k], 0, memory_order_release);
     if (rc != 0) {
         js_stats_dropped(w);
@@ -455,6 +461,11 @@ int js_sampler_arm(const js_signal_source *src, int nsrc, const js_walker *w, js
 void js_sampler_set_cstack(const js_native_walker *w)
 {
     atomic_store(&S.cstack, w);
+}
+
+void js_sampler_set_record_cpu(int on)
+{
+    atomic_store(&S.record_cpu, on);
 }
 
 js_store *js_sampler_swap_store(js_store *next)

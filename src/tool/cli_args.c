@@ -74,6 +74,7 @@ static const cli_flag flags[] = {
     {NULL, "--tlab", 0, TO_START, "tlab"},
     {NULL, "--ttsp", 0, TO_START, "ttsp"},
     {NULL, "--all-user", 0, TO_START, "alluser"},
+    {NULL, "--fdtransfer", 0, TO_START, "fdtransfer"},
     {NULL, "--jfrsync", 1, TO_START, "jfrsync"},
     {NULL, "--jfropts", 1, TO_START, "jfropts"},
     {NULL, "--timeout", 1, TO_START, "timeout"},
@@ -232,10 +233,6 @@ int js_cli_parse(int argc, char **argv, cli_opts *o)
         } else if (!strcmp(a, "--reverse")) {
             return js_cli_die(CLI_EXIT_USAGE, "--reverse: not supported: stacks are merged from their root; the flame "
                                               "graph's 'reverse' button and --inverted show it as an icicle");
-        } else if (!strcmp(a, "--fdtransfer")) {
-            return js_cli_die(CLI_EXIT_USAGE, "--fdtransfer: not supported: jsampler opens perf_events in the target "
-                                              "itself; run jsampler where the target may use them (in its container, "
-                                              "or with perf_event_paranoid <= 1), or use event=ctimer");
         } else if (f || !strcmp(a, "-d") || !strcmp(a, "-f") || !strcmp(a, "-o") || !strcmp(a, "--libpath") ||
                    !strcmp(a, "--attach-timeout")) {
             int value = f ? f->value : 1;
