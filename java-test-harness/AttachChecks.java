@@ -124,12 +124,17 @@ final class AttachChecks {
         }
 
         Target(String name, List<String> prefix, List<String> jvmArgs, Path classes, String... args) throws IOException {
+            this(classes, "CpuSplit", name, prefix, jvmArgs, args);
+        }
+
+        Target(Path classes, String main, String name, List<String> prefix, List<String> jvmArgs, String... args)
+                throws IOException {
             Path dir = t.runDir(name);
             Files.createDirectories(dir);
             List<String> cmd = new ArrayList<>(prefix);
             cmd.add(t.java.toString());
             cmd.addAll(jvmArgs);
-            cmd.addAll(List.of("-cp", classes.toString(), "CpuSplit"));
+            cmd.addAll(List.of("-cp", classes.toString(), main));
             cmd.addAll(Arrays.asList(args));
             stdout = dir.resolve("target-stdout.txt");
             proc = new ProcessBuilder(cmd).directory(dir.toFile()).redirectOutput(stdout.toFile())

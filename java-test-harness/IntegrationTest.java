@@ -196,6 +196,7 @@ public final class IntegrationTest {
         safely("asprof-cli", asprof::cli);
         safely("asprof-api", asprof::api);
         safely("asprof-live", asprof::live);
+        safely("asprof-lock", asprof::lockAttached);
         EventChecks events = new EventChecks(this);
         alone("wall-split", events::wallSplit);
         LoadChecks load = new LoadChecks(this);

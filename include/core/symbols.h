@@ -24,6 +24,8 @@ typedef struct {
  * object has no symbol there (a stripped library's internal function); outside every object, the JVM's name for the
  * code it generated there ("vtable stub", codenames.h), else "[unknown_native]". */
 void js_symbols_name(uintptr_t pc, char *buf, size_t len, js_symbol_info *info);
+/* Address of the function symbol named name (exactly, as the ELF table has it) in the object holding pc, or 0. */
+uintptr_t js_symbols_lookup(uintptr_t pc, const char *name);
 /* Forget every object and symbol (tests, VM death). */
 void js_symbols_clear(void);
 

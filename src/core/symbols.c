@@ -304,6 +304,18 @@ void js_symbols_name(uintptr_t pc, char *buf, size_t len, js_symbol_info *info)
     free(dm);
 }
 
+uintptr_t js_symbols_lookup(uintptr_t pc, const char *name)
+{
+    uintptr_t addr = 0;
+    pthread_mutex_lock(&Y.lock);
+    object *o = object_of(pc);
+    if (o && !o->loaded) load_symbols(o);
+    for (size_t i = 0; o && i < o->tab.n && !addr; i++)
+        if (strcmp(o->tab.names + o->tab.syms[i].name, name) == 0) addr = o->tab.syms[i].addr;
+    pthread_mutex_unlock(&Y.lock);
+    return addr;
+}
+
 void js_symbols_clear(void)
 {
     pthread_mutex_lock(&Y.lock);

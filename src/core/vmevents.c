@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "core/classes.h"
+#include "core/symbols.h"
 #include "core/live.h"
 #include "sample/threads.h"
 #include "core/snapshot.h"
@@ -238,6 +239,31 @@ static void find_blocker_field(void)
     if (attached) (*V.vm)->DetachCurrentThread(V.vm);
 }
 
+/* An agent loaded after start-up finds Unsafe.park bound already (its NativeMethodBind came before us): the
+ * original is found by its symbol in libjvm (Unsafe_Park, the function the VM binds; in the symbol table of the
+ * JDKs built here), then the method is bound again to park_hook with RegisterNatives. Threads inside the original
+ * stay there; later parks come through the hook. 0, or -1 (no such symbol, or the JVM refused). */
+static int bind_park_late(void)
+{
+    if (atomic_load(&V.orig_park)) return 0;
+    int attached;
+    JNIEnv *env = jni_env(&attached);
+    if (!env) return -1;
+    uintptr_t orig = js_symbols_lookup((uintptr_t)(*env)->GetVersion, "Unsafe_Park"); /* GetVersion: in libjvm */
+    jclass k = orig ? (*env)->FindClass(env, "jdk/internal/misc/Unsafe") : NULL;
+    int rc = -1;
+    if (k) {
+        atomic_store(&V.orig_park, (park_fn)orig); /* before any thread can enter the hook */
+        JNINativeMethod m = {"park", "(ZJ)V", (void *)park_hook};
+        if ((*env)->RegisterNatives(env, k, &m, 1) == JNI_OK) rc = 0;
+        else atomic_store(&V.orig_park, NULL);
+        (*env)->DeleteLocalRef(env, k);
+    }
+    if ((*env)->ExceptionCheck(env)) (*env)->ExceptionClear(env);
+    if (attached) (*V.vm)->DetachCurrentThread(V.vm);
+    return rc;
+}
+
 /* Enable or disable one JVMTI event for every thread; the JVMTI error. */
 static jvmtiError set_event(jvmtiEventMode mode, jvmtiEvent ev)
 {
@@ -305,10 +331,11 @@ static int lock_start(const js_args *a, char *note, size_t notelen, char *err, s
         return -1;
     }
     find_blocker_field();
+    if (!atomic_load(&V.orig_park) && bind_park_late() == 0) js_debug("lock: Unsafe.park bound to the agent's hook");
     atomic_store(&V.lock_on, 1);
     if (!atomic_load(&V.orig_park))
-        snprintf(note, notelen, "lock: LockSupport.park waits (java.util.concurrent locks) are traced only when "
-                 "the agent is loaded at start-up (-agentpath) with lock or a backend in its options; contended "
+        snprintf(note, notelen, "lock: LockSupport.park waits (java.util.concurrent locks) are not traced: loaded "
+                 "after start-up, the agent did not find libjvm's Unsafe_Park to bind Unsafe.park to; contended "
                  "synchronized blocks are traced");
     return 0;
 }
