@@ -114,7 +114,8 @@ class AttachDriver(Driver):
             cmd = [self.cli, verb, "--timeout", "60000"] + args + [self.pid]
         t0 = time.monotonic()
         try:
-            r = subprocess.run(cmd, capture_output=True, text=True, timeout=self.deadline_s)
+            r = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
+                               timeout=self.deadline_s)  # a stop of a pprof session without -f prints gzip
         except subprocess.TimeoutExpired:
             self.fail(f"attach: '{' '.join(cmd)}' did not return within {self.deadline_s} s")
             return "FAIL", ""
