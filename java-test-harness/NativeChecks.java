@@ -19,7 +19,8 @@ import java.util.Locale;
  *     the kernel's system-call entry ({@code do_syscall_64}); elsewhere the check is skipped with that reason.</li>
  * <li>{@code cpu-scope}: record-cpu, target-cpu and alluser on a JVM pinned to one CPU (see {@link #cpuScope}).</li>
  * <li>{@code jvm-threads}: NativeLoad gc in a 32 MiB heap with {@code cstack=fp,threads} and with
- *     {@code cstack=dwarf,threads}: GC threads appear, with C++ frames of the VM, not only error frames; with dwarf
+ *     {@code cstack=dwarf,threads}: GC threads appear, with C++ frames of the VM named without their parameter lists
+ *     (as async-profiler names them), not only error frames; with dwarf
  *     at least 90% of their samples reach the VM's thread start ({@code thread_native_entry}).</li>
  * <li>{@code hw-events}: {@code event=cycles} on a machine without a hardware PMU fails with one line naming the
  *     software events to use, and the JVM runs the workload to its end; {@code event=page-faults} on NativeLoad gc
@@ -156,6 +157,11 @@ final class NativeChecks {
             long x = Long.parseLong(row[1]);
             w[0] += x;
             if (row[0].contains("::")) w[1] += x; /* a C++ frame of the VM */
+            for (String f : row[0].split(";")) /* C++ names without parameter lists, as async-profiler writes them */
+                if (f.contains("::") && f.endsWith(")") && !f.endsWith("operator()")) {
+                    problems.add(name + ": a C++ frame with its parameter list (only sig keeps them): " + f);
+                    return w;
+                }
             if (row[0].contains(";thread_native_entry")) w[2] += x; /* the VM's thread start: the stack is whole */
         }
         return w;

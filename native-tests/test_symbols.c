@@ -215,6 +215,35 @@ static void test_replaced_library(void **state)
 }
 
 /* /proc/kallsyms lines: text symbols kept and sorted, the rest and malformed lines skipped. */
+/* C++ names lose their parameter list (the last balanced group, and what follows it), as async-profiler writes
+ * them; other names stay; and a function of this process is found by its symbol name. */
+static void test_cut_arguments_and_lookup(void **state)
+{
+    (void)state;
+    static const char *const cases[][2] = {
+        {"JavaCalls::call_helper(JavaValue*, methodHandle const&, JavaCallArguments*, JavaThread*)",
+         "JavaCalls::call_helper"},
+        {"Foo::bar(int) const", "Foo::bar"},
+        {"Foo::operator()(int)", "Foo::operator()"},
+        {"f(g(x), h(y))", "f"},
+        {"plain_c", "plain_c"},
+        {"a)", "a)"},
+        {"", ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char buf[128];
+        snprintf(buf, sizeof buf, "%s", cases[i][0]);
+        js_symbols_cut_arguments(buf);
+        assert_string_equal(buf, cases[i][1]);
+    }
+    const char *zp = zlib_path();
+    if (!zp) return;
+    void *h = dlopen(zp, RTLD_NOW | RTLD_LOCAL), *fn = dlsym(h, "zlibVersion"), *other = dlsym(h, "deflate");
+    assert_non_null(fn);
+    assert_int_equal(js_symbols_lookup((uintptr_t)other, "zlibVersion"), (uintptr_t)fn);
+    assert_int_equal(js_symbols_lookup((uintptr_t)other, "no_such_function_here"), 0);
+}
+
 static void test_kallsyms(void **state)
 {
     static const char text[] = "ffffffff81000000 T _stext\n"
@@ -242,6 +271,7 @@ int main(void)
         cmocka_unit_test(test_crafted_images),
         cmocka_unit_test(test_replaced_library),
         cmocka_unit_test(test_kallsyms),
+        cmocka_unit_test(test_cut_arguments_and_lookup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

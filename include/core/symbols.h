@@ -24,6 +24,10 @@ typedef struct {
  * object has no symbol there (a stripped library's internal function); outside every object, the JVM's name for the
  * code it generated there ("vtable stub", codenames.h), else "[unknown_native]". */
 void js_symbols_name(uintptr_t pc, char *buf, size_t len, js_symbol_info *info);
+/* A demangled C++ name without its parameter list, as async-profiler writes one unless signatures are asked for:
+ * the last balanced "(...)" goes with what follows it ("JavaCalls::call_helper(JavaValue*, ...)" ->
+ * "JavaCalls::call_helper", "Foo::bar(int) const" -> "Foo::bar"); a name without one is left as it is. */
+void js_symbols_cut_arguments(char *name);
 /* Address of the function symbol named name (exactly, as the ELF table has it) in the object holding pc, or 0. */
 uintptr_t js_symbols_lookup(uintptr_t pc, const char *name);
 /* Forget every object and symbol (tests, VM death). */

@@ -158,6 +158,7 @@ static int source_method(void *ctx, uint64_t key, js_jfr_method *out)
         uint64_t addr = (key & ADDR_BITS) | (key & KERNEL_BIT ? ~ADDR_BITS : 0);
         js_symbol_info info;
         js_symbols_name((uintptr_t)addr, J.native_name, sizeof J.native_name, &info);
+        if (!info.kernel) js_symbols_cut_arguments(J.native_name); /* C++ names as async-profiler writes them in JFR */
         if ((key & NOSYM_BIT) && info.lib[0]) /* the object's start may be its first symbol's address too */
             snprintf(J.native_name, sizeof J.native_name, "[%s]", info.lib);
         out->class_name = "";

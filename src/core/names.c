@@ -676,6 +676,7 @@ js_frame_type js_names_frame(const js_raw_frame *f, int i, int n, unsigned flags
     if (fr->kind == JS_RF_NATIVE_PC) { /* a return address is named by its call instruction */
         js_symbol_info info;
         js_symbols_name((uintptr_t)fr->method - (fr->bci ? 1 : 0), buf, len, &info);
+        if (!sig && !info.kernel && buf[0] != '[') js_symbols_cut_arguments(buf); /* C++: no parameter list */
         if ((flags & JS_NF_LIB) && info.lib[0] && buf[0] != '[') { /* "libjvm.so`JVM_DefineClass" */
             size_t k = strlen(info.lib), b = strlen(buf);
             if (k + 1 + b < len) memmove(buf + k + 1, buf, b + 1), memcpy(buf, info.lib, k), buf[k] = '`';

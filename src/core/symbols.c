@@ -304,6 +304,19 @@ void js_symbols_name(uintptr_t pc, char *buf, size_t len, js_symbol_info *info)
     free(dm);
 }
 
+void js_symbols_cut_arguments(char *name)
+{
+    char *p = strrchr(name, ')');
+    if (!p) return;
+    for (int depth = 1; --p > name;) {
+        if (*p == ')') depth++;
+        else if (*p == '(' && --depth == 0) {
+            *p = 0;
+            return;
+        }
+    }
+}
+
 uintptr_t js_symbols_lookup(uintptr_t pc, const char *name)
 {
     uintptr_t addr = 0;
