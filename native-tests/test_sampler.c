@@ -419,18 +419,25 @@ static void split_throttled(js_store *s, uint64_t *throttled, uint64_t *walked)
     *walked = sp.walked;
 }
 
+/* A new store, this thread's budget fresh, the stats reset, and the fake source armed at 1 ms on it. */
+static js_store *arm_for_budget(void)
+{
+    char err[256];
+    js_store *s = make_store();
+    unthrottle();
+    js_stats_reset();
+    assert_int_equal(js_sampler_arm(&fake_source, 1, &fake_walker, s, NULL, 64, 1000000, err, sizeof err), 0);
+    return s;
+}
+
 /* The handler budget counts the handlers' CPU time, not their time on the clock: walks that sleep 3 ms (a handler
  * preempted by other processes), one per 1 ms of the thread's CPU, are never throttled (on the clock they would
  * spend 12 times the credit the thread earns); walks that use 2 ms of CPU each at 1 ms are,
  * and their samples keep their weight on a "[throttled]" stack of their own (nothing moves to the walked stack). */
 static void test_budget_counts_own_cpu(void **state UNUSED)
 {
-    char err[256];
     js_stats_snapshot st;
-    js_store *s = make_store();
-    unthrottle();
-    js_stats_reset();
-    assert_int_equal(js_sampler_arm(&fake_source, 1, &fake_walker, s, NULL, 64, 1000000, err, sizeof err), 0);
+    js_store *s = arm_for_budget();
     atomic_store(&g_walk_sleep_us, 3000);
     for (int i = 0; i < 20; i++) {
         send(pthread_self(), 1, OURS);
@@ -461,12 +468,8 @@ static void test_budget_counts_own_cpu(void **state UNUSED)
  * than a fifth of the thread's CPU still are. */
 static void test_budget_absorbs_one_costly_handler(void **state UNUSED)
 {
-    char err[256];
     js_stats_snapshot st;
-    js_store *s = make_store();
-    unthrottle();
-    js_stats_reset();
-    assert_int_equal(js_sampler_arm(&fake_source, 1, &fake_walker, s, NULL, 64, 1000000, err, sizeof err), 0);
+    js_store *s = arm_for_budget();
     atomic_store(&g_walk_burn_us, 1500);
     send(pthread_self(), 1, OURS);
     atomic_store(&g_walk_burn_us, 0);
