@@ -1,7 +1,11 @@
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 
 /**
  * async-profiler's interfaces against the real agent:
@@ -13,6 +17,7 @@ import java.util.List;
  * {@code status}, {@code list PID}, {@code --fdtransfer --record-cpu} (the profile's stacks under [CPU-N]), and
  * refusals naming the flag: {@code --target-cpu} with itimer (by the agent, exit 5), {@code --reverse} (by the CLI,
  * exit 2).</li>
+ * <li>{@code asprof-proc}: {@code proc=1} beside a busy shell loop (see {@link #proc}).</li>
  * <li>{@code asprof-lock}: {@code -e lock} attached at run time traces ReentrantLock waits (see {@link #lockAttached}).</li>
  * <li>{@code asprof-live}: LiveBlocks with {@code alloc=1k,live,total}: the collapsed profile written at exit holds
  * keep()'s 10 MB within 20% and nothing of drop()'s; without live both are there (the control).</li>
@@ -194,5 +199,71 @@ final class AsprofChecks {
 
     static String head(String s) {
         return s.length() > 300 ? s.substring(0, 300) + "..." : s;
+    }
+    /**
+     * {@code asprof-proc}: NativeLoad zip 3 s with {@code proc=1,file=p.jfr} beside a busy shell loop and an idle
+     * {@code sleep}. Read by the JDK's own reader: the JVM itself and the loop are reported in at least 2 readings each
+     * (a reading every second, the first a baseline only), the JVM with its command line; each reading of the loop after
+     * its first gives as CPU fraction what its CPU seconds (cpuUser + cpuSystem) grew by over the time between the two
+     * readings, within 0.1, and at least 0.05 (the bar for being reported; its share of 2 busy CPUs varies with the
+     * machine's load); the idle process is never reported (under 5% of a CPU
+     * and of RAM).
+     */
+    void proc() {
+        String name = "asprof-proc";
+        if (!t.selected(name)) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        List<String> problems = new ArrayList<>(), details = new ArrayList<>();
+        Path jfr = t.runDir(name).resolve("p.jfr");
+        Process spin = null, idle = null;
+        IntegrationTest.Run r;
+        try {
+            spin = new ProcessBuilder("sh", "-c", "while :; do :; done").start();
+            idle = new ProcessBuilder("sleep", "60").start();
+            r = t.launch(name, List.of(), "start,proc=1,file=" + jfr, "NativeLoad", "zip", "3");
+        } catch (IOException e) {
+            problems.add("cannot start the neighbours: " + e);
+            t.report(name, problems, details, t0);
+            return;
+        } finally {
+            if (spin != null) spin.destroyForcibly();
+            if (idle != null) idle.destroyForcibly();
+        }
+        problems.addAll(r.crashSigns());
+        Map<Long, List<jdk.jfr.consumer.RecordedEvent>> byPid = new HashMap<>();
+        try {
+            for (jdk.jfr.consumer.RecordedEvent e : jdk.jfr.consumer.RecordingFile.readAllEvents(jfr)) {
+                if (e.getEventType().getName().equals("profiler.ProcessSample")) {
+                    byPid.computeIfAbsent((long) e.getInt("pid"), k -> new ArrayList<>()).add(e);
+                }
+            }
+        } catch (IOException e) {
+            problems.add("the JDK cannot read " + jfr + ": " + e);
+        }
+        List<jdk.jfr.consumer.RecordedEvent> jvm = byPid.getOrDefault(r.pid, List.of()),
+                loop = byPid.getOrDefault(spin.pid(), List.of());
+        details.add(String.format(Locale.ROOT, "%d processes reported; the JVM %d times, the loop %d, the idle sleep %d",
+                byPid.size(), jvm.size(), loop.size(), byPid.getOrDefault(idle.pid(), List.of()).size()));
+        if (jvm.size() < 2 || !jvm.get(0).getString("cmdLine").contains("NativeLoad")) {
+            problems.add("the JVM itself: " + jvm.size() + " readings" + (jvm.isEmpty() ? "" : ", command line '"
+                    + jvm.get(0).getString("cmdLine") + "'"));
+        }
+        if (loop.size() < 2) problems.add("the busy loop: " + loop.size() + " readings, expected at least 2");
+        if (byPid.containsKey(idle.pid())) problems.add("the idle sleep was reported");
+        for (int i = 1; i < loop.size(); i++) {
+            jdk.jfr.consumer.RecordedEvent a0 = loop.get(i - 1), a1 = loop.get(i);
+            double cpu = a1.getFloat("cpuUser") + a1.getFloat("cpuSystem") - a0.getFloat("cpuUser") - a0.getFloat("cpuSystem");
+            double dt = java.time.Duration.between(a0.getStartTime(), a1.getStartTime()).toNanos() / 1e9;
+            double said = a1.getFloat("cpuPercent");
+            details.add(String.format(Locale.ROOT, "loop reading %d: CPU fraction %.3f, its CPU seconds %.2f over %.3f s = %.3f",
+                    i, said, cpu, dt, cpu / dt));
+            if (Math.abs(said - cpu / dt) > 0.1 || said < 0.05) {
+                problems.add(String.format(Locale.ROOT, "loop reading %d: CPU fraction %.3f, but %.3f from its CPU seconds "
+                        + "(expected within 0.1, and at least 0.05)", i, said, cpu / dt));
+            }
+        }
+        t.report(name, problems, details, t0);
     }
 }

@@ -155,6 +155,7 @@ public final class IntegrationTest {
         safely("churn-ctimer", () -> churn("ctimer"));
         safely("bad-option-evnt", () -> badOption("bad-option-evnt", "start,evnt=cpu", "evnt"));
         safely("bad-option-interval", () -> badOption("bad-option-interval", "start,interval=abc", "abc"));
+        safely("bad-option-proc", () -> badOption("bad-option-proc", "start,proc=1", "Process sampling requires JFR"));
         safely("output-faults", this::unwritableOutput);
         FaultChecks faults = new FaultChecks(this);
         safely("output-dir-deleted", faults::dirDeleted);
@@ -197,6 +198,7 @@ public final class IntegrationTest {
         safely("asprof-api", asprof::api);
         safely("asprof-live", asprof::live);
         safely("asprof-lock", asprof::lockAttached);
+        safely("asprof-proc", asprof::proc);
         EventChecks events = new EventChecks(this);
         alone("wall-split", events::wallSplit);
         LoadChecks load = new LoadChecks(this);

@@ -2,7 +2,8 @@
  * (docs/FUZZING.md): a target's status, cmdline and maps and its JDK's release file (src/attach/attach_proc.c,
  * read by `jsampler list` and the attach verbs, for processes of any user), our own /proc/self/stat
  * (src/backend/plan.c), and thread names as /proc/self/task/N/comm gives them, kept in the name table
- * (src/core/thread_names.c: open addressing, deletion by backward shift, eviction of the oldest).
+ * (src/core/thread_names.c: open addressing, deletion by backward shift, eviction of the oldest), and the
+ * stat, status, io and cmdline files of any process that proc= reads (src/core/procsample.c).
  *
  * The input is a recipe: its first byte picks the parser, the rest is the text; for the name table it is a
  * list of operations (set a name, set a Java id, look up, label into a small buffer, fill the table past its
@@ -15,6 +16,7 @@
 
 #include "../src/attach/attach_parse_int.h"
 #include "../src/backend/backend_int.h"
+#include "core/procsample.h"
 #include "core/thread_names.h"
 
 /* 1 if s has a control character (tab included). */
@@ -118,11 +120,35 @@ static void names(fz_in *in)
 
 /* ---- the /proc and release parsers ------------------------------------------------------------------- */
 
+/* The parsers of proc= over the bytes of one file (6 stat, 7 status, 8 io, 9 cmdline), each given no NUL. */
+static void proc_files(uint8_t what, const uint8_t *p, size_t n)
+{
+    js_jfr_process *r = calloc(1, sizeof *r);
+    uint8_t *copy = malloc(n ? n : 1); /* exactly n bytes: a read past them is an overflow */
+    if (!r || !copy) abort();
+    memcpy(copy, p, n);
+    uint64_t ut, st, start, rss;
+    if (what == 6 && js_proc_parse_stat((const char *)copy, n, r, &ut, &st, &start, &rss) == 0) {
+        FZ_CHECK(r->pid > 0 && fz_fits(r->name, sizeof r->name), "pid %d name '%.20s'", r->pid, r->name);
+        FZ_CHECK(r->ppid >= 0, "ppid %d", r->ppid);
+    } else if (what == 7) {
+        js_proc_parse_status((const char *)copy, n, r);
+    } else if (what == 8) {
+        js_proc_parse_io((const char *)copy, n, r);
+    } else if (what == 9) {
+        js_proc_parse_cmdline((const char *)copy, n, r);
+        size_t len = strlen(r->cmdline);
+        FZ_CHECK(len < sizeof r->cmdline && (len == 0 || r->cmdline[len - 1] != ' '), "cmdline of %zu bytes", len);
+    }
+    free(copy);
+    free(r);
+}
+
 /* libFuzzer entry point. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fz_in in = {data, size};
-    uint8_t what = fz_u8(&in) % 6;
+    uint8_t what = fz_u8(&in) % 10;
     if (what == 5) {
         names(&in);
         return 0;
@@ -160,6 +186,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FZ_CHECK(ns >= -1, "cpu %lld", ns);
         break;
     }
+    default: /* proc=: any process's stat, status, io and cmdline (src/core/procsample.c), as raw bytes */
+        proc_files(what, in.p, in.n);
+        break;
     }
     free(text);
     return 0;

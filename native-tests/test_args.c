@@ -710,7 +710,7 @@ static void test_asprof_values(void **state UNUSED)
 static void test_asprof_unsupported(void **state UNUSED)
 {
     const char *cmds[] = {"tlab", "nativemem=1m", "nofree", "nativelock=10us", "trace=a.B.c", "nobatch",
-                          "proc=30", "sched", "signal=10", "begin=write",
+                          "sched", "signal=10", "begin=write",
                           "end=write", "ttsp", "nostop", "memlimit=10m", "jfrsync=default", "jfropts=mem",
                           "features=vtable", "mcache", "server=:8080", "width=1200", "minwidth=1",
                           "otlp", "metrics"};
@@ -720,6 +720,30 @@ static void test_asprof_unsupported(void **state UNUSED)
         expect_error(cmds[i], needle);
         assert_non_null(strstr(ERR, "not supported"));
     }
+}
+
+/* proc[=N]: seconds between readings of /proc (no value: 30 s, 0: off); all turns it on unless given. */
+static void test_proc(void **state UNUSED)
+{
+    parse_ok("start");
+    assert_int_equal(A.proc_ns, 0);
+    parse_ok("start,proc=1,file=p.jfr");
+    assert_int_equal(A.proc_ns, 1000000000LL);
+    parse_ok("start,proc,jfr");
+    assert_int_equal(A.proc_ns, JS_DEFAULT_PROC_NS);
+    parse_ok("start,proc=2s,file=p.collapsed,jfrfile=p.jfr");
+    assert_int_equal(A.proc_ns, 2000000000LL);
+    parse_ok("start,all"); /* proc where the output is JFR */
+    assert_int_equal(A.proc_ns, JS_DEFAULT_PROC_NS);
+    assert_false(A.proc_set);
+    parse_ok("start,all,proc=0");
+    assert_int_equal(A.proc_ns, 0);
+    parse_ok("start,proc=0");
+    expect_error("start,proc=1", "Process sampling requires JFR output format"); /* async-profiler's words */
+    expect_error("start,proc=1,file=p.html", "'proc'");
+    expect_error("proc=500ms", "'proc=500ms'");
+    expect_error("proc=2h", "'proc=2h'");
+    expect_error("proc=x", "'proc=x'");
 }
 
 /* record-cpu, target-cpu=N, alluser and fdtransfer, as async-profiler takes them; the first three need a perf_events
@@ -751,6 +775,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_cpu_scope),
+        cmocka_unit_test(test_proc),
         cmocka_unit_test(test_null_empty_and_commas),
         cmocka_unit_test(test_actions),
         cmocka_unit_test(test_events),

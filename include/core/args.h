@@ -64,6 +64,7 @@ typedef enum {
 } js_event;
 
 #define JS_DEFAULT_WALL_NS 50000000LL    /* wall: 50 ms */
+#define JS_DEFAULT_PROC_NS 30000000000LL /* proc: 30 s */
 #define JS_DEFAULT_ALLOC_BYTES (512u << 10) /* alloc: one sample per 512 KiB allocated (per thread, mean) */
 #define JS_DEFAULT_LOCK_NS 10000LL       /* lock: waits of 10 us and more */
 
@@ -135,6 +136,8 @@ typedef struct {
     uint64_t jfr_max_size;       /* cap on the JFR file (jfrmaxsize=), 0 = none */
     long long timeout_ns;        /* stop by itself after this long (timeout=), 0 = never */
     long long loop_ns;           /* continuous: a new output file every period (loop=), 0 = one output */
+    long long proc_ns;           /* proc[=N]: other processes read from /proc every N (JFR only), 0 = off */
+    int proc_set;                /* proc was given (all turns it on only for a JFR output) */
     char log[JS_PATH_MAX];
     js_loglevel loglevel;
     int loglevel_set;

@@ -148,6 +148,24 @@ typedef struct {
 /* Append one event of a type above (trace handling, thread and trace ranges, max_size and errors as for
  * js_jfr_execution_sample). */
 int js_jfr_write_event(js_jfr_writer *w, const js_jfr_event *e, char *err, size_t errlen);
+/* One process as /proc shows it (async-profiler's profiler.ProcessSample, field for field). */
+typedef struct {
+    int32_t pid, ppid;
+    char name[17];          /* comm */
+    char cmdline[2048];     /* arguments joined by spaces, cut */
+    uint32_t uid;
+    uint8_t state;          /* 'R', 'S', 'D', ... */
+    uint64_t start_ms;      /* process start, ms since the epoch */
+    float cpu_user, cpu_system; /* CPU seconds since the process started */
+    float cpu_fraction;     /* CPU seconds per second over the last period (1.0 = one CPU) */
+    uint32_t threads;
+    uint64_t vm_size, vm_rss, rss_anon, rss_files, rss_shmem; /* bytes */
+    uint64_t minor_faults, major_faults;
+    uint64_t io_read, io_write; /* bytes read from and written to storage */
+} js_jfr_process;
+
+/* Append one profiler.ProcessSample at ticks (no thread, no stack; max_size and errors as above). */
+int js_jfr_process_sample(js_jfr_writer *w, uint64_t ticks, const js_jfr_process *p, char *err, size_t errlen);
 /* Finish the current chunk and start a new one if chunk_size or chunk_time is reached (only when
  * the chunk holds an event, and never once max_size was reached). */
 int js_jfr_maybe_rotate(js_jfr_writer *w, uint64_t now_ticks, char *err, size_t errlen);

@@ -96,7 +96,6 @@ static const struct {
     {"trace", "Java method tracing is not offered"},
     {"nobatch", "wall samples are one event each already (jdk.ExecutionSample alone, profiler.WallClockSample beside "
                 "another event)"},
-    {"proc", "sampling other processes (profiler.ProcessSample) is not offered"},
     {"sched", "scheduling-policy root frames are not offered"},
     {"signal", "the signals are chosen at start (SIGPROF for cpu, a free real-time signal for wall) and logged"},
     {"begin", "profiling windows opened and closed by native functions are not offered"},
@@ -219,10 +218,11 @@ static int finish(js_args *a, char *err, size_t errlen)
 {
     const char *v = a->interval_raw;
     if (a->live && !a->alloc_bytes) a->alloc_bytes = JS_DEFAULT_ALLOC_BYTES; /* live is about allocations */
-    if (a->all_flag) { /* all: cpu, wall, alloc and lock, each at its default unless given */
+    if (a->all_flag) { /* all: cpu, wall, alloc, lock (and proc with a JFR output), each at its default unless given */
         if (!a->wall_set) a->wall_ns = JS_DEFAULT_WALL_NS;
         if (!a->alloc_set) a->alloc_bytes = JS_DEFAULT_ALLOC_BYTES;
         if (!a->lock_set && a->lock_ns < 0) a->lock_ns = JS_DEFAULT_LOCK_NS;
+        if (!a->proc_set) a->proc_ns = JS_DEFAULT_PROC_NS; /* where the output is JFR (session_io.c) */
     }
     /* As async-profiler: without event=, cpu is sampled only when no other event is asked for (alloc=, lock= or
      * wall= alone record that alone), or with all. */
@@ -232,6 +232,11 @@ static int finish(js_args *a, char *err, size_t errlen)
         snprintf(err, errlen, "option '%s': needs a perf_events event (cpu, cpu-clock, page-faults, a tracepoint, ...); "
                  "event=%s samples by %s", a->record_cpu ? "record-cpu" : a->target_cpu >= 0 ? "target-cpu" : "alluser",
                  js_event_name(a->event), a->event == JS_EV_NONE ? "no signal" : "timers, which know no CPU or mode");
+        return -1;
+    }
+    if (a->proc_set && a->proc_ns && (a->action == JS_ACTION_START || a->action == JS_ACTION_RESUME) && js_args_output_format(a, a->file) != JS_OUT_JFR &&
+        !a->jfrfile[0]) { /* async-profiler's words, which its tools look for */
+        snprintf(err, errlen, "option 'proc': Process sampling requires JFR output format (file=NAME.jfr, jfr or jfrfile=)");
         return -1;
     }
     if (!strcmp(v, "0")) v = ""; /* interval=0: the event's default */
@@ -364,6 +369,11 @@ static int parse_keyval(js_args *a, const char *key, const char *v, char *err, s
     } else if (strcmp(key, "flat") == 0 || strcmp(key, "traces") == 0) {
         if (set_format(a, key[0] == 'f' ? JS_OUT_FLAT : JS_OUT_TRACES, key, err, errlen)) return -1;
         if (v && strcmp(v, "0") && parse_int(v, 1, 100000, &a->flat_top)) why = "expected a number of rows 1..100000";
+    } else if (strcmp(key, "proc") == 0) { /* seconds between readings; no value: 30 s; 0: off */
+        a->proc_ns = !v ? JS_DEFAULT_PROC_NS : strcmp(v, "0") ? parse_seconds(v) : 0;
+        if (a->proc_ns < 0 || (a->proc_ns && a->proc_ns < 1000000000LL) || a->proc_ns > JS_HOUR_NS)
+            why = "expected a period of at least 1s and at most 1h, like 1 or 30s (0: off)";
+        a->proc_set = 1;
     } else if (!v) {
         snprintf(err, errlen, "unknown option '%s'", key);
         return -1;

@@ -13,6 +13,7 @@
 #include "util/log.h"
 #include "core/classes.h"
 #include "core/names.h"
+#include "core/procsample.h"
 #include "core/symbols.h"
 #include "core/thread_names.h"
 #include "sample/threads.h"
@@ -69,6 +70,8 @@ static struct {
     char native_name[1024];  /* scratch for native frames */
     int exec_on;             /* the session samples an execution event: wall goes to profiler.WallClockSample */
     long long wall_ns;
+    uint64_t proc_ns, proc_next; /* proc=: readings every proc_ns, the next at proc_next (writer thread) */
+    js_procsampler *procs;
     js_jfr_setting settings[MAX_SETTINGS];
     char values[MAX_SETTINGS][64];
 } J = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -305,6 +308,27 @@ static void pump(void)
     pthread_mutex_unlock(&J.lock);
 }
 
+/* One process of a proc= round into the recording. */
+static void write_process(void *ctx, const js_jfr_process *p)
+{
+    (void)ctx;
+    char err[512];
+    pthread_mutex_lock(&J.lock);
+    if (J.w && !J.failed && js_jfr_process_sample(J.w, mono_ns(), p, err, sizeof err) != 0) fail(err);
+    pthread_mutex_unlock(&J.lock);
+}
+
+/* proc=: a round of /proc when due. Readings fall in the middle of each period (the first, a baseline, half a
+ * period after the start), so a recording of k whole periods holds k readings whatever the stop's delay. */
+static void sample_processes(void)
+{
+    uint64_t now = mono_ns();
+    if (!J.procs || now < J.proc_next) return;
+    js_procsampler_round(J.procs, now, write_process, NULL);
+    J.proc_next += J.proc_ns;
+    if (J.proc_next <= mono_ns()) J.proc_next = mono_ns() + J.proc_ns; /* a round longer than a period */
+}
+
 /* Writer thread: attached to the VM (names come through JVMTI), pumps until told to stop. */
 static void *writer_main(void *arg)
 {
@@ -316,6 +340,7 @@ static void *writer_main(void *arg)
         struct timespec ts = {0, DRAIN_MS * 1000000L};
         nanosleep(&ts, NULL);
         pump();
+        sample_processes();
     }
     if (attached) (*J.vm)->DetachCurrentThread(J.vm);
     return NULL;
@@ -341,6 +366,7 @@ static int fill_settings(const js_args *a)
     SET("chunksize", "%llu", (unsigned long long)a->chunk_size);
     SET("chunktime", "%lld", a->chunk_time_ns);
     SET("jfrmaxsize", "%llu", (unsigned long long)a->jfr_max_size);
+    if (a->proc_ns) SET("proc", "%lld", a->proc_ns / 1000000000LL);
 #undef SET
     return n;
 }
@@ -384,6 +410,12 @@ int js_jfr_stream_start(JavaVM *vm, const char *path, const js_args *a, const js
     snprintf(J.path, sizeof J.path, "%s", path);
     J.w = open_file(path, a, err, errlen);
     if (!J.w) return -1;
+    J.proc_ns = (uint64_t)a->proc_ns;
+    J.proc_next = mono_ns() + J.proc_ns / 2;
+    js_procsampler_free(J.procs);
+    J.procs = NULL;
+    if (J.proc_ns && !(J.procs = js_procsampler_create()))
+        js_warn("proc: no memory for the process table; no profiler.ProcessSample events");
     atomic_store(&J.stop, 0);
     J.thread_started = pthread_create(&J.thread, NULL, writer_main, NULL) == 0;
     if (!J.thread_started) js_warn("JFR writer thread not started; events are written at stop");
@@ -488,6 +520,8 @@ int js_jfr_stream_stop(int abandon_ring, char *msg, size_t msglen)
     atomic_store(&J.stop, 1);
     if (J.thread_started) pthread_join(J.thread, NULL);
     J.thread_started = 0;
+    js_procsampler_free(J.procs);
+    J.procs = NULL;
     pthread_mutex_lock(&J.lock);
     /* Everything buffered is written (after a failure this only empties the ring); a stripe a stalled handler holds
      * is left to it, and so is the whole ring then: it is never drained or reused again. */

@@ -8,7 +8,7 @@
 
 #define F_CP 1    /* field value is a constant-pool key */
 #define F_ARRAY 2 /* field is an array (dimension 1) */
-#define MAX_FIELDS 8
+#define MAX_FIELDS 21 /* profiler.ProcessSample's */
 #define EVENT "jdk.jfr.Event"
 #define ANNOTATION "java.lang.annotation.Annotation"
 
@@ -39,6 +39,8 @@ static const meta_class classes[] = {
     {"int", JS_JFR_T_INT, NULL, 0, NULL, {{0}}},
     {"long", JS_JFR_T_LONG, NULL, 0, NULL, {{0}}},
     {"java.lang.String", JS_JFR_T_STRING, NULL, 0, NULL, {{0}}},
+    {"float", JS_JFR_T_FLOAT, NULL, 0, NULL, {{0}}},
+    {"byte", JS_JFR_T_BYTE, NULL, 0, NULL, {{0}}},
     {"jdk.jfr.Label", JS_JFR_T_LABEL, ANNOTATION, 0, NULL, VALUE_FIELD},
     {"jdk.jfr.Timestamp", JS_JFR_T_TIMESTAMP, ANNOTATION, 0, "Timestamp", VALUE_FIELD},
     {"jdk.jfr.Timespan", JS_JFR_T_TIMESPAN, ANNOTATION, 0, "Timespan", VALUE_FIELD},
@@ -110,6 +112,28 @@ static const meta_class classes[] = {
       {"state", JS_JFR_T_THREAD_STATE, F_CP, "Thread State", 0, NULL},
       {"samples", JS_JFR_T_INT, 0, "Samples", 0, NULL},
       {"timeSpan", JS_JFR_T_LONG, 0, "Time Span", JS_JFR_T_TIMESPAN, "NANOSECONDS"}}},
+    {"profiler.ProcessSample", JS_JFR_T_PROCESS_SAMPLE, EVENT, 0, "Process Stats Sample", /* async-profiler's */
+     {START_TIME,
+      {"pid", JS_JFR_T_INT, 0, "Process ID", 0, NULL},
+      {"ppid", JS_JFR_T_INT, 0, "Parent Process ID", 0, NULL},
+      {"name", JS_JFR_T_STRING, 0, "Process Name", 0, NULL},
+      {"cmdLine", JS_JFR_T_STRING, 0, "Command Line", 0, NULL},
+      {"uid", JS_JFR_T_INT, 0, "User ID", 0, NULL},
+      {"state", JS_JFR_T_BYTE, 0, "Process State", 0, NULL},
+      {"processStartTime", JS_JFR_T_LONG, 0, "Process Start Time", JS_JFR_T_TIMESTAMP, "MILLISECONDS_SINCE_EPOCH"},
+      {"cpuUser", JS_JFR_T_FLOAT, 0, "User CPU Time", 0, NULL},
+      {"cpuSystem", JS_JFR_T_FLOAT, 0, "System CPU Time", 0, NULL},
+      {"cpuPercent", JS_JFR_T_FLOAT, 0, "CPU Percentage", 0, NULL},
+      {"threads", JS_JFR_T_INT, 0, "Thread Count", 0, NULL},
+      {"vmSize", JS_JFR_T_LONG, 0, "Virtual Memory Size", JS_JFR_T_DATA_AMOUNT, "BYTES"},
+      {"vmRss", JS_JFR_T_LONG, 0, "Resident Memory Size", JS_JFR_T_DATA_AMOUNT, "BYTES"},
+      {"rssAnon", JS_JFR_T_LONG, 0, "Resident anonymous memory", JS_JFR_T_DATA_AMOUNT, "BYTES"},
+      {"rssFiles", JS_JFR_T_LONG, 0, "Resident file mappings", JS_JFR_T_DATA_AMOUNT, "BYTES"},
+      {"rssShmem", JS_JFR_T_LONG, 0, "Resident shared Memory", JS_JFR_T_DATA_AMOUNT, "BYTES"},
+      {"minorFaults", JS_JFR_T_LONG, 0, "Minor Page Faults", 0, NULL},
+      {"majorFaults", JS_JFR_T_LONG, 0, "Major Page Faults", 0, NULL},
+      {"ioRead", JS_JFR_T_LONG, 0, "I/O Read Bytes", JS_JFR_T_DATA_AMOUNT, "BYTES"},
+      {"ioWrite", JS_JFR_T_LONG, 0, "I/O Write Bytes", JS_JFR_T_DATA_AMOUNT, "BYTES"}}},
     {"jdk.ActiveRecording", JS_JFR_T_ACTIVE_RECORDING, EVENT, 0, "Flight Recording",
      {START_TIME,
       {"id", JS_JFR_T_LONG, 0, "Id", 0, NULL},
@@ -127,8 +151,8 @@ static const meta_class classes[] = {
 };
 
 #define NCLASSES (sizeof classes / sizeof classes[0])
-#define MAX_STRINGS 256
-#define ARENA 8192
+#define MAX_STRINGS 512
+#define ARENA 16384
 
 /* Metadata under construction: the interned string table and the encoded element tree. */
 typedef struct {

@@ -1,13 +1,15 @@
 /* jfr_write_event.c - the events besides jdk.ExecutionSample: allocations, monitor and park waits, wall
- * samples beside cpu ones (jfr_write.h). Each is one record with a one-byte size, its stack trace resolved the
+ * samples beside cpu ones, processes (jfr_write.h). Each is one record with a one-byte size, its stack trace resolved the
  * first time the chunk sees its key, exactly as js_jfr_execution_sample does. */
 #include "jfr/jfr_write.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "jfr_write_int.h"
 
 #define EVENT_MAX 128 /* the largest record below: type, 3 longs, 4 keys, 2 longs, address */
+#define PROC_EVENT_MAX 2400 /* a process sample: two strings (16 and 2047 bytes) and 19 numbers */
 
 /* Append a JFR long (two's complement as a varint) to ev at n. */
 static size_t put_long(uint8_t *ev, size_t n, int64_t v)
@@ -82,6 +84,63 @@ int js_jfr_write_event(js_jfr_writer *w, const js_jfr_event *e, char *err, size_
     js_jfrw_ref(w, &w->threads, e->thread);
     if (state != JS_JFRW_NO_STATE) js_jfrw_ref(w, &w->states, state + 1);
     if (cls) js_jfrw_ref(w, &w->classes, cls);
+    js_jfrw_put(w, ev, n);
+    w->st.events++;
+    w->chunk_events++;
+    return w->err_no ? js_jfrw_fail(w, err, errlen) : 0;
+}
+
+/* Append a JFR float (IEEE 754, big-endian) to ev at n. */
+static size_t put_float(uint8_t *ev, size_t n, float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    for (int i = 3; i >= 0; i--) ev[n++] = (uint8_t)(u >> (8 * i));
+    return n;
+}
+
+/* Append a string (encoding 3, cut at a character boundary to cap bytes) to ev at n. */
+static size_t put_string(uint8_t *ev, size_t n, const char *s, size_t cap)
+{
+    size_t len = js_jfr_utf8_cut(s, strnlen(s, cap), cap);
+    ev[n++] = 3;
+    n += js_jfr_varint(ev + n, len);
+    memcpy(ev + n, s, len);
+    return n + len;
+}
+
+int js_jfr_process_sample(js_jfr_writer *w, uint64_t ticks, const js_jfr_process *p, char *err, size_t errlen)
+{
+    if (w->err_no) return js_jfrw_fail(w, err, errlen);
+    if (w->capped) {
+        w->st.dropped_by_cap++;
+        return 0;
+    }
+    uint8_t ev[PROC_EVENT_MAX];
+    size_t n = 0;
+    n += js_jfr_varint(ev + n, JS_JFR_T_PROCESS_SAMPLE);
+    n += js_jfr_varint(ev + n, js_jfrw_tick(w, ticks));
+    n += js_jfr_varint(ev + n, (uint32_t)p->pid);
+    n += js_jfr_varint(ev + n, (uint32_t)p->ppid);
+    n = put_string(ev, n, p->name, sizeof p->name - 1);
+    n = put_string(ev, n, p->cmdline, sizeof p->cmdline - 1);
+    n += js_jfr_varint(ev + n, p->uid);
+    ev[n++] = p->state;
+    n += js_jfr_varint(ev + n, p->start_ms);
+    n = put_float(ev, n, p->cpu_user);
+    n = put_float(ev, n, p->cpu_system);
+    n = put_float(ev, n, p->cpu_fraction);
+    n += js_jfr_varint(ev + n, p->threads);
+    const uint64_t longs[] = {p->vm_size, p->vm_rss, p->rss_anon, p->rss_files, p->rss_shmem,
+                              p->minor_faults, p->major_faults, p->io_read, p->io_write};
+    for (size_t i = 0; i < sizeof longs / sizeof longs[0]; i++) n += js_jfr_varint(ev + n, longs[i]);
+    if (w->o.max_size && js_jfrw_pos(w) + n + 2 + w->reserve > w->o.max_size) {
+        w->capped = 1;
+        w->st.dropped_by_cap++;
+        return 0;
+    }
+    uint8_t size[2] = {(uint8_t)(((n + 2) & 0x7f) | 0x80), (uint8_t)((n + 2) >> 7)}; /* a 2-byte varint size */
+    js_jfrw_put(w, size, 2);
     js_jfrw_put(w, ev, n);
     w->st.events++;
     w->chunk_events++;
