@@ -18,6 +18,8 @@ import java.util.Map;
  * refusals naming the flag: {@code --target-cpu} with itimer (by the agent, exit 5), {@code --reverse} (by the CLI,
  * exit 2).</li>
  * <li>{@code asprof-proc}: {@code proc=1} beside a busy shell loop (see {@link #proc}).</li>
+ * <li>{@code asprof-jfrsync}: a JDK Flight Recording joined with ours, at exit and by an attached collect (see
+ * {@link #jfrsync}).</li>
  * <li>{@code asprof-lock}: {@code -e lock} attached at run time traces ReentrantLock waits (see {@link #lockAttached}).</li>
  * <li>{@code asprof-live}: LiveBlocks with {@code alloc=1k,live,total}: the collapsed profile written at exit holds
  * keep()'s 10 MB within 20% and nothing of drop()'s; without live both are there (the control).</li>
@@ -265,5 +267,75 @@ final class AsprofChecks {
             }
         }
         t.report(name, problems, details, t0);
+    }
+    /**
+     * {@code asprof-jfrsync}: CpuSplit with {@code jfrsync} and {@code event=cpu,interval=1ms} into one file, once
+     * started by -agentpath and written at exit (the JDK's shutdown hook has stopped its recording by then), once by
+     * an attached {@code -d 2 --jfrsync default -f FILE} (stopped by us). Read by the JDK's RecordingFile: the JDK's
+     * own events are there (jdk.OSInformation, jdk.JVMInformation), jsampler's execution samples are (at least 300,
+     * at least 70% of them in CpuSplit's burn methods: the rest
+     * are the JIT compilers' and GC's, 12-15% here), and the JDK's own execution samples are not (switched off in
+     * its recording); {@code jfr print --events jdk.ExecutionSample} finds exactly as many (it caches event types by
+     * id across the file's chunks); nothing made beside the file is left.
+     */
+    void jfrsync() {
+        String name = "asprof-jfrsync";
+        if (!t.selected(name)) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        List<String> problems = new ArrayList<>(), details = new ArrayList<>();
+        Path atExit = t.runDir(name + "-exit").resolve("p.jfr");
+        IntegrationTest.Run r = t.launch(name + "-exit", List.of(), "start,event=cpu,interval=1ms,jfrsync,file=" + atExit,
+                "CpuSplit", "3", "2");
+        problems.addAll(r.crashSigns());
+        if (r.exitCode != 0) problems.add("at exit: exit " + r.exitCode + " in " + r.dir);
+        joined("at exit", atExit, problems, details);
+        try (AttachChecks.Target g = a.new Target(name, List.of(), List.of(), "30", "2")) {
+            g.awaitUp();
+            Path attached = Files.createDirectories(t.runDir(name + "-attach")).resolve("p.jfr");
+            AttachChecks.Out c = a.jsampler("-d", "2", "-e", "cpu", "-i", "1ms", "--jfrsync", "default", "-f",
+                    attached.toString(), Long.toString(g.pid));
+            AttachChecks.expect("attached collect", c, 0, "jfrsync: wrote", problems, details);
+            joined("attached", attached, problems, details);
+        } catch (Exception ex) {
+            problems.add("harness: " + ex);
+        }
+        t.report(name, problems, details, t0);
+    }
+
+    /** The checks of {@link #jfrsync} on one joined file. */
+    private void joined(String what, Path jfr, List<String> problems, List<String> details) {
+        long os = 0, jvm = 0, samples = 0, burn = 0;
+        try {
+            for (jdk.jfr.consumer.RecordedEvent e : jdk.jfr.consumer.RecordingFile.readAllEvents(jfr)) {
+                String type = e.getEventType().getName();
+                if (type.equals("jdk.OSInformation")) os++;
+                if (type.equals("jdk.JVMInformation")) jvm++;
+                if (!type.equals("jdk.ExecutionSample")) continue;
+                samples++;
+                if (e.getStackTrace() != null && e.getStackTrace().getFrames().stream()
+                        .anyMatch(f -> f.getMethod().getName().startsWith("burn"))) burn++;
+            }
+            Process p = new ProcessBuilder(t.java.getParent().resolve("jfr").toString(), "print", "--events",
+                    "jdk.ExecutionSample", jfr.toString()).redirectErrorStream(true).start();
+            long printed = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8)
+                    .lines().filter(l -> l.startsWith("jdk.ExecutionSample {")).count();
+            p.waitFor();
+            details.add(String.format(Locale.ROOT, "%s: jdk.OSInformation %d, jdk.JVMInformation %d, execution samples %d "
+                    + "(%d in burn methods), jfr print --events finds %d", what, os, jvm, samples, burn, printed));
+            if (os == 0 || jvm == 0) problems.add(what + ": the JDK's own events are missing");
+            if (samples < 300 || burn < 0.7 * samples) {
+                problems.add(what + ": " + samples + " execution samples, " + burn + " in the burn methods");
+            }
+            if (printed != samples) problems.add(what + ": jfr print --events finds " + printed + " of " + samples);
+            try (java.util.stream.Stream<Path> left = Files.list(jfr.getParent())) {
+                List<String> extra = left.map(x -> x.getFileName().toString())
+                        .filter(n -> n.startsWith("p.jfr.")).collect(java.util.stream.Collectors.toList());
+                if (!extra.isEmpty()) problems.add(what + ": left beside the file: " + extra);
+            }
+        } catch (IOException | InterruptedException e) {
+            problems.add(what + ": cannot read " + jfr + ": " + e);
+        }
     }
 }

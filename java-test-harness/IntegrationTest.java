@@ -199,6 +199,7 @@ public final class IntegrationTest {
         safely("asprof-live", asprof::live);
         safely("asprof-lock", asprof::lockAttached);
         safely("asprof-proc", asprof::proc);
+        safely("asprof-jfrsync", asprof::jfrsync);
         EventChecks events = new EventChecks(this);
         alone("wall-split", events::wallSplit);
         LoadChecks load = new LoadChecks(this);

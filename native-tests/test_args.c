@@ -711,7 +711,7 @@ static void test_asprof_unsupported(void **state UNUSED)
 {
     const char *cmds[] = {"tlab", "nativemem=1m", "nofree", "nativelock=10us", "trace=a.B.c", "nobatch",
                           "sched", "signal=10", "begin=write",
-                          "end=write", "ttsp", "nostop", "memlimit=10m", "jfrsync=default", "jfropts=mem",
+                          "end=write", "ttsp", "nostop", "memlimit=10m",
                           "features=vtable", "mcache", "server=:8080", "width=1200", "minwidth=1",
                           "otlp", "metrics"};
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
@@ -746,6 +746,24 @@ static void test_proc(void **state UNUSED)
     expect_error("proc=x", "'proc=x'");
 }
 
+/* jfrsync[=CONFIG] (default: "default") needs a JFR output and one file; jfropts takes async-profiler's bits. */
+static void test_jfrsync(void **state UNUSED)
+{
+    parse_ok("start,jfrsync,file=a.jfr");
+    assert_string_equal(A.jfrsync, "default");
+    parse_ok("start,jfrsync=profile,jfr,jfropts=4");
+    assert_string_equal(A.jfrsync, "profile");
+    assert_int_equal(A.jfropts, 4);
+    parse_ok("start,jfrsync=/etc/my.jfc,file=a.collapsed,jfrfile=a.jfr");
+    assert_string_equal(A.jfrsync, "/etc/my.jfc");
+    expect_error("start,jfrsync", "needs a JFR output");
+    expect_error("start,jfrsync,file=a.jfr,loop=10s", "loop=");
+    expect_error("start,jfrsync=+jdk.CPULoad,file=a.jfr", "'jfrsync=+jdk.CPULoad'");
+    expect_error("jfropts=32", "'jfropts=32'");
+    expect_error("jfropts=mem", "'jfropts=mem'"); /* kept in memory: ours is streamed */
+    assert_non_null(strstr(ERR, "not supported"));
+}
+
 /* record-cpu, target-cpu=N, alluser and fdtransfer, as async-profiler takes them; the first three need a perf_events
  * event (timers know no CPU and no mode), and say which option and event did not fit. */
 static void test_cpu_scope(void **state UNUSED)
@@ -776,6 +794,7 @@ int main(void)
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_cpu_scope),
         cmocka_unit_test(test_proc),
+        cmocka_unit_test(test_jfrsync),
         cmocka_unit_test(test_null_empty_and_commas),
         cmocka_unit_test(test_actions),
         cmocka_unit_test(test_events),

@@ -138,6 +138,8 @@ typedef struct {
     long long loop_ns;           /* continuous: a new output file every period (loop=), 0 = one output */
     long long proc_ns;           /* proc[=N]: other processes read from /proc every N (JFR only), 0 = off */
     int proc_set;                /* proc was given (all turns it on only for a JFR output) */
+    char jfrsync[256];           /* jfrsync[=CONFIG]: a JDK Flight Recording of that configuration joins the JFR output */
+    int jfropts;                 /* jfropts=N: async-profiler's bits for events its chunk leaves out (ours writes none) */
     char log[JS_PATH_MAX];
     js_loglevel loglevel;
     int loglevel_set;

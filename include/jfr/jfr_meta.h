@@ -65,7 +65,7 @@ void js_jfr_bytes_var(js_jfr_bytes *b, uint64_t v);
 void js_jfr_bytes_str(js_jfr_bytes *b, const char *s);
 void js_jfr_bytes_free(js_jfr_bytes *b);
 /* Fill out (empty on entry) with metadataId, string table and root element. 0, or -1 out of memory. */
-int js_jfr_build_metadata(js_jfr_bytes *out);
+int js_jfr_build_metadata(js_jfr_bytes *out, uint32_t type_base);
 /* Fill h[0..68) with a chunk header: magic, version 2.1, the given size, checkpoint offset,
  * metadata offset 68, start (wall ns), duration, start ticks, 1e9 ticks/s; state byte 0 (finished);
  * flags 1 (compressed integers) | 2 if final. */

@@ -86,6 +86,8 @@ typedef struct {
     const char *name, *value;
 } js_jfr_setting;
 
+#define JS_JFR_TYPE_BASE_MAX 16000
+
 typedef struct {
     uint64_t chunk_size;    /* start a new chunk past this many bytes (written, plus the stack traces
                              * waiting in memory); 0 = 64 MiB */
@@ -97,6 +99,10 @@ typedef struct {
     int max_depth;          /* frames asked of source->trace; 0 = 2048 */
     uint32_t trace_buffer;  /* bytes of encoded stack traces held before they are written in a checkpoint
                              * of their own within the chunk; 0 = 1 MiB */
+    uint32_t type_base;     /* added to every type id of the file (0: ours as jfr_meta.h lists them; at most
+                             * JS_JFR_TYPE_BASE_MAX, so that every id takes at most 2 varint bytes). A chunk that joins
+                             * a JDK recording (jfrsync) takes ids above the JDK's: its tools (jfr print --events, jfr
+                             * summary) cache what they know of a type by id, file-wide */
     const char *recording_name;              /* jdk.ActiveRecording name */
     const js_jfr_setting *settings; int nsettings; /* written as jdk.ActiveSetting in every chunk */
 } js_jfr_options;

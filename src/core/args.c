@@ -103,8 +103,6 @@ static const struct {
     {"ttsp", "time-to-safepoint windows are not offered"},
     {"nostop", "profiling windows opened and closed by native functions are not offered"},
     {"memlimit", "the call-trace stores have a fixed size and are rotated when half full (see README, Memory)"},
-    {"jfrsync", "JDK Flight Recorder recordings are not merged; run -XX:StartFlightRecording beside jsampler"},
-    {"jfropts", "a JFR recording is always streamed to its file, chunk by chunk"},
     {"features", "stack-walk features (vtable, comptask, pcaddr, mixed, stats) are not offered; the default walker "
                  "recovers the walks AsyncGetCallTrace gives up on (walker=)"},
     {"mcache", "method names are cached for the life of the process"},
@@ -237,6 +235,14 @@ static int finish(js_args *a, char *err, size_t errlen)
     if (a->proc_set && a->proc_ns && (a->action == JS_ACTION_START || a->action == JS_ACTION_RESUME) && js_args_output_format(a, a->file) != JS_OUT_JFR &&
         !a->jfrfile[0]) { /* async-profiler's words, which its tools look for */
         snprintf(err, errlen, "option 'proc': Process sampling requires JFR output format (file=NAME.jfr, jfr or jfrfile=)");
+        return -1;
+    }
+    if (a->jfrsync[0] && js_args_output_format(a, a->file) != JS_OUT_JFR && !a->jfrfile[0]) {
+        snprintf(err, errlen, "option 'jfrsync': needs a JFR output (file=NAME.jfr, jfr or jfrfile=)");
+        return -1;
+    }
+    if (a->jfrsync[0] && a->loop_ns) {
+        snprintf(err, errlen, "option 'jfrsync': not offered with loop= (one JDK recording joins one file)");
         return -1;
     }
     if (!strcmp(v, "0")) v = ""; /* interval=0: the event's default */
@@ -374,6 +380,9 @@ static int parse_keyval(js_args *a, const char *key, const char *v, char *err, s
         if (a->proc_ns < 0 || (a->proc_ns && a->proc_ns < 1000000000LL) || a->proc_ns > JS_HOUR_NS)
             why = "expected a period of at least 1s and at most 1h, like 1 or 30s (0: off)";
         a->proc_set = 1;
+    } else if (strcmp(key, "jfrsync") == 0) { /* a configuration name or a .jfc path; no value: default */
+        if (copy_value(a->jfrsync, sizeof a->jfrsync, v ? v : "default") || strchr(a->jfrsync, '+'))
+            why = "expected a JFR configuration name (default, profile) or a .jfc file, under 256 bytes";
     } else if (!v) {
         snprintf(err, errlen, "unknown option '%s'", key);
         return -1;
@@ -381,6 +390,9 @@ static int parse_keyval(js_args *a, const char *key, const char *v, char *err, s
         return parse_event(a, v, err, errlen);
     } else if (strcmp(key, "interval") == 0) {
         if (copy_value(a->interval_raw, sizeof a->interval_raw, v)) why = "expected a duration, size or count";
+    } else if (strcmp(key, "jfropts") == 0) { /* 1 system info, 2 properties, 4 libraries, 8 CPU load, 16 heap */
+        if (strcmp(v, "mem") == 0) why = "not supported: the recording is streamed to its file, chunk by chunk";
+        else if (parse_int(v, 0, 31, &a->jfropts)) why = "expected async-profiler's bits 0..31";
     } else if (strcmp(key, "target-cpu") == 0) {
         if (parse_int(v, 0, 4095, &a->target_cpu)) why = "expected a CPU number 0..4095";
     } else if (strcmp(key, "jstackdepth") == 0) { /* N, or N/M: a stack deeper than N keeps its top M frames */

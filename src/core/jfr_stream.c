@@ -367,6 +367,8 @@ static int fill_settings(const js_args *a)
     SET("chunktime", "%lld", a->chunk_time_ns);
     SET("jfrmaxsize", "%llu", (unsigned long long)a->jfr_max_size);
     if (a->proc_ns) SET("proc", "%lld", a->proc_ns / 1000000000LL);
+    SET("clock", "monotonic"); /* event ticks: CLOCK_MONOTONIC ns (async-profiler's converter reads this setting) */
+    if (a->jfrsync[0]) SET("jfrsync", "%s", a->jfrsync);
 #undef SET
     return n;
 }
@@ -381,6 +383,7 @@ static js_jfr_writer *open_file(const char *path, const js_args *a, char *err, s
     o.max_size = a->jfr_max_size;
     o.max_depth = a->jstackdepth;
     o.recording_name = "jsampler";
+    o.type_base = a->jfrsync[0] ? JS_JFR_TYPE_BASE_MAX : 0; /* above the JDK's ids, whose chunks lead the file */
     o.nsettings = fill_settings(a);
     o.settings = J.settings;
     return js_jfr_open(path, &o, &source, mono_ns(), err, errlen);

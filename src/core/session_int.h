@@ -39,6 +39,7 @@ typedef struct {
     uint64_t samples_kept;     /* samples of the sessions a resume carried on (the Java API's getSamples) */
     int text_output;           /* the session writes a non-JFR file at the end */
     int jfr;                   /* a JFR recording streams */
+    char jfrsync_path[JS_PATH_MAX]; /* with jfrsync: the output the JDK's recording and ours are joined into */
     unsigned seq;              /* loop= file number (%n) */
     uint64_t started_ns, deadline_ns, next_loop_ns, file_started_ns;
     _Atomic uint64_t rotations, abandoned_stores, unaggregated_weight;

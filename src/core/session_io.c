@@ -9,6 +9,7 @@
 #include "core/dump.h"
 #include "core/fold.h"
 #include "core/jfr_stream.h"
+#include "core/jfrsync.h"
 #include "core/live.h"
 #include "session_int.h"
 #include "core/stats_format.h"
@@ -36,8 +37,25 @@ static js_status start_jfr(unsigned seq, char *out, size_t outlen)
         return JS_ERR_ARGS;
     }
     if (!path[0]) return JS_OK;
-    if (js_jfr_stream_start(js_sess.vm, path, &js_sess.args, js_sess.stores[0], js_sess.stores[1], err, sizeof err) != 0) {
+    js_sess.jfrsync_path[0] = 0;
+    char stream[JS_PATH_MAX + 16];
+    const char *to = path;
+    const js_args *a = &js_sess.args;
+    if (a->jfrsync[0]) { /* the JDK's recording first: its chunks lead the file */
+        unsigned kinds = (js_kind_on(a, JS_KIND_EXEC) ? JS_JFRSYNC_CPU : 0) |
+                         (js_kind_on(a, JS_KIND_ALLOC) ? JS_JFRSYNC_ALLOC : 0) | (js_kind_on(a, JS_KIND_LOCK) ? JS_JFRSYNC_LOCK : 0);
+        if (js_jfrsync_start(js_sess.vm, a->jfrsync, kinds, path, err, sizeof err) != 0) {
+            snprintf(out, outlen, "%s", err);
+            return JS_ERR_IO;
+        }
+        js_jfrsync_stream_path(path, stream, sizeof stream);
+        to = stream;
+        snprintf(js_sess.jfrsync_path, sizeof js_sess.jfrsync_path, "%s", path);
+    }
+    if (js_jfr_stream_start(js_sess.vm, to, a, js_sess.stores[0], js_sess.stores[1], err, sizeof err) != 0) {
         snprintf(out, outlen, "%s", err);
+        if (js_sess.jfrsync_path[0]) js_jfrsync_abort(js_sess.vm);
+        js_sess.jfrsync_path[0] = 0;
         return JS_ERR_IO;
     }
     js_sess.jfr = 1;
@@ -64,6 +82,8 @@ void js_session_close_outputs(void)
 {
     char ignored[512];
     if (js_sess.jfr) js_jfr_stream_stop(0, ignored, sizeof ignored);
+    if (js_sess.jfr && js_sess.jfrsync_path[0]) js_jfrsync_abort(js_sess.vm);
+    js_sess.jfrsync_path[0] = 0;
     js_sess.jfr = 0;
     js_fold_free_profiles(js_sess.profiles);
     js_fold_init_profiles(js_sess.profiles);
@@ -208,6 +228,13 @@ js_status js_session_stop_locked(const js_args *req, int from_housekeeper, char 
         if (js_jfr_stream_stop(left > 0, msg, sizeof msg) != 0) st = JS_ERR_IO, js_log_lines(JS_LOG_ERROR, msg);
         else js_log_lines(JS_LOG_INFO, msg);
         append(out, outlen, msg);
+        if (js_sess.jfrsync_path[0]) { /* the JDK's chunks, then ours, into the output */
+            if (js_jfrsync_finish(js_sess.vm, js_sess.jfrsync_path, msg, sizeof msg) != 0)
+                st = JS_ERR_IO, js_log_lines(JS_LOG_ERROR, msg);
+            else js_log_lines(JS_LOG_INFO, msg);
+            append(out, outlen, msg);
+            js_sess.jfrsync_path[0] = 0;
+        }
         js_sess.jfr = 0;
     }
     js_args o = output_args(req);

@@ -161,6 +161,7 @@ typedef struct {
     size_t off[MAX_STRINGS];
     int n;
     int overflow;
+    uint32_t base; /* added to every type id (js_jfr_build_metadata) */
     js_jfr_bytes tree;
 } builder;
 
@@ -271,7 +272,7 @@ static void attr_int(builder *b, const char *key, int n)
 static void annotation(builder *b, int ann, const char *value)
 {
     element(b, "annotation", 2);
-    attr_int(b, "class", ann);
+    attr_int(b, "class", ann + (int)b->base);
     attr(b, "value", value);
     js_jfr_bytes_var(&b->tree, 0);
 }
@@ -281,7 +282,7 @@ static void field(builder *b, const meta_field *f)
 {
     element(b, "field", 2 + !!(f->flags & F_CP) + !!(f->flags & F_ARRAY));
     attr(b, "name", f->name);
-    attr_int(b, "class", f->type);
+    attr_int(b, "class", f->type + (int)b->base);
     if (f->flags & F_CP) attr(b, "constantPool", "true");
     if (f->flags & F_ARRAY) attr(b, "dimension", "1");
     js_jfr_bytes_var(&b->tree, (uint64_t)(!!f->label + !!f->unit_ann));
@@ -296,7 +297,7 @@ static void class_element(builder *b, const meta_class *c)
     while (nfields < MAX_FIELDS && c->f[nfields].name) nfields++;
     element(b, "class", 2 + !!c->super_type + !!c->simple);
     attr(b, "name", c->name);
-    attr_int(b, "id", c->id);
+    attr_int(b, "id", c->id + (int)b->base);
     if (c->super_type) attr(b, "superType", c->super_type);
     if (c->simple) attr(b, "simpleType", "true");
     js_jfr_bytes_var(&b->tree, (uint64_t)(!!c->label + nfields));
@@ -326,10 +327,11 @@ static uint64_t fnv(uint64_t h, const uint8_t *p, size_t n)
     return h;
 }
 
-int js_jfr_build_metadata(js_jfr_bytes *out)
+int js_jfr_build_metadata(js_jfr_bytes *out, uint32_t type_base)
 {
     builder *b = calloc(1, sizeof *b);
     if (!b) return -1;
+    b->base = type_base;
     root_element(b);
     js_jfr_bytes strings = {0};
     for (int i = 0; i < b->n; i++) js_jfr_bytes_str(&strings, b->arena + b->off[i]);

@@ -30,7 +30,7 @@
 /* jdk.ActiveRecording, then one jdk.ActiveSetting per option setting, stamped at ticks. */
 static void write_recording(js_jfr_writer *w, uint64_t ticks)
 {
-    uint64_t at = js_jfrw_record_begin(w, JS_JFR_T_ACTIVE_RECORDING);
+    uint64_t at = js_jfrw_record_begin(w, js_jfrw_type(w, JS_JFR_T_ACTIVE_RECORDING));
     js_jfrw_put_var(w, js_jfrw_tick(w, ticks));
     js_jfrw_put_var(w, 1); /* recording id */
     js_jfrw_put_str(w, w->o.recording_name);
@@ -41,9 +41,9 @@ static void write_recording(js_jfr_writer *w, uint64_t ticks)
     js_jfrw_put_var(w, 0); /* duration: not limited */
     js_jfrw_record_end(w, at);
     for (int i = 0; i < w->o.nsettings; i++) {
-        at = js_jfrw_record_begin(w, JS_JFR_T_ACTIVE_SETTING);
+        at = js_jfrw_record_begin(w, js_jfrw_type(w, JS_JFR_T_ACTIVE_SETTING));
         js_jfrw_put_var(w, js_jfrw_tick(w, ticks));
-        js_jfrw_put_var(w, JS_JFR_T_ACTIVE_RECORDING); /* recording-wide setting */
+        js_jfrw_put_var(w, js_jfrw_type(w, JS_JFR_T_ACTIVE_RECORDING)); /* recording-wide setting */
         js_jfrw_put_str(w, w->o.settings[i].name);
         js_jfrw_put_str(w, w->o.settings[i].value);
         js_jfrw_record_end(w, at);
@@ -110,6 +110,7 @@ static int copy_options(js_jfr_writer *w, const js_jfr_options *o)
     if (w->o.max_depth <= 0) w->o.max_depth = DEFAULT_DEPTH;
     if (!w->o.trace_buffer) w->o.trace_buffer = TRACE_FLUSH_BYTES;
     if (w->o.max_depth > DEPTH_LIMIT) w->o.max_depth = DEPTH_LIMIT;
+    if (w->o.type_base > JS_JFR_TYPE_BASE_MAX) w->o.type_base = JS_JFR_TYPE_BASE_MAX;
     const char *name = w->o.recording_name ? w->o.recording_name : "jsampler";
     if (w->o.nsettings < 0 || !w->o.settings) w->o.nsettings = 0;
     size_t n = (size_t)w->o.nsettings * sizeof(js_jfr_setting) + strlen(name) + 1;
@@ -144,7 +145,7 @@ static int init_writer(js_jfr_writer *w, const char *path, const js_jfr_options 
     w->fd = -1;
     if (src) w->src = *src;
     if (!(w->path = strdup(path)) || copy_options(w, o) != 0) return -1;
-    if (js_jfr_build_metadata(&w->meta) != 0) return -1;
+    if (js_jfr_build_metadata(&w->meta, w->o.type_base) != 0) return -1;
     w->buf = malloc(BUF_CAP);
     w->frames = calloc((size_t)w->o.max_depth, sizeof *w->frames);
     w->tmeth = calloc((size_t)w->o.max_depth + 1, sizeof *w->tmeth);
@@ -214,14 +215,14 @@ int js_jfr_execution_sample(js_jfr_writer *w, uint64_t ticks, uint32_t thread, u
     }
     js_jfrw_trace_ref ref;
     if (js_jfrw_trace_resolve(w, trace, &ref) != 0) return js_jfrw_fail(w, err, errlen); /* the only pull this chunk */
-    uint8_t ev[2 + 3 * VAR_MAX + LONG_MAX_BYTES];
+    uint8_t ev[3 + 3 * VAR_MAX + LONG_MAX_BYTES]; /* size, type (2 bytes with a type_base), ... */
     size_t n = 1;
-    n += js_jfr_varint(ev + n, JS_JFR_T_EXECUTION_SAMPLE);
+    n += js_jfr_varint(ev + n, js_jfrw_type(w, JS_JFR_T_EXECUTION_SAMPLE));
     n += js_jfr_varint(ev + n, js_jfrw_tick(w, ticks));
     n += js_jfr_varint(ev + n, thread);
     n += js_jfr_varint(ev + n, ref.key);
     n += js_jfr_varint(ev + n, state);
-    ev[0] = (uint8_t)n; /* at most 26: a one-byte size */
+    ev[0] = (uint8_t)n; /* at most 27: a one-byte size */
     if (w->o.max_size && !js_jfrw_admit(w, thread, &ref, state, (uint64_t)n * weight)) {
         w->st.dropped_by_cap += weight;
         return w->err_no ? js_jfrw_fail(w, err, errlen) : 0;

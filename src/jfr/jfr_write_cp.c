@@ -152,7 +152,7 @@ static int pool_begin(js_jfr_writer *w, uint32_t type, uint64_t count)
 /* ThreadState pool; 1 if written, 0 if the chunk has no state. */
 static int pool_states(js_jfr_writer *w)
 {
-    if (!pool_begin(w, JS_JFR_T_THREAD_STATE, w->states.count)) return 0;
+    if (!pool_begin(w, js_jfrw_type(w, JS_JFR_T_THREAD_STATE), w->states.count)) return 0;
     for (uint32_t i = 0, k; (k = js_jfr_set_next(&w->states, &i));) {
         js_jfrw_put_var(w, k - 1);
         js_jfrw_put_str(w, js_jfr_state_name(k - 1));
@@ -163,7 +163,7 @@ static int pool_states(js_jfr_writer *w)
 /* Thread pool: osName, osThreadId, javaName, javaThreadId; 1 if written. */
 static int pool_threads(js_jfr_writer *w)
 {
-    if (!pool_begin(w, JS_JFR_T_THREAD, w->threads.count)) return 0;
+    if (!pool_begin(w, js_jfrw_type(w, JS_JFR_T_THREAD), w->threads.count)) return 0;
     for (uint32_t i = 0, id; (id = js_jfr_set_next(&w->threads, &i));) {
         js_jfr_thread t;
         resolve_thread(w, id, &t);
@@ -181,7 +181,7 @@ static int pool_threads(js_jfr_writer *w)
  * 1 if written. */
 static int pool_frame_types(js_jfr_writer *w)
 {
-    if (!w->frame_types || !pool_begin(w, JS_JFR_T_FRAME_TYPE, 7)) return 0;
+    if (!w->frame_types || !pool_begin(w, js_jfrw_type(w, JS_JFR_T_FRAME_TYPE), 7)) return 0;
     for (uint8_t t = 0; t < 7; t++) {
         js_jfrw_put_var(w, t);
         js_jfrw_put_str(w, js_jfr_frame_type_name(t));
@@ -192,7 +192,7 @@ static int pool_frame_types(js_jfr_writer *w)
 /* Method pool: class, name, descriptor, modifiers, hidden (marks the classes used); 1 if written. */
 static int pool_methods(js_jfr_writer *w)
 {
-    if (!pool_begin(w, JS_JFR_T_METHOD, w->methods.count)) return 0;
+    if (!pool_begin(w, js_jfrw_type(w, JS_JFR_T_METHOD), w->methods.count)) return 0;
     for (uint32_t i = 0, m; (m = js_jfr_set_next(&w->methods, &i));) {
         js_jfr_method jm;
         resolve_method(w, m, &jm);
@@ -211,7 +211,7 @@ static int pool_methods(js_jfr_writer *w)
 /* Class pool: no class loader, name symbol, package, modifiers 0, not hidden; 1 if written. */
 static int pool_classes(js_jfr_writer *w)
 {
-    if (!pool_begin(w, JS_JFR_T_CLASS, w->classes.count)) return 0;
+    if (!pool_begin(w, js_jfrw_type(w, JS_JFR_T_CLASS), w->classes.count)) return 0;
     for (uint32_t i = 0, c; (c = js_jfr_set_next(&w->classes, &i));) {
         size_t len;
         const char *name = js_jfr_strtab_str(&w->class_names, c, &len);
@@ -228,7 +228,7 @@ static int pool_classes(js_jfr_writer *w)
 /* Package pool: each package's key is its name's symbol key; 1 if written. */
 static int pool_packages(js_jfr_writer *w)
 {
-    if (!pool_begin(w, JS_JFR_T_PACKAGE, w->packages.count)) return 0;
+    if (!pool_begin(w, js_jfrw_type(w, JS_JFR_T_PACKAGE), w->packages.count)) return 0;
     for (uint32_t i = 0, k; (k = js_jfr_set_next(&w->packages, &i));) {
         js_jfrw_put_var(w, k);
         js_jfrw_put_var(w, k);
@@ -239,7 +239,7 @@ static int pool_packages(js_jfr_writer *w)
 /* Symbol pool: every string interned in this chunk, as encoding 3; 1 if written. */
 static int pool_symbols(js_jfr_writer *w)
 {
-    if (!pool_begin(w, JS_JFR_T_SYMBOL, w->symbols.count)) return 0;
+    if (!pool_begin(w, js_jfrw_type(w, JS_JFR_T_SYMBOL), w->symbols.count)) return 0;
     uint32_t band = (w->chunk_no - 1) % SYMBOL_BANDS + 1;
     for (uint32_t id = 1; id <= w->symbols.count; id++) {
         size_t len;

@@ -23,7 +23,7 @@ static size_t encode(js_jfr_writer *w, const js_jfr_event *e, uint32_t cls, uint
     static const uint32_t types[] = {0, JS_JFR_T_ALLOC_IN_TLAB, JS_JFR_T_MONITOR_ENTER, JS_JFR_T_THREAD_PARK,
                                      JS_JFR_T_WALL_SAMPLE};
     size_t n = 1;
-    n += js_jfr_varint(ev + n, types[e->type]);
+    n += js_jfr_varint(ev + n, js_jfrw_type(w, types[e->type]));
     n += js_jfr_varint(ev + n, js_jfrw_tick(w, e->ticks));
     if (e->type == JS_JFR_EV_MONITOR || e->type == JS_JFR_EV_PARK) n += js_jfr_varint(ev + n, e->duration);
     n += js_jfr_varint(ev + n, e->thread);
@@ -118,7 +118,7 @@ int js_jfr_process_sample(js_jfr_writer *w, uint64_t ticks, const js_jfr_process
     }
     uint8_t ev[PROC_EVENT_MAX];
     size_t n = 0;
-    n += js_jfr_varint(ev + n, JS_JFR_T_PROCESS_SAMPLE);
+    n += js_jfr_varint(ev + n, js_jfrw_type(w, JS_JFR_T_PROCESS_SAMPLE));
     n += js_jfr_varint(ev + n, js_jfrw_tick(w, ticks));
     n += js_jfr_varint(ev + n, (uint32_t)p->pid);
     n += js_jfr_varint(ev + n, (uint32_t)p->ppid);

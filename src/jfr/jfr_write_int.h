@@ -107,6 +107,12 @@ static inline uint64_t js_jfrw_tick(const js_jfr_writer *w, uint64_t t)
     return t > w->tick_base ? t - w->tick_base : 0;
 }
 
+/* A type id as this file writes it (js_jfr_options.type_base). */
+static inline uint32_t js_jfrw_type(const js_jfr_writer *w, uint32_t t)
+{
+    return t + w->o.type_base;
+}
+
 /* The line number written for a caller's line: 0 for none (-1 or any negative), as other JFR producers do. */
 static inline int32_t js_jfrw_line(int32_t line)
 {

@@ -226,7 +226,7 @@ int js_jfrw_trace_index_full(const js_jfr_writer *w)
 /* Append the StackTrace pool of the queued entries (type, count, entries) and empty the queue. */
 static void put_pool(js_jfr_writer *w)
 {
-    js_jfrw_put_var(w, JS_JFR_T_STACK_TRACE);
+    js_jfrw_put_var(w, js_jfrw_type(w, JS_JFR_T_STACK_TRACE));
     js_jfrw_put_var(w, w->tpend_count);
     js_jfrw_put_large(w, w->tpend, w->tpend_len);
     if (w->o.max_size) w->reserve -= w->tpend_len < w->reserve ? w->tpend_len : w->reserve;
