@@ -155,6 +155,8 @@ public final class IntegrationTest {
         safely("churn-ctimer", () -> churn("ctimer"));
         safely("bad-option-evnt", () -> badOption("bad-option-evnt", "start,evnt=cpu", "evnt"));
         safely("bad-option-interval", () -> badOption("bad-option-interval", "start,interval=abc", "abc"));
+        safely("bad-option-function", () -> badOption("bad-option-function", "start,event=no_such_function_here",
+                "no_such_function_here"));
         safely("bad-option-proc", () -> badOption("bad-option-proc", "start,proc=1", "Process sampling requires JFR"));
         safely("output-faults", this::unwritableOutput);
         FaultChecks faults = new FaultChecks(this);
@@ -214,6 +216,7 @@ public final class IntegrationTest {
         safely("native-frames", natives::nativeFrames);
         safely("kernel-frames", natives::kernelFrames);
         safely("cpu-scope", natives::cpuScope);
+        safely("function-event", natives::functionEvent);
         safely("jvm-threads", natives::jvmThreads);
         safely("hw-events", natives::hwEvents);
         safely("wall-filter", natives::wallFilter);

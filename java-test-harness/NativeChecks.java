@@ -17,6 +17,7 @@ import java.util.Locale;
  * <li>{@code kernel-frames}: NativeLoad syscalls, mostly in read/lseek. Where kernel events are allowed (root,
  *     or kernel.perf_event_paranoid at most 1), at least a fifth of the samples through {@code readZero} reach
  *     the kernel's system-call entry ({@code do_syscall_64}); elsewhere the check is skipped with that reason.</li>
+ * <li>{@code function-event}: {@code event=read} counts calls of a native function (see {@link #functionEvent}).</li>
  * <li>{@code cpu-scope}: record-cpu, target-cpu and alluser on a JVM pinned to one CPU (see {@link #cpuScope}).</li>
  * <li>{@code jvm-threads}: NativeLoad gc in a 32 MiB heap with {@code cstack=fp,threads} and with
  *     {@code cstack=dwarf,threads}: GC threads appear, with C++ frames of the VM named without their parameter lists
@@ -197,6 +198,40 @@ final class NativeChecks {
     static long done(IntegrationTest.Run r) {
         java.util.regex.Matcher m = java.util.regex.Pattern.compile("DONE (\\d+)").matcher(r.stdout);
         return m.find() ? Long.parseLong(m.group(1)) : -1;
+    }
+
+    /**
+     * {@code function-event}: {@code event=read,interval=1000,nojitter} (a hardware breakpoint on libc's read, as
+     * async-profiler samples a native function) on NativeLoad syscalls 2 s, which calls read() on /dev/zero in a loop
+     * and counts its calls: one sample per 1000 calls, within 2 (the JVM's own reads), every stack ending in the
+     * function (named by the library: read or an alias of it) under NativeLoad.readZero.
+     */
+    void functionEvent() {
+        String name = "function-event";
+        if (!t.selected(name)) return;
+        long t0 = System.nanoTime();
+        List<String> problems = new ArrayList<>(), details = new ArrayList<>();
+        Path out = t.runDir(name).resolve("p.collapsed");
+        IntegrationTest.Run r = t.launch(name, List.of(), "start,event=read,interval=1000,nojitter,file=" + out,
+                "NativeLoad", "syscalls", "2");
+        if (r.exitCode != 0) problems.add("exit " + r.exitCode + " in " + r.dir);
+        long samples = 0, inLoop = 0, otherLeaf = 0;
+        for (String[] row : read(out, problems)) {
+            long n = Long.parseLong(row[1]);
+            samples += n;
+            if (row[0].contains("NativeLoad.readZero")) inLoop += n;
+            String leaf = row[0].substring(row[0].lastIndexOf(';') + 1);
+            if (!leaf.contains("read")) otherLeaf += n;
+        }
+        long calls = done(r) / 64;
+        details.add(String.format(Locale.ROOT, "%d read() calls by the loop: %d samples (%d under readZero), %d not "
+                + "ending in read", calls, samples, inLoop, otherLeaf));
+        if (calls <= 0 || Math.abs(inLoop - calls / 1000) > 2 || samples - inLoop > 2) {
+            problems.add("expected " + (calls / 1000) + " samples within 2 (one per 1000 calls), got " + inLoop
+                    + " under readZero and " + (samples - inLoop) + " elsewhere");
+        }
+        if (otherLeaf != 0) problems.add(otherLeaf + " samples do not end in the function");
+        t.report(name, problems, details, t0);
     }
 
     /**

@@ -244,6 +244,26 @@ static void test_cut_arguments_and_lookup(void **state)
     assert_int_equal(js_symbols_lookup((uintptr_t)other, "no_such_function_here"), 0);
 }
 
+/* js_symbols_find: a C function by its ELF name, a C++ one by its demangled name without parameters (libstdc++'s
+ * std::terminate(), mangled _ZSt9terminatev), each at the address the dynamic linker gives; unknown names: 0. */
+static void test_find_by_name(void **state)
+{
+    (void)state;
+    const char *zp = zlib_path();
+    if (zp) {
+        void *h = dlopen(zp, RTLD_NOW | RTLD_LOCAL);
+        assert_non_null(h);
+        assert_int_equal(js_symbols_find("deflateEnd"), (uintptr_t)dlsym(h, "deflateEnd"));
+    }
+    void *cxx = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
+    if (cxx) {
+        assert_int_equal(js_symbols_find("std::terminate"), (uintptr_t)dlsym(cxx, "_ZSt9terminatev"));
+        assert_int_equal(js_symbols_find("_ZSt9terminatev"), (uintptr_t)dlsym(cxx, "_ZSt9terminatev"));
+    }
+    assert_int_equal(js_symbols_find("no_such_function_here"), 0);
+    assert_int_equal(js_symbols_find("std::no_such_function_here"), 0);
+}
+
 static void test_kallsyms(void **state)
 {
     static const char text[] = "ffffffff81000000 T _stext\n"
@@ -272,6 +292,7 @@ int main(void)
         cmocka_unit_test(test_replaced_library),
         cmocka_unit_test(test_kallsyms),
         cmocka_unit_test(test_cut_arguments_and_lookup),
+        cmocka_unit_test(test_find_by_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

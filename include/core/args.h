@@ -60,6 +60,7 @@ typedef enum {
     JS_EV_BRANCH_INSTRUCTIONS,
     JS_EV_BRANCH_MISSES,
     JS_EV_TRACEPOINT, /* a kernel tracepoint, event=CATEGORY:NAME (js_args.tracepoint) */
+    JS_EV_FUNCTION,   /* a native function's calls: a hardware breakpoint at its address, event=NAME (js_args.tracepoint) */
     JS_EV_NONE
 } js_event;
 
@@ -105,7 +106,7 @@ typedef struct {
     int jstackkeep;              /* jstackdepth=N/M: a stack deeper than N keeps its top M frames; 0 = N */
     js_walker_kind walker;
     js_cstack cstack;
-    char tracepoint[JS_TRACEPOINT_MAX]; /* CATEGORY:NAME of event=, for JS_EV_TRACEPOINT */
+    char tracepoint[JS_TRACEPOINT_MAX]; /* CATEGORY:NAME of event= for JS_EV_TRACEPOINT, the function's name for JS_EV_FUNCTION */
     char file[JS_PATH_MAX];      /* as given, %p/%t not yet expanded */
     js_out_format format;        /* JS_OUT_NONE: from file extension, else collapsed */
     int flat_top;                /* N of flat[=N] or traces[=N] */

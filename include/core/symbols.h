@@ -30,6 +30,11 @@ void js_symbols_name(uintptr_t pc, char *buf, size_t len, js_symbol_info *info);
 void js_symbols_cut_arguments(char *name);
 /* Address of the function symbol named name (exactly, as the ELF table has it) in the object holding pc, or 0. */
 uintptr_t js_symbols_lookup(uintptr_t pc, const char *name);
+/* Address of the first function named name in the loaded objects, in load order (the executable, then each library
+ * as loaded): an ELF name exactly ("write", "_ZN...") or a demangled C++ name without its parameter list
+ * ("G1CollectedHeap::humongous_obj_allocate"); 0 if none. Reads every object's symbols: for start-up, not for
+ * sampling. */
+uintptr_t js_symbols_find(const char *name);
 /* Forget every object and symbol (tests, VM death). */
 void js_symbols_clear(void);
 

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "core/args.h"
+#include "core/symbols.h"
 #include "core/dump.h"
 #include "core/snapshot.h"
 #include "util/log.h"
@@ -13,6 +14,13 @@
 /* Checks beyond syntax that need no VM: formats the agent cannot write, outputs that cannot be created. */
 static js_status check_request(const js_args *a, char *out, size_t outlen)
 {
+    if (a->event == JS_EV_FUNCTION && !js_symbols_find(a->tracepoint)) {
+        snprintf(out, outlen, "option 'event=%s': neither an event nor a native function of this process (events: cpu, "
+                 "ctimer, itimer, wall, alloc, lock, cpu-clock, task-clock, page-faults, context-switches, "
+                 "cpu-migrations, cycles, instructions, cache-references, cache-misses, branch-instructions, "
+                 "branch-misses, CATEGORY:NAME for a kernel tracepoint)", a->tracepoint);
+        return JS_ERR_ARGS;
+    }
     js_out_format f = js_args_output_format(a, a->file);
     if (f == JS_OUT_JSON_TREE) {
         snprintf(out, outlen, "option 'file=%s': the json tree is made by 'jsampler convert', not by the agent",
@@ -58,7 +66,8 @@ static void list_events(char *out, size_t outlen)
     snprintf(out, outlen, "Basic events:\n  cpu\n  alloc\n  lock\n  wall\n  ctimer\n  itimer\n"
              "Perf events:\n  cpu-clock\n  task-clock\n  page-faults\n  context-switches\n  cpu-migrations\n"
              "  cycles\n  instructions\n  cache-references\n  cache-misses\n  branch-instructions\n"
-             "  branch-misses\n  CATEGORY:NAME (a kernel tracepoint)");
+             "  branch-misses\n  CATEGORY:NAME (a kernel tracepoint)\n  FUNCTION (a native function's calls: malloc, "
+             "G1CollectedHeap::humongous_obj_allocate)");
 }
 
 js_status js_execute(const char *cmd, char *out, size_t outlen)

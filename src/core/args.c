@@ -28,7 +28,7 @@ static const char *const event_names[] = {"cpu",         "ctimer",           "it
                                           "cpu-clock",   "task-clock",       "page-faults",    "context-switches",
                                           "cpu-migrations", "cycles",        "instructions",   "cache-references",
                                           "cache-misses", "branch-instructions", "branch-misses", "tracepoint",
-                                          "none"};
+                                          "function", "none"};
 
 const char *js_event_name(js_event e)
 {
@@ -47,6 +47,7 @@ long long js_event_default_count(js_event e)
     case JS_EV_CONTEXT_SWITCHES: return 10;
     case JS_EV_CPU_MIGRATIONS: return 1;
     case JS_EV_TRACEPOINT: return 1;
+    case JS_EV_FUNCTION: return 1;
     default: return js_event_is_count(e) ? 1000000 : 0; /* hardware counters: a million events */
     }
 }
@@ -54,7 +55,8 @@ long long js_event_default_count(js_event e)
 const char *js_kind_name(const js_args *a, js_kind k)
 {
     static const char *const names[] = {"cpu", "wall", "alloc", "lock"};
-    if (k == JS_KIND_EXEC) return a->event == JS_EV_TRACEPOINT ? a->tracepoint : js_event_name(a->event);
+    if (k == JS_KIND_EXEC)
+        return a->event == JS_EV_TRACEPOINT || a->event == JS_EV_FUNCTION ? a->tracepoint : js_event_name(a->event);
     return (unsigned)k < JS_KINDS ? names[k] : "?";
 }
 
@@ -183,7 +185,28 @@ static int parse_event(js_args *a, const char *v, char *err, size_t errlen)
         if (v[0] == 'l' && a->lock_ns < 0) a->lock_ns = JS_DEFAULT_LOCK_NS;
         return 0;
     }
+    for (int e = 0; e < JS_EV_TRACEPOINT; e++) {
+        if (strcmp(v, event_names[e]) == 0) {
+            a->event = (js_event)e;
+            a->event_set = 1;
+            return 0;
+        }
+    }
     const char *colon = strchr(v, ':');
+    int reserved = !strcmp(v, "tracepoint") || !strcmp(v, "function") || !strcmp(v, "none"); /* js_event names */
+    if (strstr(v, "::") || (v[0] && !reserved && !colon && strspn(v, TRACEPOINT_CHARS) == strlen(v) && !strchr(v, '-'))) {
+        /* a native function (C, or C++ without its parameter list): resolved when sampling starts */
+        size_t n = strlen(v);
+        if (n >= sizeof a->tracepoint || strspn(v, TRACEPOINT_CHARS ":~") != n) {
+            snprintf(err, errlen, "option 'event=%s': a native function is named by letters, digits, '_' and '::' "
+                     "(e.g. malloc, G1CollectedHeap::humongous_obj_allocate)", v);
+            return -1;
+        }
+        memcpy(a->tracepoint, v, n + 1);
+        a->event = JS_EV_FUNCTION;
+        a->event_set = 1;
+        return 0;
+    }
     if (colon) { /* a tracepoint, CATEGORY:NAME as tracefs lists them */
         size_t n = strlen(v), c = (size_t)(colon - v);
         if (c == 0 || c + 1 == n || n >= sizeof a->tracepoint || strspn(v, TRACEPOINT_CHARS) != c ||
@@ -197,17 +220,11 @@ static int parse_event(js_args *a, const char *v, char *err, size_t errlen)
         a->event_set = 1;
         return 0;
     }
-    for (int e = 0; e < JS_EV_TRACEPOINT; e++) {
-        if (strcmp(v, event_names[e]) == 0) {
-            a->event = (js_event)e;
-            a->event_set = 1;
-            return 0;
-        }
-    }
     snprintf(err, errlen, "option 'event=%s': unknown event (events: cpu, ctimer, itimer, wall, alloc, lock, "
              "cpu-clock, task-clock, page-faults, context-switches, cpu-migrations, and the hardware counters "
              "cycles, instructions, cache-references, cache-misses, branch-instructions, branch-misses; or a kernel "
-             "tracepoint CATEGORY:NAME)", v);
+             "tracepoint CATEGORY:NAME, or a native function such as malloc or G1CollectedHeap::humongous_obj_allocate; "
+             "Java methods are not traced)", v);
     return -1;
 }
 

@@ -1,5 +1,6 @@
 /* arming.c - see arming.h. */
 #include "core/arming.h"
+#include "core/symbols.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -310,6 +311,14 @@ static const js_engine *start_exec(const js_args *a, js_arming_info *info, char 
     if (a->event == JS_EV_TRACEPOINT) {
         long long id = tracepoint_id(a->tracepoint, err, errlen);
         return id < 0 ? NULL : start_counter(a, PERF_TYPE_TRACEPOINT, (uint64_t)id, a->tracepoint, info, err, errlen);
+    }
+    if (a->event == JS_EV_FUNCTION) { /* calls of a native function: a hardware breakpoint on its first instruction */
+        uintptr_t at = js_symbols_find(a->tracepoint);
+        if (!at) {
+            snprintf(err, errlen, "event %s: no native function of that name in this process", a->tracepoint);
+            return NULL;
+        }
+        return start_counter(a, PERF_TYPE_BREAKPOINT, at, a->tracepoint, info, err, errlen);
     }
     if (a->event >= JS_EV_CPU_CLOCK && a->event < JS_EV_TRACEPOINT) { /* exactly that counter: no fallback */
         int i = a->event - JS_EV_CPU_CLOCK;

@@ -329,6 +329,41 @@ uintptr_t js_symbols_lookup(uintptr_t pc, const char *name)
     return addr;
 }
 
+/* 1 if the ELF name raw is name: as it is, or demangled without its parameter list (raw is then mangled and holds
+ * name's last component: "_ZN15G1CollectedHeap22humongous_obj_allocateEm" for the C++ name). Caller holds the lock. */
+static int same_function(const char *raw, const char *name, const char *last)
+{
+    if (strcmp(raw, name) == 0) return 1;
+    if (raw[0] != '_' || raw[1] != 'Z' || !strstr(raw, last) || !demangler()) return 0;
+    int status = -1;
+    char *dm = Y.demangle(raw, NULL, NULL, &status);
+    int same = 0;
+    if (dm && status == 0) {
+        js_symbols_cut_arguments(dm);
+        same = strcmp(dm, name) == 0;
+    }
+    free(dm);
+    return same;
+}
+
+uintptr_t js_symbols_find(const char *name)
+{
+    const char *colons = strstr(name, "::"), *last = name;
+    for (const char *c = colons; c; c = strstr(c + 2, "::")) last = c + 2;
+    uintptr_t addr = 0;
+    pthread_mutex_lock(&Y.lock);
+    if (!Y.objs) Y.objs = calloc(MAX_OBJECTS, sizeof *Y.objs);
+    if (Y.objs) dl_iterate_phdr(add_object, NULL);
+    for (int i = 0; Y.objs && i < Y.nobjs && !addr; i++) {
+        object *o = &Y.objs[i];
+        if (!o->loaded) load_symbols(o);
+        for (size_t k = 0; k < o->tab.n && !addr; k++)
+            if (same_function(o->tab.names + o->tab.syms[k].name, name, last)) addr = o->tab.syms[k].addr;
+    }
+    pthread_mutex_unlock(&Y.lock);
+    return addr;
+}
+
 void js_symbols_clear(void)
 {
     pthread_mutex_lock(&Y.lock);

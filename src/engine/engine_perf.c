@@ -22,6 +22,7 @@
 #include <string.h>
 #include <dirent.h>
 #include <sys/ioctl.h>
+#include <linux/hw_breakpoint.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -58,6 +59,12 @@ static int open_counter(int tid, int excl_kernel)
     a.size = sizeof a;
     a.type = ev_type;
     a.config = ev_config;
+    if (ev_type == PERF_TYPE_BREAKPOINT) { /* a native function's calls: config is its address */
+        a.config = 0;
+        a.bp_type = HW_BREAKPOINT_X;
+        a.bp_addr = ev_config;
+        a.bp_len = sizeof(long);
+    }
     a.sample_period = (uint64_t)period_ns;
     a.disabled = 1;
     a.exclude_kernel = excl_kernel ? 1 : 0;

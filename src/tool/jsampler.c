@@ -243,7 +243,7 @@ static void usage(FILE *f)
           "Without -f the profile is written to this program's stdout; the agent's messages go to stderr.\n"
           "\n"
           "Options (asprof's; the agent option each becomes is in README.md):\n"
-          "  -e EVENT       cpu (default), ctimer, itimer, wall, alloc, lock, a perf event or CATEGORY:NAME\n"
+          "  -e EVENT       cpu (default), ctimer, itimer, wall, alloc, lock, a perf event, CATEGORY:NAME or a native function\n"
           "  -i INTERVAL    sampling interval: 10ms (default), 1ms, 500us, or ns\n"
           "  -d SECONDS     collect: how long to profile (default 60)\n"
           "  -f FILE        output file (made absolute here); its extension picks the format\n"
