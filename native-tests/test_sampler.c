@@ -419,6 +419,48 @@ static void split_throttled(js_store *s, uint64_t *throttled, uint64_t *walked)
     *walked = sp.walked;
 }
 
+typedef struct {
+    js_store *s;
+    int n;
+    js_raw_frame f[8];
+} one_trace;
+
+static int keep_trace(uint32_t trace, uint32_t thread, uint64_t weight, void *ctx)
+{
+    one_trace *o = ctx;
+    const js_raw_frame *f = js_store_trace(o->s, trace, &o->n);
+    if (f && o->n <= 8) memcpy(o->f, f, (size_t)o->n * sizeof *f);
+    return 0;
+}
+
+/* record-cpu on a stack cut at the depth: the CPU frame is the root of the frames kept and the "[truncated]" marker
+ * stays the last frame (outputs and the JFR writer find the cut there); uncut, the CPU frame is last. */
+static void test_record_cpu_keeps_cut_last(void **state UNUSED)
+{
+    char err[256];
+    for (int depth = 4; depth <= 8; depth += 4) {
+        js_store *s = make_store();
+        unthrottle();
+        js_sampler_set_record_cpu(1);
+        assert_int_equal(js_sampler_arm(&fake_source, 1, &fake_walker, s, NULL, depth, 1000000, err, sizeof err), 0);
+        send(pthread_self(), 1, OURS);
+        assert_int_equal(js_sampler_disarm(), 0);
+        js_sampler_set_record_cpu(0);
+        one_trace o = {s, 0, {{0}}};
+        js_store_foreach_pair(s, keep_trace, &o);
+        if (depth == 4) { /* the walk's room is 2 frames, which the fake walker fills: cut */
+            assert_int_equal(o.n, 4);
+            assert_int_equal(o.f[2].kind, JS_RF_CPU);
+            assert_int_equal(o.f[3].kind, JS_RF_ERROR);
+            assert_int_equal(o.f[3].bci, JS_WALK_TRUNCATED);
+        } else {
+            assert_int_equal(o.n, 3);
+            assert_int_equal(o.f[2].kind, JS_RF_CPU);
+        }
+        js_store_destroy(s);
+    }
+}
+
 /* A new store, this thread's budget fresh, the stats reset, and the fake source armed at 1 ms on it. */
 static js_store *arm_for_budget(void)
 {
@@ -543,6 +585,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_counts_and_disarm),
+        cmocka_unit_test(test_record_cpu_keeps_cut_last),
         cmocka_unit_test(test_disarm_waits_for_handler),
         cmocka_unit_test(test_arm_waits_for_abandoned_handler),
         cmocka_unit_test(test_swap_and_events),

@@ -267,7 +267,9 @@ static void take_sample(void *uc, js_thread *t, int tid, uint64_t t0, uint64_t w
     int cut = n > 1 && buf[n - 1].kind == JS_RF_ERROR && buf[n - 1].bci == JS_WALK_TRUNCATED;
     if (cpu_frame) { /* sched_getcpu reads the thread's rseq area (or the vDSO): no lock, no allocation */
         int cpu = sched_getcpu();
-        buf[n++] = (js_raw_frame){.bci = cpu < 0 ? -1 : cpu, .kind = JS_RF_CPU, .method = NULL};
+        js_raw_frame c = {.bci = cpu < 0 ? -1 : cpu, .kind = JS_RF_CPU, .method = NULL};
+        if (cut) buf[n] = buf[n - 1], buf[n - 1] = c, n++; /* the root of the frames kept; the marker stays last */
+        else buf[n++] = c;
     }
     int rc = store_event(buf, n, t, k, &ev, &gen);
     atomic_store_explicit(&b->busy[k], 0, memory_order_release);
