@@ -18,6 +18,7 @@ import java.util.Map;
  * refusals naming the flag: {@code --target-cpu} with itimer (by the agent, exit 5), {@code --reverse} (by the CLI,
  * exit 2).</li>
  * <li>{@code asprof-proc}: {@code proc=1} beside a busy shell loop (see {@link #proc}).</li>
+ * <li>{@code asprof-dump-jfr}: {@code dump -o jfr} while a JFR session runs (see {@link #dumpJfr}).</li>
  * <li>{@code asprof-jfrsync}: a JDK Flight Recording joined with ours, at exit and by an attached collect (see
  * {@link #jfrsync}).</li>
  * <li>{@code asprof-lock}: {@code -e lock} attached at run time traces ReentrantLock waits (see {@link #lockAttached}).</li>
@@ -337,5 +338,49 @@ final class AsprofChecks {
         } catch (IOException | InterruptedException e) {
             problems.add(what + ": cannot read " + jfr + ": " + e);
         }
+    }
+    /**
+     * {@code asprof-dump-jfr}: {@code start -e cpu -i 1ms -f p.jfr} attached to CpuSplit, then after 1.5 s {@code dump
+     * -o jfr}: the chunk in progress is ended, so the file's first chunk, cut from a copy taken right after the dump, is
+     * a whole recording the JDK's reader reads (at least 500 samples, all of CpuSplit's process); after {@code stop}
+     * the file has a second chunk and the JDK reads both (more samples than the first chunk alone).
+     */
+    void dumpJfr() {
+        String name = "asprof-dump-jfr";
+        if (!t.selected(name)) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        List<String> problems = new ArrayList<>(), details = new ArrayList<>();
+        try (AttachChecks.Target g = a.new Target(name, List.of(), List.of(), "30", "2")) {
+            g.awaitUp();
+            String pid = Long.toString(g.pid);
+            Path dir = Files.createDirectories(t.runDir(name)), jfr = dir.resolve("p.jfr"), first = dir.resolve("first.jfr");
+            AttachChecks.expect("start", a.jsampler("start", "-e", "cpu", "-i", "1ms", "-f", jfr.toString(), pid), 0,
+                    "profiling started", problems, details);
+            Thread.sleep(1500);
+            AttachChecks.expect("dump -o jfr", a.jsampler("dump", "-o", "jfr", pid), 0, "complete up to now", problems,
+                    details);
+            byte[] b = Files.readAllBytes(jfr);
+            long size = b.length >= 16 ? java.nio.ByteBuffer.wrap(b, 8, 8).getLong() : -1;
+            if (size < 68 || size > b.length) {
+                problems.add("the file after the dump has no complete first chunk (size field " + size + ", " + b.length
+                        + " bytes)");
+            } else {
+                Files.write(first, java.util.Arrays.copyOf(b, (int) size));
+                long n = jdk.jfr.consumer.RecordingFile.readAllEvents(first).stream()
+                        .filter(e -> e.getEventType().getName().equals("jdk.ExecutionSample")).count();
+                details.add("first chunk after the dump: " + size + " bytes, " + n + " execution samples");
+                if (n < 500) problems.add("the dumped chunk holds " + n + " execution samples (expected at least 500)");
+                AttachChecks.expect("stop", a.jsampler("stop", pid), 0, "wrote JFR recording", problems, details);
+                long all = jdk.jfr.consumer.RecordingFile.readAllEvents(jfr).stream()
+                        .filter(e -> e.getEventType().getName().equals("jdk.ExecutionSample")).count();
+                details.add("whole file after stop: " + all + " execution samples");
+                if (all <= n) problems.add("after stop the file holds " + all + " samples, no more than the dump's " + n);
+            }
+        } catch (Exception ex) {
+            problems.add("harness: " + ex);
+        }
+        t.report(name, problems, details, t0);
     }
 }

@@ -202,6 +202,7 @@ public final class IntegrationTest {
         safely("asprof-lock", asprof::lockAttached);
         safely("asprof-proc", asprof::proc);
         safely("asprof-jfrsync", asprof::jfrsync);
+        safely("asprof-dump-jfr", asprof::dumpJfr);
         EventChecks events = new EventChecks(this);
         alone("wall-split", events::wallSplit);
         LoadChecks load = new LoadChecks(this);

@@ -97,8 +97,12 @@ JP_UNUSED static entry *find(jfr *j, int pool, uint64_t key)
     return NULL;
 }
 
+/* The type_base the file was written with (js_jfr_options): subtracted from every type id read. */
+static uint32_t jp_type_base;
+
 JP_UNUSED static int pool_of(uint64_t type)
 {
+    type -= jp_type_base;
     switch (type) {
     case JS_JFR_T_THREAD: return P_THREAD;
     case JS_JFR_T_THREAD_STATE: return P_STATE;
@@ -257,6 +261,7 @@ JP_UNUSED static void check_pool_refs(jfr *j)
 /* One event record: exactly the declared fields; sample references resolve. */
 JP_UNUSED static void parse_event(jfr *j, rd *r, uint64_t type)
 {
+    type -= jp_type_base;
     if (type == JS_JFR_T_EXECUTION_SAMPLE) {
         rd_var(r); /* startTime */
         assert_non_null(find(j, P_THREAD, rd_var(r)));

@@ -250,6 +250,33 @@ static void test_multi_chunk(void **state UNUSED)
     free(j);
 }
 
+/* A dump ends the chunk now: the file read while the writer is still open holds every sample so far in complete
+ * chunks; a chunk with no event is not ended; the writer goes on into the next chunk. With a type_base every type id
+ * of the file is moved (the parser reads the ids from the metadata) and the samples read the same. */
+static void test_end_chunk(void **state UNUSED)
+{
+    for (uint32_t base = 0; base <= JS_JFR_TYPE_BASE_MAX; base += JS_JFR_TYPE_BASE_MAX) {
+        js_jfr_options o = {.settings = settings, .nsettings = 2, .type_base = base};
+        jp_type_base = base;
+        js_jfr_writer *w = open_ok(tmp("dump.jfr"), &o, &src_known);
+        uint64_t sum = write_mix(w, 300, 0);
+        char err[512];
+        assert_int_equal(js_jfr_end_chunk(w, T0 + 400 * MS, err, sizeof err), 0);
+        assert_int_equal(js_jfr_end_chunk(w, T0 + 401 * MS, err, sizeof err), 0); /* nothing new: no empty chunk */
+        jfr *j = parse_file(tmp("dump.jfr")); /* the file as a reader finds it now */
+        assert_int_equal(j->chunks, 1);
+        assert_int_equal(j->samples, sum);
+        free(j);
+        sum += write_mix(w, 30, 0);
+        close_ok(w, T0 + 500 * MS);
+        j = parse_file(tmp("dump.jfr"));
+        assert_int_equal(j->chunks, 2);
+        assert_int_equal(j->samples, sum);
+        free(j);
+    }
+    jp_type_base = 0;
+}
+
 /* chunk_time rotates on the tick clock; an idle chunk is not rotated. */
 static void test_chunk_time(void **state UNUSED)
 {
@@ -753,6 +780,7 @@ int main(void)
         cmocka_unit_test(test_header_fields),
         cmocka_unit_test(test_weights),
         cmocka_unit_test(test_multi_chunk),
+        cmocka_unit_test(test_end_chunk),
         cmocka_unit_test(test_chunk_time),
         cmocka_unit_test(test_max_size),
         cmocka_unit_test(test_max_size_tiny),

@@ -32,6 +32,9 @@ void js_jfr_stream_stores(const js_store *s0, const js_store *s1);
 /* Write every event buffered so far (before a store they name is reset); waits up to 1 s for a
  * handler inside the ring. */
 void js_jfr_stream_flush(void);
+/* dump: everything buffered written, and the chunk ended, so the file is complete up to now (its path in msg). file:
+ * NULL, or a path that must be the recording's own. 0, or -1 with msg. */
+int js_jfr_stream_dump(const char *file, char *msg, size_t msglen);
 /* The ring handlers append to while the stream runs (NULL when none). */
 js_evring *js_jfr_stream_ring(void);
 /* loop=: begin the next file at path (options of a): events of stores from generation `boundary`

@@ -208,24 +208,13 @@ static void fail(const char *why)
     js_error("JFR recording stopped: %s", why);
 }
 
-/* Thread state of a wall sample: running, or from the leaf frame of a thread waiting in a system call
- * (sleeping, waiting, parked, in native code, else blocked in the VM, most often on a monitor). */
+/* Thread state of a wall sample, as async-profiler writes it (its converter's --state filter and readers of its
+ * recordings know these two): STATE_RUNNABLE while running, STATE_SLEEPING while blocked in a system call, whatever
+ * the wait (sleep, Object.wait, park, a monitor, I/O: the stack's leaf frames show which). */
 static uint32_t wall_state(const js_ring_event *e, const js_store *s)
 {
-    if (e->state != JS_WS_SYSCALL) return JS_JFR_STATE_RUNNABLE;
-    int n;
-    const js_raw_frame *f = js_store_trace(s, e->trace & SLOT_MASK, &n);
-    int i = 0;
-    while (f && i < n && f[i].kind == JS_RF_NATIVE_PC) i++; /* cstack: the libc and kernel frames of the call */
-    if (!f || i == n) return f && i ? JS_JFR_STATE_IN_NATIVE : JS_JFR_STATE_RUNNABLE;
-    if (f[i].kind != JS_RF_JAVA && f[i].kind != JS_RF_NATIVE) return JS_JFR_STATE_RUNNABLE;
-    if (js_names_method_parts(f[i].method, &J.parts) != 0) return JS_JFR_STATE_RUNNABLE;
-    const char *c = J.parts.cls, *m = J.parts.name;
-    if (strcmp(c, "java/lang/Thread") == 0 && strncmp(m, "sleep", 5) == 0) return JS_JFR_STATE_SLEEPING;
-    if (strcmp(c, "java/lang/Object") == 0 && strncmp(m, "wait", 4) == 0) return JS_JFR_STATE_IN_OBJECT_WAIT;
-    if (strcmp(c, "jdk/internal/misc/Unsafe") == 0 && strcmp(m, "park") == 0) return JS_JFR_STATE_PARKED;
-    if (f[i].kind == JS_RF_NATIVE) return JS_JFR_STATE_IN_NATIVE;
-    return JS_JFR_STATE_BLOCKED;
+    (void)s;
+    return e->state == JS_WS_SYSCALL ? JS_JFR_STATE_SLEEPING : JS_JFR_STATE_RUNNABLE;
 }
 
 /* The trace key of the event's stack (its hash in the store), with J.ev_store and J.ev_slot set for source_trace; 0
@@ -443,6 +432,31 @@ void js_jfr_stream_flush(void)
     if (held) js_warn("JFR: %u event buffer(s) held by a stalled signal handler for 1 s; their events are written later, "
                       "without the stacks of a store emptied meanwhile", held);
     pthread_mutex_unlock(&J.lock);
+}
+
+int js_jfr_stream_dump(const char *file, char *msg, size_t msglen)
+{
+    if (!J.active) {
+        snprintf(msg, msglen, "no JFR recording is being written");
+        return -1;
+    }
+    if (file && strcmp(file, J.path) != 0) {
+        snprintf(msg, msglen, "dump,jfr: the session's recording is %s; another file is not written", J.path);
+        return -1;
+    }
+    js_jfr_stream_flush();
+    pthread_mutex_lock(&J.lock);
+    char err[512] = "";
+    int rc = J.failed ? -1 : js_jfr_end_chunk(J.w, mono_ns(), err, sizeof err);
+    if (rc != 0 && !J.failed) fail(err);
+    js_jfr_stats st;
+    js_jfr_get_stats(J.w, &st);
+    if (rc == 0)
+        snprintf(msg, msglen, "JFR recording complete up to now in %s (%llu events, %llu chunks)", J.path,
+                 (unsigned long long)st.events, (unsigned long long)st.chunks);
+    else snprintf(msg, msglen, "%s", J.error[0] ? J.error : err);
+    pthread_mutex_unlock(&J.lock);
+    return rc;
 }
 
 js_evring *js_jfr_stream_ring(void)

@@ -289,9 +289,21 @@ js_status js_session_dump_locked(const js_args *req, char *out, size_t outlen)
 {
     js_java_names_refresh();
     js_args o = output_args(req);
-    if (js_args_output_format(&o, o.file) == JS_OUT_JFR) {
-        snprintf(out, outlen, "dump writes text formats; the JFR recording is streamed to its own file, chunk by chunk");
-        return JS_ERR_ARGS;
+    if (js_args_output_format(&o, o.file) == JS_OUT_JFR) { /* the session's recording, complete up to now */
+        if (!js_sess.jfr) {
+            snprintf(out, outlen, "dump,jfr: no JFR recording is being written (start with file=NAME.jfr or jfrfile=)");
+            return JS_ERR_ARGS;
+        }
+        if (js_sess.jfrsync_path[0]) {
+            snprintf(out, outlen, "dump,jfr: with jfrsync the file is written whole at stop");
+            return JS_ERR_ARGS;
+        }
+        const char *other = req->file[0] && strcmp(req->file, js_sess.args.file) != 0 ? req->file : NULL;
+        if (js_jfr_stream_dump(other, out, outlen) != 0) {
+            js_log_lines(JS_LOG_ERROR, out);
+            return JS_ERR_IO;
+        }
+        return JS_OK;
     }
     char err[512];
     js_profile snap[JS_KINDS];

@@ -251,6 +251,16 @@ int js_jfr_maybe_rotate(js_jfr_writer *w, uint64_t now_ticks, char *err, size_t 
     return w->err_no ? js_jfrw_fail(w, err, errlen) : 0;
 }
 
+int js_jfr_end_chunk(js_jfr_writer *w, uint64_t now_ticks, char *err, size_t errlen)
+{
+    if (w->err_no) return js_jfrw_fail(w, err, errlen);
+    if (!w->chunk_events || w->capped) return 0;
+    if (w->o.max_size && js_jfrw_pos(w) + w->reserve + w->chunk_fixed + CP_BASE > w->o.max_size) return 0;
+    finish_chunk(w, now_ticks, 0);
+    start_chunk(w, now_ticks);
+    return w->err_no ? js_jfrw_fail(w, err, errlen) : 0;
+}
+
 int js_jfr_close(js_jfr_writer *w, uint64_t end_ticks, char *err, size_t errlen)
 {
     if (!w) return 0;

@@ -212,7 +212,9 @@ int js_cli_run(const cli_opts *o)
     if (rc) return rc;
     signal(SIGPIPE, SIG_IGN);
     if (!strcmp(o->action, "collect")) return collect(o, &ct);
-    int writes = !strcmp(o->action, "stop") || !strcmp(o->action, "dump");
+    /* dump -o jfr completes the session's own recording where it is: no file of ours to print */
+    int jfr_dump = !strcmp(o->action, "dump") && o->output && !strcmp(o->output, "jfr") && !o->file;
+    int writes = (!strcmp(o->action, "stop") || !strcmp(o->action, "dump")) && !jfr_dump;
     char cmd[CLI_CMD_MAX + 1], file[PATH_MAX];
     if ((rc = output_path(o, &ct, writes, file, sizeof file)) != 0) return rc;
     if ((rc = build(o, o->action, file, 0, cmd, sizeof cmd)) != 0) return rc;
