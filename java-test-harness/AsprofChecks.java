@@ -18,6 +18,7 @@ import java.util.Map;
  * refusals naming the flag: {@code --target-cpu} with itimer (by the agent, exit 5), {@code --reverse} (by the CLI,
  * exit 2).</li>
  * <li>{@code asprof-proc}: {@code proc=1} beside a busy shell loop (see {@link #proc}).</li>
+ * <li>{@code capi-jvm-later}: a native host drives the C API and creates its JVM mid-way (see {@link #capiJvmLater}).</li>
  * <li>{@code asprof-dump-jfr}: {@code dump -o jfr} while a JFR session runs (see {@link #dumpJfr}).</li>
  * <li>{@code asprof-jfrsync}: a JDK Flight Recording joined with ours, at exit and by an attached collect (see
  * {@link #jfrsync}).</li>
@@ -382,5 +383,53 @@ final class AsprofChecks {
             problems.add("harness: " + ex);
         }
         t.report(name, problems, details, t0);
+    }
+    /**
+     * {@code capi-jvm-later}: capi_host (a native program, no JVM at first) starts a session through async-profiler's
+     * C API with {@code cstack=vmx}, burns CPU in its own host_burn, creates a JVM and runs CpuSplit in it for 1 s, stops
+     * into p1; starts again and does the same, stops into p2. p1: host_burn's samples, and none in Java methods (the
+     * session began without a JVM); p2: host_burn's and CpuSplit's (the command that found no session running joined
+     * the JVM created since), and the log says so once. Skipped when the host could not be built.
+     */
+    void capiJvmLater() {
+        String name = "capi-jvm-later";
+        if (!t.selected(name)) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        List<String> problems = new ArrayList<>(), details = new ArrayList<>();
+        if (t.capiHost == null || !Files.isExecutable(t.capiHost)) {
+            t.skip(name, "the C API host capi_host was not built");
+            return;
+        }
+        try {
+            Path dir = Files.createDirectories(t.runDir(name)), p1 = dir.resolve("p1.collapsed"), p2 = dir.resolve("p2.collapsed");
+            Path javaHome = t.java.getParent().getParent();
+            Process p = new ProcessBuilder(t.capiHost.toString(), t.agent.toString(), javaHome.toString(),
+                    t.classes.toString(), p1.toString(), p2.toString()).redirectErrorStream(true).start();
+            String log = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            if (!p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS) || p.exitValue() != 0) {
+                problems.add("capi_host failed: " + log.lines().filter(l -> !l.startsWith("TRUTH"))
+                        .reduce((a, b) -> b).orElse(""));
+            }
+            String s1 = Files.exists(p1) ? Files.readString(p1) : "", s2 = Files.exists(p2) ? Files.readString(p2) : "";
+            long h1 = weight(s1, "host_burn"), j1 = weight(s1, "CpuSplit."), h2 = weight(s2, "host_burn"),
+                    j2 = weight(s2, "CpuSplit.burn");
+            details.add(String.format(Locale.ROOT, "session 1 (no JVM at start): host_burn %d, Java %d; session 2: "
+                    + "host_burn %d, CpuSplit.burn* %d", h1, j1, h2, j2));
+            if (h1 < 50 || j1 != 0) problems.add("session 1: host_burn " + h1 + " (expected >= 50), Java " + j1 + " (expected 0)");
+            if (h2 < 50 || j2 < 200) problems.add("session 2: host_burn " + h2 + " (expected >= 50), CpuSplit " + j2
+                    + " (expected >= 200)");
+            if (!log.contains("set up on the JVM the process created")) problems.add("no log line says the JVM was joined");
+        } catch (IOException | InterruptedException e) {
+            problems.add("harness: " + e);
+        }
+        t.report(name, problems, details, t0);
+    }
+
+    /** Samples of a collapsed text on stacks holding frame. */
+    private static long weight(String collapsed, String frame) {
+        return collapsed.lines().filter(l -> l.contains(frame))
+                .mapToLong(l -> Long.parseLong(l.substring(l.lastIndexOf(' ') + 1))).sum();
     }
 }

@@ -57,6 +57,7 @@ public final class IntegrationTest {
     private final Path work;
     private final Path html;
     private final Path noperf;
+    final Path capiHost; /* the C API host (capi_host.c), or null when it could not be built */
     final String label;
     private final boolean primary; /* the first JDK: runs the checks of the engines alone too */
     private final Set<String> only;
@@ -76,6 +77,7 @@ public final class IntegrationTest {
         work = root.resolve(label);
         html = root.resolve("profile-" + label + ".html");
         noperf = opts.containsKey("noperf") ? Path.of(opts.get("noperf")).toAbsolutePath() : null;
+        capiHost = opts.containsKey("capihost") ? Path.of(opts.get("capihost")).toAbsolutePath() : null;
         this.label = label;
         only = opts.containsKey("only") ? new HashSet<>(Arrays.asList(opts.get("only").split(","))) : null;
         this.runner = runner;
@@ -203,6 +205,7 @@ public final class IntegrationTest {
         safely("asprof-proc", asprof::proc);
         safely("asprof-jfrsync", asprof::jfrsync);
         safely("asprof-dump-jfr", asprof::dumpJfr);
+        safely("capi-jvm-later", asprof::capiJvmLater);
         EventChecks events = new EventChecks(this);
         alone("wall-split", events::wallSplit);
         LoadChecks load = new LoadChecks(this);

@@ -32,6 +32,14 @@ if ! ${CC:-cc} -O2 -Wall -Wextra -std=gnu11 -o "$NOPERF" "$HARNESS/noperf.c" 2>"
     NOPERF=
 fi
 
+# The native host that creates a JVM after the C API started a session (the capi-jvm-later check); needs jni.h.
+CAPIHOST=$OUT/capi_host
+if ! ${CC:-cc} -O2 -Wall -Wextra -std=gnu11 -I"$JDK17_HOME/include" -I"$JDK17_HOME/include/linux" -o "$CAPIHOST" \
+        "$HARNESS/capi_host.c" -ldl -lm 2>"$OUT/capi_host.log"; then
+    echo "note: could not build the C API host (see $OUT/capi_host.log); its check will be skipped"
+    CAPIHOST=
+fi
+
 # One driver runs both JDKs' checks side by side (CheckRunner); the classes are compiled once, for Java 17.
 javas=
 javac=
@@ -55,6 +63,9 @@ mkdir -p "$CLASSES"
 "$javac" --release 17 -cp "$JAR" -d "$CLASSES" "$HARNESS"/*.java "$HARNESS"/one/profiler/*.java
 if [ -n "$NOPERF" ]; then
     set -- "$@" --noperf "$NOPERF"
+fi
+if [ -n "$CAPIHOST" ]; then
+    set -- "$@" --capihost "$CAPIHOST"
 fi
 started=$(date +%s)
 driver_java=${javas%%,*}

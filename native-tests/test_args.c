@@ -706,7 +706,11 @@ static void test_asprof_values(void **state UNUSED)
     assert_int_equal(A.cstack, JS_CSTACK_DWARF);
     parse_ok("cstack=no");
     assert_int_equal(A.cstack, JS_CSTACK_NO);
-    expect_error("cstack=vmx", "'cstack=vmx'");
+    assert_false(A.cstack_vmx);
+    parse_ok("cstack=vmx"); /* walked as vm, said at start */
+    assert_int_equal(A.cstack, JS_CSTACK_DWARF);
+    assert_true(A.cstack_vmx);
+    expect_error("cstack=lbr", "'cstack=lbr'");
     parse_ok("clock=monotonic");
     expect_error("clock=tsc", "'clock=tsc'");
     parse_ok("start,filter");

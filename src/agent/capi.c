@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <jni.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,12 +52,14 @@ static JavaVM *created_vm(void)
     return vm;
 }
 
-/* Once: on the JVM if there is one, else for native code. The library stays loaded for good (its exit handler and
- * signal handler must outlive a dlclose by the host). */
-static void init_once(void)
+/* Whether the profiler is set up on a JVM (set once; a process has one JVM at most). */
+static _Atomic int on_vm;
+
+/* Set the profiler up on the process's JVM if one exists now (attaching this thread for the call if it is not);
+ * 1 if it is set up on one. */
+static int join_vm(void)
 {
-    Dl_info self;
-    if (dladdr((void *)init_once, &self) && self.dli_fname) dlopen(self.dli_fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
+    if (atomic_load(&on_vm)) return 1;
     JavaVM *vm = created_vm();
     JNIEnv *env = NULL;
     int attached = 0;
@@ -65,14 +68,25 @@ static void init_once(void)
         attached = (*vm)->AttachCurrentThreadAsDaemon(vm, (void **)&env, &aa) == JNI_OK;
         if (!attached) env = NULL;
     }
-    if (env && js_agent_init_live(vm, env) == 0) {
+    if (env && js_agent_init_live(vm, env) == 0) atomic_store(&on_vm, 1);
+    if (attached) (*vm)->DetachCurrentThread(vm);
+    return atomic_load(&on_vm);
+}
+
+/* Once: on the JVM if there is one, else for native code (a JVM the process creates later is joined by the first
+ * command that finds no session running). The library stays loaded for good (its exit handler and signal handler
+ * must outlive a dlclose by the host). */
+static void init_once(void)
+{
+    Dl_info self;
+    if (dladdr((void *)init_once, &self) && self.dli_fname) dlopen(self.dli_fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
+    if (join_vm()) {
         js_info("C API: set up on the process's JVM");
     } else {
         js_agent_init_native();
         atexit(at_exit);
         js_info("C API: set up for native code (no JVM in this process)");
     }
-    if (attached) (*vm)->DetachCurrentThread(vm);
 }
 
 void asprof_init(void)
@@ -89,6 +103,8 @@ asprof_error_t asprof_execute(const char *command, asprof_writer_t output_callba
 {
     static __thread char error[REPLY_MAX];
     asprof_init();
+    if (!atomic_load(&on_vm) && !js_profiler_running() && join_vm()) /* a JVM created since: Java frames from now on */
+        js_info("C API: set up on the JVM the process created");
     char *buf = NULL, reply[REPLY_MAX] = "";
     size_t n = 0;
     FILE *cap = open_memstream(&buf, &n);

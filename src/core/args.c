@@ -429,9 +429,7 @@ static int parse_keyval(js_args *a, const char *key, const char *v, char *err, s
         if (strcmp(v, "fp") == 0) a->cstack = JS_CSTACK_FP;
         else if (strcmp(v, "dwarf") == 0 || strcmp(v, "vm") == 0) a->cstack = JS_CSTACK_DWARF; /* vm: the same frames */
         else if (strcmp(v, "no") == 0) a->cstack = JS_CSTACK_NO;
-        else if (strcmp(v, "vmx") == 0)
-            why = "not supported: the VM's own frames between and below Java frames are not walked; native frames "
-                  "above the Java ones come with fp, dwarf or vm";
+        else if (strcmp(v, "vmx") == 0) a->cstack = JS_CSTACK_DWARF, a->cstack_vmx = 1; /* said at start */
         else if (strcmp(v, "lbr") == 0)
             why = "not supported: jsampler walks native frames by frame pointers (fp), DWARF tables (dwarf, vm) or "
                   "not at all (no)";
