@@ -18,6 +18,7 @@ import java.util.Map;
  * refusals naming the flag: {@code --target-cpu} with itimer (by the agent, exit 5), {@code --reverse} (by the CLI,
  * exit 2).</li>
  * <li>{@code asprof-proc}: {@code proc=1} beside a busy shell loop (see {@link #proc}).</li>
+ * <li>{@code asprof-ttsp}: time-to-safepoint windows, {@code ttsp} and {@code ttsp,nostop} (see {@link #ttsp}).</li>
  * <li>{@code capi-jvm-later}: a native host drives the C API and creates its JVM mid-way (see {@link #capiJvmLater}).</li>
  * <li>{@code asprof-dump-jfr}: {@code dump -o jfr} while a JFR session runs (see {@link #dumpJfr}).</li>
  * <li>{@code asprof-jfrsync}: a JDK Flight Recording joined with ours, at exit and by an attached collect (see
@@ -431,5 +432,59 @@ final class AsprofChecks {
     private static long weight(String collapsed, String frame) {
         return collapsed.lines().filter(l -> l.contains(frame))
                 .mapToLong(l -> Long.parseLong(l.substring(l.lastIndexOf(' ') + 1))).sum();
+    }
+    /**
+     * {@code asprof-ttsp}: Safepoints 3 s (a safepoint asked for every 200 ms, reached only when the worker's current
+     * Unsafe.setMemory call of 256 MiB ends) with {@code event=cpu,interval=1ms,ttsp} into JFR, read by the JDK's reader:
+     * at least 5 profiler.Window events (from SafepointSynchronize::begin to the safepoint reached); every execution
+     * sample within 1 ms of a window, and at least 3 of them in the worker's setMemory. With {@code nostop} the windows
+     * are recorded and at least 100 samples fall outside them.
+     */
+    void ttsp() {
+        String name = "asprof-ttsp";
+        if (!t.selected(name)) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        List<String> problems = new ArrayList<>(), details = new ArrayList<>();
+        for (String mode : List.of("ttsp", "ttsp,nostop")) {
+            String run = name + (mode.contains("nostop") ? "-nostop" : "");
+            Path jfr = t.runDir(run).resolve("t.jfr");
+            IntegrationTest.Run r = t.launch(run, List.of(), "start,event=cpu,interval=1ms," + mode + ",file=" + jfr,
+                    "Safepoints", "3");
+            problems.addAll(r.crashSigns());
+            if (r.exitCode != 0) problems.add(mode + ": exit " + r.exitCode + " in " + r.dir);
+            List<java.time.Instant[]> windows = new ArrayList<>();
+            List<jdk.jfr.consumer.RecordedEvent> samples = new ArrayList<>();
+            try {
+                for (jdk.jfr.consumer.RecordedEvent e : jdk.jfr.consumer.RecordingFile.readAllEvents(jfr)) {
+                    String type = e.getEventType().getName();
+                    if (type.equals("profiler.Window")) windows.add(new java.time.Instant[] {e.getStartTime(), e.getEndTime()});
+                    else if (type.equals("jdk.ExecutionSample")) samples.add(e);
+                }
+            } catch (IOException e) {
+                problems.add(mode + ": the JDK cannot read " + jfr + ": " + e);
+                continue;
+            }
+            long outside = 0, inWorker = 0;
+            for (jdk.jfr.consumer.RecordedEvent s : samples) {
+                java.time.Instant at = s.getStartTime();
+                boolean in = windows.stream().anyMatch(w -> !at.isBefore(w[0].minusMillis(1)) && !at.isAfter(w[1].plusMillis(1)));
+                if (!in) outside++;
+                if (in && s.getStackTrace() != null && s.getStackTrace().getFrames().stream()
+                        .anyMatch(f -> f.getMethod().getName().equals("clearMemory"))) inWorker++;
+            }
+            details.add(String.format(Locale.ROOT, "%s: %d windows, %d samples, %d outside the windows, %d in them in "
+                    + "the worker's setMemory", mode, windows.size(), samples.size(), outside, inWorker));
+            if (windows.size() < 5) problems.add(mode + ": " + windows.size() + " windows (expected at least 5)");
+            if (mode.equals("ttsp") && (outside != 0 || inWorker < 3)) {
+                problems.add("ttsp: " + outside + " samples outside the windows (expected 0), " + inWorker
+                        + " in setMemory (expected at least 3)");
+            }
+            if (mode.contains("nostop") && outside < 100) {
+                problems.add("ttsp,nostop: " + outside + " samples outside the windows (expected at least 100)");
+            }
+        }
+        t.report(name, problems, details, t0);
     }
 }

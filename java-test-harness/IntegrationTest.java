@@ -159,6 +159,8 @@ public final class IntegrationTest {
         safely("bad-option-interval", () -> badOption("bad-option-interval", "start,interval=abc", "abc"));
         safely("bad-option-function", () -> badOption("bad-option-function", "start,event=no_such_function_here",
                 "no_such_function_here"));
+        safely("bad-option-begin-end", () -> badOption("bad-option-begin-end", "start,begin=write,end=write",
+                "begin and end symbols should not resolve to the same address"));
         safely("bad-option-proc", () -> badOption("bad-option-proc", "start,proc=1", "Process sampling requires JFR"));
         safely("output-faults", this::unwritableOutput);
         FaultChecks faults = new FaultChecks(this);
@@ -206,6 +208,7 @@ public final class IntegrationTest {
         safely("asprof-jfrsync", asprof::jfrsync);
         safely("asprof-dump-jfr", asprof::dumpJfr);
         safely("capi-jvm-later", asprof::capiJvmLater);
+        safely("asprof-ttsp", asprof::ttsp);
         EventChecks events = new EventChecks(this);
         alone("wall-split", events::wallSplit);
         LoadChecks load = new LoadChecks(this);

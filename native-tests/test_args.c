@@ -723,8 +723,7 @@ static void test_asprof_values(void **state UNUSED)
 static void test_asprof_unsupported(void **state UNUSED)
 {
     const char *cmds[] = {"tlab", "nativemem=1m", "nofree", "nativelock=10us", "trace=a.B.c", "nobatch",
-                          "sched", "signal=10", "begin=write",
-                          "end=write", "ttsp", "nostop", "memlimit=10m",
+                          "sched", "signal=10", "memlimit=10m",
                           "features=vtable", "mcache", "server=:8080", "width=1200", "minwidth=1",
                           "otlp", "metrics"};
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
@@ -757,6 +756,22 @@ static void test_proc(void **state UNUSED)
     expect_error("proc=500ms", "'proc=500ms'");
     expect_error("proc=2h", "'proc=2h'");
     expect_error("proc=x", "'proc=x'");
+}
+
+/* begin=/end= name native functions; ttsp sets both (and refuses them given); end alone is refused. */
+static void test_windows(void **state UNUSED)
+{
+    parse_ok("start,begin=write,end=read");
+    assert_string_equal(A.begin, "write");
+    assert_string_equal(A.end, "read");
+    assert_false(A.nostop);
+    parse_ok("start,ttsp,nostop");
+    assert_string_equal(A.begin, "SafepointSynchronize::begin");
+    assert_string_equal(A.end, "RuntimeService::record_safepoint_synchronized");
+    assert_true(A.nostop);
+    expect_error("start,ttsp,begin=write", "begin and end must both be empty when ttsp is set");
+    expect_error("start,end=write", "needs begin=");
+    expect_error("start,begin=a.b", "'begin=a.b'");
 }
 
 /* jfrsync[=CONFIG] (default: "default") needs a JFR output and one file; jfropts takes async-profiler's bits. */
@@ -808,6 +823,7 @@ int main(void)
         cmocka_unit_test(test_cpu_scope),
         cmocka_unit_test(test_proc),
         cmocka_unit_test(test_jfrsync),
+        cmocka_unit_test(test_windows),
         cmocka_unit_test(test_null_empty_and_commas),
         cmocka_unit_test(test_actions),
         cmocka_unit_test(test_events),

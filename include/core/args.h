@@ -106,6 +106,9 @@ typedef struct {
     int jstackkeep;              /* jstackdepth=N/M: a stack deeper than N keeps its top M frames; 0 = N */
     js_walker_kind walker;
     js_cstack cstack;
+    char begin[JS_TRACEPOINT_MAX], end[JS_TRACEPOINT_MAX]; /* begin=/end= (ttsp sets both): the window's functions */
+    int nostop;                  /* nostop: windows are recorded, samples kept outside them too */
+    int ttsp;                    /* ttsp was given */
     int cstack_vmx;              /* cstack=vmx was asked for: walked as vm (dwarf), said in one line at start */
     char tracepoint[JS_TRACEPOINT_MAX]; /* CATEGORY:NAME of event= for JS_EV_TRACEPOINT, the function's name for JS_EV_FUNCTION */
     char file[JS_PATH_MAX];      /* as given, %p/%t not yet expanded */

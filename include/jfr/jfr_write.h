@@ -175,6 +175,9 @@ int js_jfr_process_sample(js_jfr_writer *w, uint64_t ticks, const js_jfr_process
 /* Finish the current chunk and start a new one if chunk_size or chunk_time is reached (only when
  * the chunk holds an event, and never once max_size was reached). */
 int js_jfr_maybe_rotate(js_jfr_writer *w, uint64_t now_ticks, char *err, size_t errlen);
+/* Append one profiler.Window (begin=/end=): from start to end (CLOCK_MONOTONIC ns), closed by thread id (as for
+ * js_jfr_execution_sample). max_size and errors as above. */
+int js_jfr_window(js_jfr_writer *w, uint64_t start, uint64_t end, uint32_t thread, char *err, size_t errlen);
 /* Finish the current chunk now and start a new one (a dump: the file is complete up to here), when the chunk holds an
  * event and max_size leaves room for another. */
 int js_jfr_end_chunk(js_jfr_writer *w, uint64_t now_ticks, char *err, size_t errlen);

@@ -14,6 +14,18 @@
 /* Checks beyond syntax that need no VM: formats the agent cannot write, outputs that cannot be created. */
 static js_status check_request(const js_args *a, char *out, size_t outlen)
 {
+    if (a->begin[0]) { /* begin=/end= (ttsp): both must be functions of the process, at two addresses */
+        uintptr_t b = js_symbols_find(a->begin), e = a->end[0] ? js_symbols_find(a->end) : 0;
+        if (!b || (a->end[0] && !e)) {
+            snprintf(out, outlen, "option '%s=%s': no native function of that name in this process", b ? "end" : "begin",
+                     b ? a->end : a->begin);
+            return JS_ERR_ARGS;
+        }
+        if (b == e) { /* async-profiler's words */
+            snprintf(out, outlen, "begin and end symbols should not resolve to the same address");
+            return JS_ERR_ARGS;
+        }
+    }
     if (a->event == JS_EV_FUNCTION && !js_symbols_find(a->tracepoint)) {
         snprintf(out, outlen, "option 'event=%s': neither an event nor a native function of this process (events: cpu, "
                  "ctimer, itimer, wall, alloc, lock, cpu-clock, task-clock, page-faults, context-switches, "

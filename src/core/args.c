@@ -100,10 +100,6 @@ static const struct {
                 "another event)"},
     {"sched", "scheduling-policy root frames are not offered"},
     {"signal", "the signals are chosen at start (SIGPROF for cpu, a free real-time signal for wall) and logged"},
-    {"begin", "profiling windows opened and closed by native functions are not offered"},
-    {"end", "profiling windows opened and closed by native functions are not offered"},
-    {"ttsp", "time-to-safepoint windows are not offered"},
-    {"nostop", "profiling windows opened and closed by native functions are not offered"},
     {"memlimit", "the call-trace stores have a fixed size and are rotated when half full (see README, Memory)"},
     {"features", "stack-walk features (vtable, comptask, pcaddr, mixed, stats) are not offered; the default walker "
                  "recovers the walks AsyncGetCallTrace gives up on (walker=)"},
@@ -258,6 +254,18 @@ static int finish(js_args *a, char *err, size_t errlen)
         snprintf(err, errlen, "option 'jfrsync': needs a JFR output (file=NAME.jfr, jfr or jfrfile=)");
         return -1;
     }
+    if (a->ttsp && (a->begin[0] || a->end[0])) { /* async-profiler's words */
+        snprintf(err, errlen, "option 'ttsp': begin and end must both be empty when ttsp is set");
+        return -1;
+    }
+    if (a->ttsp) { /* time to safepoint: from the VM's safepoint request until every thread stopped */
+        snprintf(a->begin, sizeof a->begin, "SafepointSynchronize::begin");
+        snprintf(a->end, sizeof a->end, "RuntimeService::record_safepoint_synchronized");
+    }
+    if (a->end[0] && !a->begin[0]) {
+        snprintf(err, errlen, "option 'end=%s': needs begin= (the window opens there)", a->end);
+        return -1;
+    }
     if (a->jfrsync[0] && a->loop_ns) {
         snprintf(err, errlen, "option 'jfrsync': not offered with loop= (one JDK recording joins one file)");
         return -1;
@@ -326,6 +334,8 @@ static int parse_flag(js_args *a, const char *key, const char *val, char *err, s
     else if (strcmp(key, "live") == 0) flag = &a->live;
     else if (strcmp(key, "norm") == 0) flag = &a->norm;
     else if (strcmp(key, "all") == 0) flag = &a->all_flag;
+    else if (strcmp(key, "nostop") == 0) flag = &a->nostop;
+    else if (strcmp(key, "ttsp") == 0) flag = &a->ttsp;
     else if (strcmp(key, "dot") == 0) flag = &a->dot_flag;
     else if (strcmp(key, "total") == 0) flag = &a->total_flag;
     else if (strcmp(key, "samples") == 0) flag = &a->samples_flag;
@@ -407,6 +417,10 @@ static int parse_keyval(js_args *a, const char *key, const char *v, char *err, s
         return parse_event(a, v, err, errlen);
     } else if (strcmp(key, "interval") == 0) {
         if (copy_value(a->interval_raw, sizeof a->interval_raw, v)) why = "expected a duration, size or count";
+    } else if (strcmp(key, "begin") == 0 || strcmp(key, "end") == 0) { /* a native function, as event= names one */
+        char *to = key[0] == 'b' ? a->begin : a->end;
+        if (copy_value(to, sizeof a->begin, v) || strspn(v, TRACEPOINT_CHARS ":~") != strlen(v))
+            why = "expected a native function's name (letters, digits, '_' and '::')";
     } else if (strcmp(key, "jfropts") == 0) { /* 1 system info, 2 properties, 4 libraries, 8 CPU load, 16 heap */
         if (strcmp(v, "mem") == 0) why = "not supported: the recording is streamed to its file, chunk by chunk";
         else if (parse_int(v, 0, 31, &a->jfropts)) why = "expected async-profiler's bits 0..31";

@@ -1,6 +1,7 @@
 /* arming.c - see arming.h. */
 #include "core/arming.h"
 #include "core/symbols.h"
+#include "sample/trap.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -286,6 +287,18 @@ static long long tracepoint_id(const char *tp, char *err, size_t errlen)
     return -1;
 }
 
+/* begin=/end= (ttsp): the breakpoints that open and close the profiling window. 0, or -1 with err. */
+static int arm_window(const js_args *a, char *err, size_t errlen)
+{
+    uintptr_t begin = js_symbols_find(a->begin), end = a->end[0] ? js_symbols_find(a->end) : 0;
+    if (!begin || (a->end[0] && !end)) {
+        snprintf(err, errlen, "option '%s=%s': no native function of that name in this process", begin ? "end" : "begin",
+                 begin ? a->end : a->begin);
+        return -1;
+    }
+    return js_trap_arm(begin, end, a->nostop, err, errlen);
+}
+
 /* Start the exact perf counter (type, config) named name: no fallback. NULL with err. */
 static const js_engine *start_counter(const js_args *a, uint32_t type, uint64_t config, const char *name,
                                       js_arming_info *info, char *err, size_t errlen)
@@ -403,6 +416,11 @@ int js_arming_start(const js_args *a, js_store *store, js_evring *ring, js_armin
         if (e) e->stop();
         return -1;
     }
+    if (a->begin[0] && arm_window(a, err, errlen) != 0) { /* before the first signal is sent: no sample outside it */
+        js_sampler_disarm();
+        if (e) e->stop();
+        return -1;
+    }
     /* The wall timer starts once the handler accepts its signals. */
     if (a->wall_ns > 0 && js_engine_wall.start(a->wall_ns, a->jitter, wall_signo, err, errlen) != 0) {
         js_sampler_disarm();
@@ -431,6 +449,7 @@ int js_arming_start(const js_args *a, js_store *store, js_evring *ring, js_armin
 
 int js_arming_stop(void)
 {
+    js_trap_disarm(); /* the functions' code as it was, first */
     pthread_mutex_lock(&lock);
     const js_engine *e = engine, *wall = wall_engine;
     atomic_store(&attach_wanted, 0);

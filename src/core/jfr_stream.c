@@ -17,6 +17,7 @@
 #include "core/symbols.h"
 #include "core/thread_names.h"
 #include "sample/threads.h"
+#include "sample/trap.h"
 #include "sample/sampler.h"
 #include "sample/walker.h"
 
@@ -285,11 +286,28 @@ static void write_event(const js_ring_event *e, void *ctx)
     }
 }
 
+/* begin=/end=: the windows closed since the last drain, as profiler.Window events. J.lock held. */
+static void write_windows(void)
+{
+    js_trap_window win[64];
+    for (int n; !J.failed && (n = js_trap_take(win, 64)) > 0;) {
+        for (int i = 0; i < n && !J.failed; i++) {
+            js_thread *t = js_threads_find(win[i].tid);
+            uint32_t serial = t ? atomic_load(&t->serial) : 0;
+            char err[512];
+            if (js_jfr_window(J.w, win[i].start_ns, win[i].end_ns, serial ? serial : UNKNOWN_THREAD_KEY, err,
+                              sizeof err) != 0)
+                fail(err);
+        }
+    }
+}
+
 /* Drain the ring (stripes a producer holds are left for the next time) and rotate the chunk when due. */
 static void pump(void)
 {
     pthread_mutex_lock(&J.lock);
     if (J.w) {
+        write_windows();
         js_evring_drain(J.ring, write_event, NULL, 0, NULL);
         char err[512];
         if (!J.failed && js_jfr_maybe_rotate(J.w, mono_ns(), err, sizeof err) != 0) fail(err);
@@ -543,6 +561,7 @@ int js_jfr_stream_stop(int abandon_ring, char *msg, size_t msglen)
     /* Everything buffered is written (after a failure this only empties the ring); a stripe a stalled handler holds
      * is left to it, and so is the whole ring then: it is never drained or reused again. */
     unsigned held = 0;
+    if (J.w && !J.failed) write_windows();
     js_evring_drain(J.ring, write_event, NULL, abandon_ring ? 0 : WAIT_NS, &held);
     uint64_t lost = js_evring_dropped(J.ring) - J.dropped0;
     if (abandon_ring || held) J.ring = NULL;

@@ -112,6 +112,8 @@ static const meta_class classes[] = {
       {"state", JS_JFR_T_THREAD_STATE, F_CP, "Thread State", 0, NULL},
       {"samples", JS_JFR_T_INT, 0, "Samples", 0, NULL},
       {"timeSpan", JS_JFR_T_LONG, 0, "Time Span", JS_JFR_T_TIMESPAN, "NANOSECONDS"}}},
+    {"profiler.Window", JS_JFR_T_WINDOW, EVENT, 0, "Profiling Window", /* async-profiler's: begin=/end=, ttsp */
+     {START_TIME, DURATION, {"eventThread", JS_JFR_T_THREAD, F_CP, "Event Thread", 0, NULL}}},
     {"profiler.ProcessSample", JS_JFR_T_PROCESS_SAMPLE, EVENT, 0, "Process Stats Sample", /* async-profiler's */
      {START_TIME,
       {"pid", JS_JFR_T_INT, 0, "Process ID", 0, NULL},

@@ -90,6 +90,36 @@ int js_jfr_write_event(js_jfr_writer *w, const js_jfr_event *e, char *err, size_
     return w->err_no ? js_jfrw_fail(w, err, errlen) : 0;
 }
 
+int js_jfr_window(js_jfr_writer *w, uint64_t start, uint64_t end, uint32_t thread, char *err, size_t errlen)
+{
+    if (!thread || thread >= KEY_LIMIT) {
+        snprintf(err, errlen, "invalid JFR window: thread %u", thread);
+        return -1;
+    }
+    if (w->err_no) return js_jfrw_fail(w, err, errlen);
+    if (w->capped) {
+        w->st.dropped_by_cap++;
+        return 0;
+    }
+    uint8_t ev[EVENT_MAX];
+    size_t n = 1;
+    n += js_jfr_varint(ev + n, js_jfrw_type(w, JS_JFR_T_WINDOW));
+    n += js_jfr_varint(ev + n, js_jfrw_tick(w, start));
+    n += js_jfr_varint(ev + n, end > start ? end - start : 0);
+    n += js_jfr_varint(ev + n, thread);
+    ev[0] = (uint8_t)n;
+    js_jfrw_trace_ref none = {0};
+    if (w->o.max_size && !js_jfrw_admit(w, thread, &none, JS_JFRW_NO_STATE, n)) {
+        w->st.dropped_by_cap++;
+        return w->err_no ? js_jfrw_fail(w, err, errlen) : 0;
+    }
+    js_jfrw_ref(w, &w->threads, thread);
+    js_jfrw_put(w, ev, n);
+    w->st.events++;
+    w->chunk_events++;
+    return w->err_no ? js_jfrw_fail(w, err, errlen) : 0;
+}
+
 /* Append a JFR float (IEEE 754, big-endian) to ev at n. */
 static size_t put_float(uint8_t *ev, size_t n, float f)
 {

@@ -1,5 +1,6 @@
 /* sampler.c - see sampler.h. */
 #include "sample/sampler.h"
+#include "sample/trap.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -359,6 +360,7 @@ static void handler(int signo, siginfo_t *si, void *uc)
     }
     if (kind == JS_SK_WALL && (!t || (w = atomic_exchange_explicit(&t->wall_due, 0, RLX)) == 0))
         goto out; /* ours, but its weight went with an earlier signal (or the thread left the table) */
+    if (!js_trap_keep()) goto out; /* begin=/end=: outside the profiling window */
     uint64_t c0 = thread_cpu_ns();
     if (kind == JS_SK_EXEC && t && over_budget(t, c0)) {
         take_throttled(t, tid, t0, w);

@@ -1,0 +1,35 @@
+/* trap.h - begin=/end= (and ttsp): profiling windows opened and closed by two native functions, as async-profiler
+ * takes them.
+ *
+ * A breakpoint instruction (int3) is written on the first byte of begin; the thread that runs into it opens the
+ * window, and the breakpoint moves to end; the thread that runs into that closes the window (recorded: its start,
+ * end and thread), and the breakpoint moves back to begin. Each time the byte is put back and the instruction run
+ * again, so the functions behave as before. The code pages of both functions are writable while armed. Samples of
+ * the execution and wall events are kept only inside a window, unless nostop (the windows are then only recorded).
+ * The SIGTRAP handler stays installed for the life of the process and passes on every trap that is not ours.
+ */
+#ifndef JS_TRAP_H
+#define JS_TRAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define JS_TRAP_WINDOWS 1024 /* windows recorded and not yet taken; more are counted as lost */
+
+typedef struct {
+    uint64_t start_ns, end_ns; /* CLOCK_MONOTONIC */
+    int tid;                   /* the thread that closed the window */
+} js_trap_window;
+
+/* Arm the breakpoints on begin (non-zero) and end (0: the window never closes). 0, or -1 with err. Normal threads. */
+int js_trap_arm(uintptr_t begin, uintptr_t end, int nostop, char *err, size_t errlen);
+/* Put the functions' bytes back and keep every sample again. Normal threads. */
+void js_trap_disarm(void);
+/* 1 if a sample taken now is kept (no window armed, nostop, or a window is open). Signal-safe. */
+int js_trap_keep(void);
+/* Take the windows recorded since the last call, oldest first, into out[0..max); their count. Normal threads. */
+int js_trap_take(js_trap_window *out, int max);
+/* Windows lost to a full buffer since arming. */
+uint64_t js_trap_lost(void);
+
+#endif

@@ -1,0 +1,198 @@
+/* trap.c - see trap.h. */
+#include "sample/trap.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "sample/safe_fmt.h"
+
+#define INT3 0xcc
+#define PAST_MAX 16 /* addresses trapped in earlier sessions: a late trap there is still run again, not passed on */
+
+/* Process-wide: one SIGTRAP handler and one pair of breakpoints at a time (sessions are one at a time). */
+static struct {
+    _Atomic uintptr_t begin, end;
+    uint8_t begin_byte, end_byte;        /* what int3 replaced */
+    _Atomic int begin_set, end_set;      /* the int3 is in place there */
+    _Atomic int armed, nostop, open;
+    _Atomic uint64_t start_ns;
+    js_trap_window ring[JS_TRAP_WINDOWS]; /* written by the trap handler that closes a window */
+    _Atomic uint64_t head, tail;          /* head: next to write; tail: next to take */
+    _Atomic uint64_t lost;
+    _Atomic uintptr_t past[PAST_MAX];
+    int installed;
+    struct sigaction old;
+} T;
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Write one code byte (the page is writable while armed). */
+static void put_byte(uintptr_t at, uint8_t b)
+{
+    __atomic_store_n((uint8_t *)at, b, __ATOMIC_SEQ_CST);
+}
+
+/* 1 if pc is where a breakpoint of ours is or was. */
+static int ours(uintptr_t pc)
+{
+    if (pc == atomic_load(&T.begin) || pc == atomic_load(&T.end)) return 1;
+    for (int i = 0; i < PAST_MAX; i++)
+        if (atomic_load(&T.past[i]) == pc) return 1;
+    return 0;
+}
+
+/* A window closed by thread tid: into the ring, or counted as lost. */
+static void record(uint64_t start, uint64_t end, int tid)
+{
+    uint64_t h = atomic_load(&T.head);
+    if (h - atomic_load(&T.tail) >= JS_TRAP_WINDOWS) {
+        atomic_fetch_add(&T.lost, 1);
+        return;
+    }
+    T.ring[h % JS_TRAP_WINDOWS] = (js_trap_window){start, end, tid};
+    atomic_store(&T.head, h + 1); /* one writer at a time: only the thread that took end_set */
+}
+
+/* Pass a trap that is not ours to the handler before ours (the default one ends the process, as it would have). */
+static void pass_on(int signo, siginfo_t *si, void *uc)
+{
+    if (T.old.sa_flags & SA_SIGINFO) {
+        if (T.old.sa_sigaction) T.old.sa_sigaction(signo, si, uc);
+    } else if (T.old.sa_handler == SIG_IGN) {
+        return;
+    } else if (T.old.sa_handler != SIG_DFL) {
+        T.old.sa_handler(signo);
+    } else {
+        signal(signo, SIG_DFL);
+        raise(signo);
+    }
+}
+
+static void on_trap(int signo, siginfo_t *si, void *ucv)
+{
+    ucontext_t *uc = ucv;
+    int saved = errno;
+    uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP] - 1; /* int3 leaves the pc after itself */
+    if (!ours(pc)) {
+        pass_on(signo, si, ucv);
+        errno = saved;
+        return;
+    }
+    if (pc == atomic_load(&T.begin) && atomic_exchange(&T.begin_set, 0)) { /* the window opens */
+        atomic_store(&T.start_ns, now_ns());
+        atomic_store(&T.open, 1);
+        put_byte(pc, T.begin_byte);
+        uintptr_t end = atomic_load(&T.end);
+        if (end) {
+            put_byte(end, INT3);
+            atomic_store(&T.end_set, 1);
+        }
+    } else if (pc == atomic_load(&T.end) && atomic_exchange(&T.end_set, 0)) { /* it closes */
+        atomic_store(&T.open, 0);
+        record(atomic_load(&T.start_ns), now_ns(), (int)syscall(SYS_gettid));
+        put_byte(pc, T.end_byte);
+        if (atomic_load(&T.armed)) {
+            put_byte(atomic_load(&T.begin), INT3);
+            atomic_store(&T.begin_set, 1);
+        }
+    }
+    uc->uc_mcontext.gregs[REG_RIP] = (greg_t)pc; /* run the instruction that was there (put back by now) */
+    errno = saved;
+}
+
+/* Make the page(s) of [at, at + 1) writable (w) or not. */
+static int code_writable(uintptr_t at, int w)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    uintptr_t p = at & ~(uintptr_t)(page - 1);
+    return mprotect((void *)p, (size_t)page, PROT_READ | PROT_EXEC | (w ? PROT_WRITE : 0));
+}
+
+int js_trap_arm(uintptr_t begin, uintptr_t end, int nostop, char *err, size_t errlen)
+{
+    if (!begin || begin == end) {
+        js_safe_fmt(err, errlen, "begin and end symbols should not resolve to the same address");
+        return -1;
+    }
+    if (!T.installed) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = on_trap;
+        sa.sa_flags = SA_SIGINFO | SA_RESTART;
+        sigemptyset(&sa.sa_mask);
+        if (sigaction(SIGTRAP, &sa, &T.old) != 0) {
+            js_safe_fmt(err, errlen, "sigaction(SIGTRAP): %s", js_safe_errstr(errno));
+            return -1;
+        }
+        T.installed = 1;
+    }
+    if (code_writable(begin, 1) != 0 || (end && code_writable(end, 1) != 0)) {
+        js_safe_fmt(err, errlen, "cannot make the code of begin/end writable: %s", js_safe_errstr(errno));
+        code_writable(begin, 0);
+        return -1;
+    }
+    for (int i = 0; i < PAST_MAX; i++) { /* remember them for good (a trap may be delivered late) */
+        uintptr_t zero = 0;
+        if (atomic_load(&T.past[i]) == begin) break;
+        if (atomic_compare_exchange_strong(&T.past[i], &zero, begin)) break;
+    }
+    for (int i = 0; end && i < PAST_MAX; i++) {
+        uintptr_t zero = 0;
+        if (atomic_load(&T.past[i]) == end) break;
+        if (atomic_compare_exchange_strong(&T.past[i], &zero, end)) break;
+    }
+    T.begin_byte = *(volatile uint8_t *)begin;
+    T.end_byte = end ? *(volatile uint8_t *)end : 0;
+    atomic_store(&T.begin, begin);
+    atomic_store(&T.end, end);
+    atomic_store(&T.open, 0);
+    atomic_store(&T.nostop, nostop);
+    atomic_store(&T.lost, 0);
+    atomic_store(&T.tail, atomic_load(&T.head));
+    atomic_store(&T.armed, 1);
+    put_byte(begin, INT3);
+    atomic_store(&T.begin_set, 1);
+    return 0;
+}
+
+void js_trap_disarm(void)
+{
+    if (!atomic_exchange(&T.armed, 0)) return;
+    uintptr_t begin = atomic_load(&T.begin), end = atomic_load(&T.end);
+    if (atomic_exchange(&T.begin_set, 0)) put_byte(begin, T.begin_byte);
+    if (end && atomic_exchange(&T.end_set, 0)) put_byte(end, T.end_byte);
+    atomic_store(&T.open, 0);
+    code_writable(begin, 0);
+    if (end) code_writable(end, 0);
+}
+
+int js_trap_keep(void)
+{
+    return !atomic_load_explicit(&T.armed, memory_order_relaxed) || atomic_load_explicit(&T.nostop, memory_order_relaxed) ||
+           atomic_load_explicit(&T.open, memory_order_relaxed);
+}
+
+int js_trap_take(js_trap_window *out, int max)
+{
+    int n = 0;
+    for (uint64_t t = atomic_load(&T.tail); n < max && t < atomic_load(&T.head); t++) out[n++] = T.ring[t % JS_TRAP_WINDOWS];
+    atomic_fetch_add(&T.tail, (uint64_t)n);
+    return n;
+}
+
+uint64_t js_trap_lost(void)
+{
+    return atomic_load(&T.lost);
+}
