@@ -18,6 +18,7 @@ import java.util.Map;
  * refusals naming the flag: {@code --target-cpu} with itimer (by the agent, exit 5), {@code --reverse} (by the CLI,
  * exit 2).</li>
  * <li>{@code asprof-proc}: {@code proc=1} beside a busy shell loop (see {@link #proc}).</li>
+ * <li>{@code asprof-features}: {@code features=vtable+comptask} on Poly (see {@link #features}).</li>
  * <li>{@code asprof-ttsp}: time-to-safepoint windows, {@code ttsp} and {@code ttsp,nostop} (see {@link #ttsp}).</li>
  * <li>{@code capi-jvm-later}: a native host drives the C API and creates its JVM mid-way (see {@link #capiJvmLater}).</li>
  * <li>{@code asprof-dump-jfr}: {@code dump -o jfr} while a JFR session runs (see {@link #dumpJfr}).</li>
@@ -485,6 +486,55 @@ final class AsprofChecks {
                 problems.add("ttsp,nostop: " + outside + " samples outside the windows (expected at least 100)");
             }
         }
+        t.report(name, problems, details, t0);
+    }
+    /**
+     * {@code asprof-features}: Poly 3 s (megamorphic virtual and interface calls) with {@code event=cpu,interval=1ms,
+     * features=vtable+comptask,cstack=dwarf}: at least 80% of the samples in a vtable or itable stub name the call's
+     * receiver class under the stub ({@code Poly$Var_[i]}, as async-profiler writes it), at least 5 distinct classes of
+     * Poly among them; and the JIT compiler threads' stacks hold the Java method being compiled under
+     * {@code C2Compiler::compile_method} (at least 10 samples).
+     */
+    void features() {
+        String name = "asprof-features";
+        if (!t.selected(name)) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        List<String> problems = new ArrayList<>(), details = new ArrayList<>();
+        Path out = t.runDir(name).resolve("p.collapsed");
+        IntegrationTest.Run r = t.launch(name, List.of(), "start,event=cpu,interval=1ms,features=vtable+comptask,"
+                + "cstack=dwarf,file=" + out, "Poly", "3", "2");
+        problems.addAll(r.crashSigns());
+        if (r.exitCode != 0) problems.add("exit " + r.exitCode + " in " + r.dir);
+        long stub = 0, named = 0, compiling = 0;
+        java.util.Set<String> classes = new java.util.TreeSet<>();
+        java.util.regex.Pattern receiver = java.util.regex.Pattern.compile("[vi]table stub;(Poly\\$\\w+)_\\[i\\]($| )");
+        java.util.regex.Pattern task = java.util.regex.Pattern.compile("C2Compiler::compile_method;[\\w$/.]+\\.[\\w$<>]+;");
+        try {
+            for (String line : Files.readAllLines(out)) {
+                long n = Long.parseLong(line.substring(line.lastIndexOf(' ') + 1));
+                if (line.contains("table stub")) {
+                    stub += n;
+                    java.util.regex.Matcher m = receiver.matcher(line);
+                    if (m.find()) {
+                        named += n;
+                        classes.add(m.group(1));
+                    }
+                }
+                if (task.matcher(line).find()) compiling += n;
+            }
+        } catch (IOException e) {
+            problems.add("no profile: " + e);
+        }
+        details.add(String.format(Locale.ROOT, "%d samples in vtable/itable stubs, %d with the receiver's class (%s); %d "
+                + "compiler samples with the method compiled", stub, named, classes, compiling));
+        if (stub == 0 || named < 0.8 * stub || classes.size() < 5) {
+            problems.add("vtable: " + named + " of " + stub + " stub samples name a receiver class of Poly (expected at "
+                    + "least 80%), " + classes.size() + " classes (expected at least 5)");
+        }
+        if (compiling < 10) problems.add("comptask: " + compiling + " compiler samples with the method compiled (expected "
+                + "at least 10)");
         t.report(name, problems, details, t0);
     }
 }

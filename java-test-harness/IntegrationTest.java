@@ -209,6 +209,7 @@ public final class IntegrationTest {
         safely("asprof-dump-jfr", asprof::dumpJfr);
         safely("capi-jvm-later", asprof::capiJvmLater);
         safely("asprof-ttsp", asprof::ttsp);
+        safely("asprof-features", asprof::features);
         EventChecks events = new EventChecks(this);
         alone("wall-split", events::wallSplit);
         LoadChecks load = new LoadChecks(this);

@@ -724,7 +724,7 @@ static void test_asprof_unsupported(void **state UNUSED)
 {
     const char *cmds[] = {"tlab", "nativemem=1m", "nofree", "nativelock=10us", "trace=a.B.c", "nobatch",
                           "sched", "signal=10", "memlimit=10m",
-                          "features=vtable", "mcache", "server=:8080", "width=1200", "minwidth=1",
+                          "mcache", "server=:8080", "width=1200", "minwidth=1",
                           "otlp", "metrics"};
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
         char needle[64];
@@ -756,6 +756,18 @@ static void test_proc(void **state UNUSED)
     expect_error("proc=500ms", "'proc=500ms'");
     expect_error("proc=2h", "'proc=2h'");
     expect_error("proc=x", "'proc=x'");
+}
+
+/* features=: vtable and comptask, '+'-joined (asprof's -F a,b arrives so); any other feature is refused naming it. */
+static void test_features(void **state UNUSED)
+{
+    parse_ok("start,features=vtable");
+    assert_true(A.feat_vtable);
+    assert_false(A.feat_comptask);
+    parse_ok("start,features=comptask+vtable");
+    assert_true(A.feat_vtable && A.feat_comptask);
+    expect_error("start,features=vtable+pcaddr", "'features=vtable+pcaddr'");
+    assert_non_null(strstr(ERR, "not supported"));
 }
 
 /* begin=/end= name native functions; ttsp sets both (and refuses them given); end alone is refused. */
@@ -824,6 +836,7 @@ int main(void)
         cmocka_unit_test(test_proc),
         cmocka_unit_test(test_jfrsync),
         cmocka_unit_test(test_windows),
+        cmocka_unit_test(test_features),
         cmocka_unit_test(test_null_empty_and_commas),
         cmocka_unit_test(test_actions),
         cmocka_unit_test(test_events),

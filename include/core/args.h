@@ -109,7 +109,9 @@ typedef struct {
     char begin[JS_TRACEPOINT_MAX], end[JS_TRACEPOINT_MAX]; /* begin=/end= (ttsp sets both): the window's functions */
     int nostop;                  /* nostop: windows are recorded, samples kept outside them too */
     int ttsp;                    /* ttsp was given */
-    int cstack_vmx;              /* cstack=vmx was asked for: walked as vm (dwarf), said in one line at start */
+    int cstack_vmx;
+    int feat_vtable, feat_comptask; /* features=vtable: receiver classes under vtable/itable stubs; comptask: the
+                                     * method a JIT compiler thread compiles */              /* cstack=vmx was asked for: walked as vm (dwarf), said in one line at start */
     char tracepoint[JS_TRACEPOINT_MAX]; /* CATEGORY:NAME of event= for JS_EV_TRACEPOINT, the function's name for JS_EV_FUNCTION */
     char file[JS_PATH_MAX];      /* as given, %p/%t not yet expanded */
     js_out_format format;        /* JS_OUT_NONE: from file extension, else collapsed */

@@ -35,6 +35,8 @@ uintptr_t js_symbols_lookup(uintptr_t pc, const char *name);
  * ("G1CollectedHeap::humongous_obj_allocate"); 0 if none. Reads every object's symbols: for start-up, not for
  * sampling. */
 uintptr_t js_symbols_find(const char *name);
+/* The same, and the function's size in bytes (0 if the table does not say) in *size. */
+uintptr_t js_symbols_find_sized(const char *name, size_t *size);
 /* Forget every object and symbol (tests, VM death). */
 void js_symbols_clear(void);
 

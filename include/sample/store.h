@@ -21,7 +21,8 @@ typedef enum {
     JS_RF_NULL_ID = 3, /* a Java frame whose jmethodID was not yet created */
     JS_RF_CLASS = 4,   /* an allocated or locked class, the leaf of alloc and lock stacks: method = class id */
     JS_RF_NATIVE_PC = 5, /* a native frame (cstack=fp): method = its pc; bci 0 the interrupted pc, 1 a return address */
-    JS_RF_CPU = 6      /* record-cpu: the CPU the sample was taken on (bci), the root of a cpu stack */
+    JS_RF_CPU = 6,     /* record-cpu: the CPU the sample was taken on (bci), the root of a cpu stack */
+    JS_RF_KLASS = 7    /* features=vtable: the class of a vtable/itable call's receiver, method = its Klass* */
 } js_raw_kind;
 
 typedef struct {

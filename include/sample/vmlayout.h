@@ -37,6 +37,11 @@ typedef struct {
     int jt_stack_base, jt_stack_size;
     int jt_anchor, anchor_sp; /* JavaThread::_anchor, JavaFrameAnchor::_last_Java_sp */
     int anchor_pc, anchor_fp; /* JavaFrameAnchor::_last_Java_pc, _last_Java_fp; -1 when the tables lack one */
+    /* features=vtable and comptask (each -1, or 0 for an address, when the tables lack it) */
+    uintptr_t ckp_base_addr, ckp_shift_addr; /* &CompressedKlassPointers::_base and _shift (17: _narrow_klass.*) */
+    int oop_klass;            /* oopDesc::_metadata._compressed_klass */
+    int klass_name, sym_length, sym_body; /* Klass::_name, Symbol::_length (u2), Symbol::_body */
+    int ct_env, env_task, task_method;    /* CompilerThread::_env, ciEnv::_task, CompileTask::_method */
 } js_vmlayout;
 
 /* The layout handlers read (zeroed until js_vmlayout_init succeeds). */

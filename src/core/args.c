@@ -101,8 +101,6 @@ static const struct {
     {"sched", "scheduling-policy root frames are not offered"},
     {"signal", "the signals are chosen at start (SIGPROF for cpu, a free real-time signal for wall) and logged"},
     {"memlimit", "the call-trace stores have a fixed size and are rotated when half full (see README, Memory)"},
-    {"features", "stack-walk features (vtable, comptask, pcaddr, mixed, stats) are not offered; the default walker "
-                 "recovers the walks AsyncGetCallTrace gives up on (walker=)"},
     {"mcache", "method names are cached for the life of the process"},
     {"server", "there is no HTTP control server: use jsampler's CLI, jcmd or the Java API"},
     {"width", "the flame graph fits its window"},
@@ -421,6 +419,16 @@ static int parse_keyval(js_args *a, const char *key, const char *v, char *err, s
         char *to = key[0] == 'b' ? a->begin : a->end;
         if (copy_value(to, sizeof a->begin, v) || strspn(v, TRACEPOINT_CHARS ":~") != strlen(v))
             why = "expected a native function's name (letters, digits, '_' and '::')";
+    } else if (strcmp(key, "features") == 0) { /* async-profiler's walk features, '+'-joined (its CLI's commas) */
+        for (const char *f = v; *f && !why;) {
+            size_t k = strcspn(f, "+");
+            if (k == 6 && !strncmp(f, "vtable", 6)) a->feat_vtable = 1;
+            else if (k == 8 && !strncmp(f, "comptask", 8)) a->feat_comptask = 1;
+            else why = "not supported: of async-profiler's features (vtable, comptask, pcaddr, mixed, stats, probesp, "
+                       "vmx) jsampler offers vtable and comptask; its default walker recovers the walks "
+                       "AsyncGetCallTrace gives up on (walker=)";
+            f += k + (f[k] == '+');
+        }
     } else if (strcmp(key, "jfropts") == 0) { /* 1 system info, 2 properties, 4 libraries, 8 CPU load, 16 heap */
         if (strcmp(v, "mem") == 0) why = "not supported: the recording is streamed to its file, chunk by chunk";
         else if (parse_int(v, 0, 31, &a->jfropts)) why = "expected async-profiler's bits 0..31";

@@ -2,6 +2,7 @@
 #include "core/arming.h"
 #include "core/symbols.h"
 #include "sample/trap.h"
+#include "sample/walk_features.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -287,6 +288,21 @@ static long long tracepoint_id(const char *tp, char *err, size_t errlen)
     return -1;
 }
 
+/* features=vtable,comptask for the handlers; comptask's compiler entry functions found by name (C1's, C2's). */
+static void set_features(const js_args *a)
+{
+    static const char *const names[] = {"Compiler::compile_method", "C2Compiler::compile_method"};
+    uintptr_t entries[2][2];
+    int n = 0;
+    for (size_t i = 0; a->feat_comptask && i < sizeof names / sizeof names[0]; i++) {
+        size_t size = 0;
+        uintptr_t at = js_symbols_find_sized(names[i], &size);
+        if (at && size) entries[n][0] = at, entries[n][1] = at + size, n++;
+    }
+    if (a->feat_comptask && !n) js_warn("features=comptask: the JIT compilers' entry functions are not found in libjvm");
+    js_features_set(a->feat_vtable, a->feat_comptask, (const uintptr_t(*)[2])entries, n);
+}
+
 /* begin=/end= (ttsp): the breakpoints that open and close the profiling window. 0, or -1 with err. */
 static int arm_window(const js_args *a, char *err, size_t errlen)
 {
@@ -410,6 +426,7 @@ int js_arming_start(const js_args *a, js_store *store, js_evring *ring, js_armin
     }
     js_sampler_set_cstack(nw);
     js_sampler_set_record_cpu(a->record_cpu && e == &js_engine_perf);
+    set_features(a);
     atomic_store(&native, nw);
     long long yardstick = e && !js_event_is_count(a->event) ? a->interval_ns : a->wall_ns;
     if (js_sampler_arm(src, nsrc, walker, store, ring, a->jstackdepth, yardstick, err, errlen) != 0) {

@@ -31,6 +31,7 @@
 #define ADDR_BITS 0xffffffffffffULL
 #define NOSYM_BIT (1ULL << 59)         /* with NATIVE_KEY: the library at that address, no symbol of it ("[libz.so.1]") */
 #define NULL_ID_CODE 0x100000000ULL    /* "[unknown_method]": a Java frame without a jmethodID */
+#define KLASS_KEY (1ULL << 58)       /* features=vtable: KLASS_KEY | a receiver's Klass* (48 bits), named as its class */
 #define CPU_CODE 0x200000000ULL        /* record-cpu: CPU_CODE | cpu, named "CPU-N" as async-profiler names it in JFR */
 #define MAX_SETTINGS 16
 #define ROTATE_CHECK_EVENTS 256 /* a chunk's size is checked this often within a drain, not only after it */
@@ -134,6 +135,9 @@ static int source_trace(void *ctx, uint64_t key, js_jfr_frame *out, int max, int
         } else if (f[i].kind == JS_RF_CPU) {
             o->method = PSEUDO_KEY | CPU_CODE | (uint64_t)(uint16_t)f[i].bci;
             o->type = JS_FT_NATIVE;
+        } else if (f[i].kind == JS_RF_KLASS) {
+            o->method = KLASS_KEY | ((uintptr_t)f[i].method & ADDR_BITS);
+            o->type = JS_FT_INLINED;
         } else {
             o->method = PSEUDO_KEY | (f[i].kind == JS_RF_ERROR ? (uint64_t)(uint32_t)f[i].bci : NULL_ID_CODE);
             o->type = JS_FT_CPP;
@@ -155,6 +159,14 @@ static int source_method(void *ctx, uint64_t key, js_jfr_method *out)
                      code == NULL_ID_CODE ? "[unknown_method]" : js_walk_error_name((int)(uint32_t)code));
         out->class_name = "";
         out->name = J.pseudo_name;
+        out->descriptor = "";
+        return 0;
+    }
+    if ((key & (PSEUDO_KEY | NATIVE_KEY | KLASS_KEY)) == KLASS_KEY) { /* a receiver's class, as a frame */
+        if (js_names_klass((const void *)(uintptr_t)(key & ADDR_BITS), J.native_name, sizeof J.native_name) != 0)
+            snprintf(J.native_name, sizeof J.native_name, "[unknown_class]");
+        out->class_name = "";
+        out->name = J.native_name;
         out->descriptor = "";
         return 0;
     }

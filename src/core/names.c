@@ -8,6 +8,8 @@
  *    callbacks take only `compile_lock`, for a few hash operations.
  */
 #include "core/names.h"
+#include "sample/safe_read.h"
+#include "sample/vmlayout.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -499,7 +501,7 @@ js_frame_type js_names_kind(const js_raw_frame *f, int i, int n)
         pthread_mutex_unlock(&compile_lock);
         return k;
     }
-    if (f[i].kind == JS_RF_CLASS) return JS_FT_INLINED;
+    if (f[i].kind == JS_RF_CLASS || f[i].kind == JS_RF_KLASS) return JS_FT_INLINED;
     if (f[i].kind == JS_RF_CPU) return JS_FT_NATIVE; /* as async-profiler types its [CPU-N] frame */
     if (f[i].kind != JS_RF_JAVA) return JS_FT_ERROR;
     return java_kind(f, i, n);
@@ -683,6 +685,12 @@ js_frame_type js_names_frame(const js_raw_frame *f, int i, int n, unsigned flags
         }
         return info.kernel ? JS_FT_KERNEL : info.in_jvm && !info.no_symbol ? JS_FT_CPP : JS_FT_NATIVE;
     }
+    if (fr->kind == JS_RF_KLASS) { /* a call's receiver (features=vtable), as async-profiler names it */
+        if (js_names_klass(fr->method, buf, len) != 0) snprintf(buf, len, "[unknown_class]");
+        size_t o = strlen(buf);
+        snprintf(buf + o, len - o, "_[i]");
+        return JS_FT_INLINED;
+    }
     if (fr->kind == JS_RF_CLASS) { /* as the converter names it from JFR: "java.lang.String_[i]" */
         size_t o;
         if (js_classes_java((uint32_t)(uintptr_t)fr->method, buf, len) != 0) snprintf(buf, len, "[unknown_class]");
@@ -733,4 +741,21 @@ void js_names_clear(void)
     map_free(&inlinees);
     map_free(&compiled);
     pthread_mutex_unlock(&compile_lock);
+}
+
+int js_names_klass(const void *klass, char *buf, size_t len)
+{
+    uintptr_t sym = 0;
+    uint16_t n = 0;
+    if (!klass || len < 2 || js_vm.klass_name < 0 || js_vm.sym_length < 0 || js_vm.sym_body < 0 ||
+        js_safe_read((uintptr_t)klass + (uintptr_t)js_vm.klass_name, &sym, sizeof sym) != 0 || !sym ||
+        js_safe_read(sym + (uintptr_t)js_vm.sym_length, &n, sizeof n) != 0 || n == 0 || n >= len ||
+        js_safe_read(sym + (uintptr_t)js_vm.sym_body, buf, n) != 0)
+        return -1;
+    buf[n] = 0;
+    for (size_t i = 0; i < n; i++) {
+        if ((unsigned char)buf[i] < 0x20) return -1; /* not a class name: read from freed memory */
+        if (buf[i] == '/') buf[i] = '.';
+    }
+    return 0;
 }

@@ -348,6 +348,11 @@ static int same_function(const char *raw, const char *name, const char *last)
 
 uintptr_t js_symbols_find(const char *name)
 {
+    return js_symbols_find_sized(name, NULL);
+}
+
+uintptr_t js_symbols_find_sized(const char *name, size_t *size)
+{
     const char *colons = strstr(name, "::"), *last = name;
     for (const char *c = colons; c; c = strstr(c + 2, "::")) last = c + 2;
     uintptr_t addr = 0;
@@ -358,7 +363,10 @@ uintptr_t js_symbols_find(const char *name)
         object *o = &Y.objs[i];
         if (!o->loaded) load_symbols(o);
         for (size_t k = 0; k < o->tab.n && !addr; k++)
-            if (same_function(o->tab.names + o->tab.syms[k].name, name, last)) addr = o->tab.syms[k].addr;
+            if (same_function(o->tab.names + o->tab.syms[k].name, name, last)) {
+                addr = o->tab.syms[k].addr;
+                if (size) *size = o->tab.syms[k].size;
+            }
     }
     pthread_mutex_unlock(&Y.lock);
     return addr;

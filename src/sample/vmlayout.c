@@ -56,6 +56,17 @@ static const wanted WANTED[] = {
     W("JavaFrameAnchor", "_last_Java_sp", OFF, 1, anchor_sp),
     W("JavaFrameAnchor", "_last_Java_pc", OFF, 0, anchor_pc),
     W("JavaFrameAnchor", "_last_Java_fp", OFF, 0, anchor_fp),
+    W("CompressedKlassPointers", "_narrow_klass._base", STATIC, 0, ckp_base_addr),
+    W("CompressedKlassPointers", "_narrow_klass._shift", STATIC, 0, ckp_shift_addr),
+    W("CompressedKlassPointers", "_base", STATIC, 0, ckp_base_addr),
+    W("CompressedKlassPointers", "_shift", STATIC, 0, ckp_shift_addr),
+    W("oopDesc", "_metadata._compressed_klass", OFF, 0, oop_klass),
+    W("Klass", "_name", OFF, 0, klass_name),
+    W("Symbol", "_length", OFF, 0, sym_length),
+    W("Symbol", "_body", OFF, 0, sym_body),
+    W("CompilerThread", "_env", OFF, 0, ct_env),
+    W("ciEnv", "_task", OFF, 0, env_task),
+    W("CompileTask", "_method", OFF, 0, task_method),
 };
 #undef W
 #define NWANTED ((int)(sizeof WANTED / sizeof WANTED[0]))
@@ -127,6 +138,17 @@ static int finish(parse *p, char *err, size_t errlen)
     }
     if (old_entry) p->l.nm_verified_entry_offset = -1;
     else p->l.nm_verified_entry_point = -1;
+    static const struct { const char *type, *field; size_t dest; } optional[] = {
+        {"oopDesc", "_metadata._compressed_klass", offsetof(js_vmlayout, oop_klass)},
+        {"Klass", "_name", offsetof(js_vmlayout, klass_name)},
+        {"Symbol", "_length", offsetof(js_vmlayout, sym_length)},
+        {"Symbol", "_body", offsetof(js_vmlayout, sym_body)},
+        {"CompilerThread", "_env", offsetof(js_vmlayout, ct_env)},
+        {"ciEnv", "_task", offsetof(js_vmlayout, env_task)},
+        {"CompileTask", "_method", offsetof(js_vmlayout, task_method)},
+    };
+    for (size_t i = 0; i < sizeof optional / sizeof optional[0]; i++) /* what features= reads: -1 when absent */
+        if (!seen(p, optional[i].type, optional[i].field)) *(int *)((char *)&p->l + optional[i].dest) = -1;
     if (!seen(p, "JavaFrameAnchor", "_last_Java_pc")) p->l.anchor_pc = -1;
     if (!seen(p, "JavaFrameAnchor", "_last_Java_fp")) p->l.anchor_fp = -1;
     if (old_code) p->l.cb_code_offset = p->l.cb_data_offset = -1;
