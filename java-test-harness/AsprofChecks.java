@@ -493,7 +493,10 @@ final class AsprofChecks {
      * features=vtable+comptask,cstack=dwarf}: at least 80% of the samples in a vtable or itable stub name the call's
      * receiver class under the stub ({@code Poly$Var_[i]}, as async-profiler writes it), at least 5 distinct classes of
      * Poly among them; and the JIT compiler threads' stacks hold the Java method being compiled under
-     * {@code C2Compiler::compile_method} (at least 10 samples).
+     * {@code C2Compiler::compile_method} (at least 10 samples). Then attached at run time to Dispatch (a megamorphic
+     * call in a method inlined into its caller, compiled before the attach, so without the debug information
+     * DebugNonSafepoints adds): of the samples under its vtable stub, at least 90% show the inlined caller
+     * ({@code Dispatch.spin;Dispatch.average;vtable stub}), named from the call site.
      */
     void features() {
         String name = "asprof-features";
@@ -535,6 +538,27 @@ final class AsprofChecks {
         }
         if (compiling < 10) problems.add("comptask: " + compiling + " compiler samples with the method compiled (expected "
                 + "at least 10)");
+        try (AttachChecks.Target g = a.new Target(t.classes, "Dispatch", name + "-attach", List.of(), List.of(), "8")) {
+            g.awaitUp();
+            Thread.sleep(1500); /* compiled before the attach */
+            AttachChecks.Out c = a.jsampler("-d", "2", "-e", "cpu", "-i", "1ms", "-F", "vtable", "-o", "collapsed",
+                    Long.toString(g.pid));
+            long inStub = 0, exact = 0;
+            for (String line : c.out.lines().collect(java.util.stream.Collectors.toList())) {
+                if (!line.contains(";vtable stub")) continue;
+                long n = Long.parseLong(line.substring(line.lastIndexOf(' ') + 1));
+                inStub += n;
+                if (line.contains("Dispatch.spin;Dispatch.average;vtable stub")) exact += n;
+            }
+            details.add(String.format(Locale.ROOT, "attached: %d samples in the vtable stub, %d under "
+                    + "Dispatch.spin;Dispatch.average", inStub, exact));
+            if (inStub < 20 || exact < 0.9 * inStub) {
+                problems.add("attached: " + exact + " of " + inStub + " vtable stub samples under the inlined caller "
+                        + "Dispatch.average (expected at least 90% of at least 20)");
+            }
+        } catch (Exception ex) {
+            problems.add("harness: " + ex);
+        }
         t.report(name, problems, details, t0);
     }
 }

@@ -27,6 +27,7 @@
 #include "core/names.h"
 #include "core/vmevents.h"
 #include "core/profiler.h"
+#include "core/vmflags.h"
 #include "backend/backend.h"
 #include "agent_int.h"
 
@@ -300,6 +301,10 @@ int js_agent_init_live(JavaVM *vm, JNIEnv *jni)
             /* The VMInit work, now: jmethodIDs for the classes loaded so far, compiled code so far, this thread. */
             create_all_method_ids(jvmti, jni);
             find_thread_tid_field(jni);
+            /* At start-up the CompiledMethodLoad capability turns DebugNonSafepoints on; loaded later, it is set here,
+             * so methods compiled from now on keep their inlined frames at every pc */
+            if (js_vmflag_set_default("DebugNonSafepoints", 1) == 1)
+                js_debug("DebugNonSafepoints turned on: inlined frames of methods compiled from now on are exact");
             (*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD);
             (*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_DYNAMIC_CODE_GENERATED);
             atomic_store(&vm_ready, 1);

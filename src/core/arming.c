@@ -1,6 +1,7 @@
 /* arming.c - see arming.h. */
 #include "core/arming.h"
 #include "core/symbols.h"
+#include "core/vmflags.h"
 #include "sample/trap.h"
 #include "sample/walk_features.h"
 
@@ -300,7 +301,14 @@ static void set_features(const js_args *a)
         if (at && size) entries[n][0] = at, entries[n][1] = at + size, n++;
     }
     if (a->feat_comptask && !n) js_warn("features=comptask: the JIT compilers' entry functions are not found in libjvm");
-    js_features_set(a->feat_vtable, a->feat_comptask, (const uintptr_t(*)[2])entries, n);
+    int ccp = 0, coh = 0, vtable = a->feat_vtable;
+    if (vtable && (js_vmflag_bool("UseCompressedClassPointers", &ccp) != 0 || !ccp ||
+                   (js_vmflag_bool("UseCompactObjectHeaders", &coh) == 0 && coh))) {
+        js_warn("features=vtable: receiver classes are read only with compressed class pointers and classic object "
+                "headers, which this JVM does not use; vtable stubs show without them");
+        vtable = 0;
+    }
+    js_features_set(vtable, a->feat_comptask, (const uintptr_t(*)[2])entries, n);
 }
 
 /* begin=/end= (ttsp): the breakpoints that open and close the profiling window. 0, or -1 with err. */

@@ -67,6 +67,12 @@ static const wanted WANTED[] = {
     W("CompilerThread", "_env", OFF, 0, ct_env),
     W("ciEnv", "_task", OFF, 0, env_task),
     W("CompileTask", "_method", OFF, 0, task_method),
+    W("JVMFlag", "flags", STATIC, 0, flags_addr),
+    W("JVMFlag", "numFlags", STATIC, 0, nflags_addr),
+    W("JVMFlag", "_name", OFF, 0, flag_name),
+    W("JVMFlag", "_addr", OFF, 0, flag_addr),
+    W("JVMFlag", "_flags", OFF, 0, flag_flags),
+    W("JVMFlag", NULL, SIZE, 0, flag_size),
 };
 #undef W
 #define NWANTED ((int)(sizeof WANTED / sizeof WANTED[0]))
@@ -146,9 +152,16 @@ static int finish(parse *p, char *err, size_t errlen)
         {"CompilerThread", "_env", offsetof(js_vmlayout, ct_env)},
         {"ciEnv", "_task", offsetof(js_vmlayout, env_task)},
         {"CompileTask", "_method", offsetof(js_vmlayout, task_method)},
+        {"JVMFlag", "_name", offsetof(js_vmlayout, flag_name)},
+        {"JVMFlag", "_addr", offsetof(js_vmlayout, flag_addr)},
+        {"JVMFlag", "_flags", offsetof(js_vmlayout, flag_flags)},
     };
     for (size_t i = 0; i < sizeof optional / sizeof optional[0]; i++) /* what features= reads: -1 when absent */
         if (!seen(p, optional[i].type, optional[i].field)) *(int *)((char *)&p->l + optional[i].dest) = -1;
+    int flag_size_seen = 0;
+    for (int i = 0; i < NWANTED; i++)
+        if (p->seen[i] && !strcmp(WANTED[i].type, "JVMFlag") && !WANTED[i].field) flag_size_seen = 1;
+    if (!flag_size_seen) p->l.flag_size = -1;
     if (!seen(p, "JavaFrameAnchor", "_last_Java_pc")) p->l.anchor_pc = -1;
     if (!seen(p, "JavaFrameAnchor", "_last_Java_fp")) p->l.anchor_fp = -1;
     if (old_code) p->l.cb_code_offset = p->l.cb_data_offset = -1;

@@ -112,6 +112,8 @@ static js_raw_frame stub_frame(uintptr_t pc)
     return (js_raw_frame){.bci = 0, .kind = JS_RF_NATIVE_PC, .method = (const void *)pc};
 }
 
+static int recover(ucontext_t *uc, js_raw_frame *frames, int max, int code);
+
 /* After AsyncGetCallTrace walked n (> 0) frames from a pc in a stub, which it leaves out (it starts from the stub's
  * Java caller): the stub's frame on top, as async-profiler shows it, when there is room. The new count. */
 static int with_stub_frame(const ucontext_t *uc, js_raw_frame *frames, int n, int max)
@@ -120,6 +122,12 @@ static int with_stub_frame(const ucontext_t *uc, js_raw_frame *frames, int n, in
     js_blob b;
     if (n >= max || !js_codecache_contains(pc) || js_codecache_find(pc, &b) != JS_CC_FOUND || b.kind != JS_BLOB_STUB)
         return n;
+    if (b.name && strcmp(b.name, "vtable chunks") == 0) { /* a dispatch stub: its caller's frames from the call site */
+        int m = recover((ucontext_t *)uc, frames, max, 0);
+        if (m > 0) return m;
+        n = js_walker_agct.walk((void *)uc, frames, max); /* recovery failed: as AsyncGetCallTrace gave it */
+        if (n <= 0 || n >= max) return n;
+    }
     memmove(frames + 1, frames, (size_t)n * sizeof *frames);
     frames[0] = stub_frame(pc);
     return n + 1;
@@ -150,6 +158,11 @@ static int recover(ucontext_t *uc, js_raw_frame *frames, int max, int code)
         return code;
     }
     if (through_stubs(&st, &r) != 0) return js_stats_recovery(JS_RECOVER_NO_UNWIND), code;
+    /* r.pc is now a return address. AsyncGetCallTrace takes the pc it starts from as a pc inside the frame's code
+     * and looks for the debug information after it (pc + 1): from the return address that would be the code after
+     * the call, whose inlining may differ (without DebugNonSafepoints, often the enclosing method alone). From the
+     * call instruction's last byte it finds the call site's own record: the caller's exact inlined frames. */
+    r.pc -= 1;
     int lead = 0;
     if (b.kind == JS_BLOB_NMETHOD && max > 1) {
         const void *id = js_vm_method_id(b.method);
