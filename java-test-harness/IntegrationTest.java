@@ -225,6 +225,7 @@ public final class IntegrationTest {
         safely("kernel-frames", natives::kernelFrames);
         safely("cpu-scope", natives::cpuScope);
         safely("function-event", natives::functionEvent);
+        safely("cstack-vmx", natives::cstackVmx);
         safely("jvm-threads", natives::jvmThreads);
         safely("hw-events", natives::hwEvents);
         safely("wall-filter", natives::wallFilter);

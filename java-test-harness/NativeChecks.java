@@ -17,6 +17,7 @@ import java.util.Locale;
  * <li>{@code kernel-frames}: NativeLoad syscalls, mostly in read/lseek. Where kernel events are allowed (root,
  *     or kernel.perf_event_paranoid at most 1), at least a fifth of the samples through {@code readZero} reach
  *     the kernel's system-call entry ({@code do_syscall_64}); elsewhere the check is skipped with that reason.</li>
+ * <li>{@code cstack-vmx}: the VM's frames between and below Java frames with {@code cstack=vmx} (see {@link #cstackVmx}).</li>
  * <li>{@code function-event}: {@code event=read} counts calls of a native function (see {@link #functionEvent}).</li>
  * <li>{@code cpu-scope}: record-cpu, target-cpu and alluser on a JVM pinned to one CPU (see {@link #cpuScope}).</li>
  * <li>{@code jvm-threads}: NativeLoad gc in a 32 MiB heap with {@code cstack=fp,threads} and with
@@ -198,6 +199,47 @@ final class NativeChecks {
     static long done(IntegrationTest.Run r) {
         java.util.regex.Matcher m = java.util.regex.Pattern.compile("DONE (\\d+)").matcher(r.stdout);
         return m.find() ? Long.parseLong(m.group(1)) : -1;
+    }
+
+    /**
+     * {@code cstack-vmx}: ClassInit 3 s (Class.forName runs a static initializer that reads /dev/zero) at 1 ms with
+     * {@code cstack=vmx}: at least 80% of the samples in the initializer show, root to leaf, JavaMain, the call stub,
+     * ClassInit.main, Class.forName0, InstanceKlass::initialize, the call stub again and the initializer (the VM's
+     * frames where it calls Java); with {@code cstack=vm} none of those VM frames appears (the control).
+     */
+    void cstackVmx() {
+        String name = "cstack-vmx";
+        if (!t.selected(name)) return;
+        long t0 = System.nanoTime();
+        List<String> problems = new ArrayList<>(), details = new ArrayList<>();
+        java.util.regex.Pattern mixed = java.util.regex.Pattern.compile("JavaMain;.*call_stub;ClassInit\\.main;.*"
+                + "java/lang/Class\\.forName0;.*InstanceKlass::initialize[^;]*;.*call_stub;ClassInit\\$Slow\\.<clinit>");
+        for (String mode : List.of("vmx", "vm")) {
+            Path out = t.runDir(name + "-" + mode).resolve("p.collapsed");
+            IntegrationTest.Run r = t.launch(name + "-" + mode, List.of(), "start,event=cpu,interval=1ms,cstack=" + mode
+                    + ",file=" + out, "ClassInit", "3");
+            if (r.exitCode != 0) problems.add(mode + ": exit " + r.exitCode + " in " + r.dir);
+            long init = 0, full = 0, vmFrames = 0;
+            for (String[] row : read(out, problems)) {
+                long n = Long.parseLong(row[1]);
+                if (!row[0].contains("ClassInit$Slow.<clinit>")) continue;
+                init += n;
+                if (mixed.matcher(row[0]).find()) full += n;
+                if (row[0].contains("InstanceKlass::initialize") || row[0].contains("call_stub")
+                        || row[0].contains("JavaMain")) vmFrames += n;
+            }
+            details.add(String.format(Locale.ROOT, "cstack=%s: %d samples in the initializer, %d with the VM's frames "
+                    + "between and below (%d with any of them)", mode, init, full, vmFrames));
+            if (mode.equals("vmx") && (init < 500 || full < 0.8 * init)) {
+                problems.add("vmx: " + full + " of " + init + " initializer samples show the VM's frames between and "
+                        + "below the Java frames (expected at least 80% of at least 500)");
+            }
+            if (mode.equals("vm") && (init < 500 || vmFrames != 0)) {
+                problems.add("vm: " + vmFrames + " of " + init + " initializer samples show VM frames between or below "
+                        + "Java frames (expected none)");
+            }
+        }
+        t.report(name, problems, details, t0);
     }
 
     /**

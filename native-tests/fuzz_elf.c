@@ -41,6 +41,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     js_symtab t;
     if (js_symtab_from_elf(data, size, 0x7f0000000000ull, &t) == 0) check_table(&t, data, size);
+    char id[130], link[256]; /* the separate debug file it names: strings that fit, a build id in hex */
+    int has = js_elf_debug_ref(data, size, id, sizeof id, link, sizeof link);
+    FZ_CHECK(has >= -1 && has <= 1 && strlen(id) < sizeof id && strlen(link) < sizeof link && !strchr(link, '/') &&
+             strspn(id, "0123456789abcdef") == strlen(id), "debug ref %d '%s' '%s'", has, id, link);
     js_symtab_free(&t);
     FILE *f = size ? fmemopen((void *)data, size, "r") : NULL;
     if (f) {

@@ -264,6 +264,40 @@ static void test_find_by_name(void **state)
     assert_int_equal(js_symbols_find("std::no_such_function_here"), 0);
 }
 
+/* A library without .symtab names its separate debug file by build id (libc's, as readelf -n gives it); where that
+ * file is installed (Debian's libc6-dbg), libc's internal functions are named from it: start_thread, which its
+ * .dynsym lacks, is found, and aliases at one address are named by the plainest (not "__GI___clone3"). */
+static void test_debug_file_names(void **state)
+{
+    (void)state;
+    Dl_info info;
+    if (!dladdr((void *)printf, &info) || !info.dli_fname) skip();
+    FILE *f = fopen(info.dli_fname, "rb");
+    assert_non_null(f);
+    static uint8_t img[4 << 20];
+    size_t n = fread(img, 1, sizeof img, f);
+    fclose(f);
+    char id[130], link[256];
+    assert_int_equal(js_elf_debug_ref(img, n, id, sizeof id, link, sizeof link), 0);
+    assert_int_equal(strlen(id), 40);
+    char path[256];
+    snprintf(path, sizeof path, "/usr/lib/debug/.build-id/%.2s/%s.debug", id, id + 2);
+    if (access(path, R_OK) != 0) {
+        print_message("no %s (libc6-dbg): internal names not checked\n", path);
+        return;
+    }
+    uintptr_t at = js_symbols_find("start_thread");
+    assert_true(at != 0);
+    char name[256];
+    js_symbols_name(at, name, sizeof name, NULL);
+    assert_string_equal(name, "start_thread");
+    uintptr_t clone = js_symbols_find("__GI___clone3");
+    if (clone) {
+        js_symbols_name(clone, name, sizeof name, NULL);
+        assert_null(strstr(name, "__GI_"));
+    }
+}
+
 static void test_kallsyms(void **state)
 {
     static const char text[] = "ffffffff81000000 T _stext\n"
@@ -293,6 +327,7 @@ int main(void)
         cmocka_unit_test(test_kallsyms),
         cmocka_unit_test(test_cut_arguments_and_lookup),
         cmocka_unit_test(test_find_by_name),
+        cmocka_unit_test(test_debug_file_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

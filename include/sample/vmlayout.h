@@ -42,6 +42,8 @@ typedef struct {
     int oop_klass;            /* oopDesc::_metadata._compressed_klass */
     int klass_name, sym_length, sym_body; /* Klass::_name, Symbol::_length (u2), Symbol::_body */
     int ct_env, env_task, task_method;    /* CompilerThread::_env, ciEnv::_task, CompileTask::_method */
+    uintptr_t stub_ret_addr;  /* &StubRoutines::_call_stub_return_address; 0 if absent */
+    int jcw_anchor;           /* JavaCallWrapper::_anchor; -1 if absent */
     uintptr_t flags_addr, nflags_addr;    /* &JVMFlag::flags (JVMFlag*), &JVMFlag::numFlags (size_t); 0 if absent */
     int flag_name, flag_addr, flag_flags, flag_size; /* JVMFlag::_name, _addr, _flags, sizeof(JVMFlag); -1 if absent */
 } js_vmlayout;

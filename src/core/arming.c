@@ -4,6 +4,8 @@
 #include "core/vmflags.h"
 #include "sample/trap.h"
 #include "sample/walk_features.h"
+#include "sample/walk_vmx.h"
+#include "sample/vmlayout.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -295,6 +297,9 @@ static void set_features(const js_args *a)
     static const char *const names[] = {"Compiler::compile_method", "C2Compiler::compile_method"};
     uintptr_t entries[2][2];
     int n = 0;
+    char why[256];
+    if ((a->feat_vtable || a->feat_comptask || a->cstack_vmx) && !js_vm.ok && js_vmlayout_init(why, sizeof why) != 0)
+        js_warn("HotSpot's tables are not understood (%s): features= and cstack=vmx add nothing", why);
     for (size_t i = 0; a->feat_comptask && i < sizeof names / sizeof names[0]; i++) {
         size_t size = 0;
         uintptr_t at = js_symbols_find_sized(names[i], &size);
@@ -309,6 +314,11 @@ static void set_features(const js_args *a)
         vtable = 0;
     }
     js_features_set(vtable, a->feat_comptask, (const uintptr_t(*)[2])entries, n);
+    size_t helper_size = 0; /* cstack=vmx: the VM's frames where it calls Java, found from JavaCalls::call_helper */
+    uintptr_t helper = a->cstack_vmx ? js_symbols_find_sized("JavaCalls::call_helper", &helper_size) : 0;
+    if (a->cstack_vmx && !(helper && helper_size))
+        js_warn("cstack=vmx: JavaCalls::call_helper is not found in libjvm; the VM's frames between Java frames are left out");
+    js_vmx_set(a->cstack_vmx && helper && helper_size, helper, helper + helper_size);
 }
 
 /* begin=/end= (ttsp): the breakpoints that open and close the profiling window. 0, or -1 with err. */

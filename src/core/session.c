@@ -81,9 +81,6 @@ static void report_start(const js_args *a, char *out, size_t outlen)
     if (js_sess.eng.walker_note[0]) js_warn("%s", js_sess.eng.walker_note);
     if (js_sess.eng.native_note[0]) js_info("%s", js_sess.eng.native_note);
     if (js_sess.vm_note[0]) js_warn("%s", js_sess.vm_note);
-    if (a->cstack_vmx)
-        js_info("cstack=vmx: walked as vm: native frames above the Java frames; the VM's own frames between and below "
-                "Java frames are not shown");
     if (a->wall_ns || a->alloc_bytes || a->lock_ns >= 0) {
         char line[256] = "", v[32];
         if (a->wall_ns) {

@@ -211,7 +211,82 @@ int js_symtab_from_elf(const uint8_t *f, size_t fsize, uintptr_t bias, js_symtab
     return 0;
 }
 
-/* Read o's function symbols from its file (.symtab, else .dynsym). */
+int js_elf_debug_ref(const uint8_t *f, size_t fsize, char *build_id, size_t idlen, char *link, size_t linklen)
+{
+    build_id[0] = link[0] = 0;
+    if (fsize < sizeof(ElfW(Ehdr))) return -1;
+    const ElfW(Ehdr) *eh = (const void *)f;
+    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_shoff == 0 ||
+        eh->e_shentsize != sizeof(ElfW(Shdr)) ||
+        !within(eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(ElfW(Shdr)), fsize, _Alignof(ElfW(Shdr))))
+        return -1;
+    const ElfW(Shdr) *sh = (const void *)(f + eh->e_shoff);
+    for (int i = 0; i < eh->e_shnum; i++)
+        if (sh[i].sh_type == SHT_SYMTAB) return 1;
+    const ElfW(Shdr) *names = eh->e_shstrndx < eh->e_shnum ? &sh[eh->e_shstrndx] : NULL;
+    if (names && !within(names->sh_offset, names->sh_size, fsize, 1)) names = NULL;
+    for (int i = 0; i < eh->e_shnum; i++) {
+        if (!within(sh[i].sh_offset, sh[i].sh_size, fsize, 1) || sh[i].sh_type == SHT_NOBITS) continue;
+        const uint8_t *p = f + sh[i].sh_offset;
+        uint64_t size = sh[i].sh_size;
+        if (sh[i].sh_type == SHT_NOTE) { /* notes: namesz, descsz, type, name, desc (each padded to 4) */
+            for (uint64_t o = 0; o + 12 <= size;) {
+                uint32_t nsz, dsz, type;
+                memcpy(&nsz, p + o, 4), memcpy(&dsz, p + o + 4, 4), memcpy(&type, p + o + 8, 4);
+                uint64_t nal = ((uint64_t)nsz + 3) & ~3ULL, dal = ((uint64_t)dsz + 3) & ~3ULL;
+                if (nal > size - o - 12 || dal > size - o - 12 - nal) break;
+                if (type == NT_GNU_BUILD_ID && nsz == 4 && !memcmp(p + o + 12, "GNU", 4) && dsz > 1 &&
+                    dsz * 2 < idlen) {
+                    for (uint32_t k = 0; k < dsz; k++) snprintf(build_id + 2 * k, 3, "%02x", p[o + 12 + nal + k]);
+                }
+                o += 12 + nal + dal;
+            }
+        } else if (names && sh[i].sh_name < names->sh_size &&
+                   !strncmp((const char *)f + names->sh_offset + sh[i].sh_name, ".gnu_debuglink",
+                            names->sh_size - sh[i].sh_name)) {
+            size_t l = strnlen((const char *)p, size);
+            if (l && l < size && l < linklen && !memchr(p, '/', l)) memcpy(link, p, l), link[l] = 0;
+        }
+    }
+    return 0;
+}
+
+/* Map the regular file at path read-only: its bytes, or NULL; *size its length. */
+static const uint8_t *map_file(const char *path, size_t *size)
+{
+    int fd = path[0] ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    struct stat st;
+    if (fd < 0) return NULL;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(ElfW(Ehdr))) {
+        close(fd);
+        return NULL;
+    }
+    *size = (size_t)st.st_size;
+    const uint8_t *f = mmap(NULL, *size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    return f == MAP_FAILED ? NULL : f;
+}
+
+/* The separate debug file of the object at path (f its image) that exists, into out: by build id under
+ * /usr/lib/debug/.build-id, else by .gnu_debuglink beside it, in .debug/ beside it, or under /usr/lib/debug.
+ * 0, or -1 if it has a .symtab itself or none is found. */
+static int debug_file(const uint8_t *f, size_t fsize, const char *path, char *out, size_t len)
+{
+    char id[130], link[256];
+    if (js_elf_debug_ref(f, fsize, id, sizeof id, link, sizeof link) != 0) return -1;
+    if (strlen(id) > 2 && snprintf(out, len, "/usr/lib/debug/.build-id/%.2s/%s.debug", id, id + 2) < (int)len &&
+        access(out, R_OK) == 0)
+        return 0;
+    const char *slash = strrchr(path, '/');
+    int dir = slash ? (int)(slash - path) : 0;
+    static const char *const forms[] = {"%.*s/%s", "%.*s/.debug/%s", "/usr/lib/debug%.*s/%s"};
+    for (size_t i = 0; link[0] && slash && i < sizeof forms / sizeof forms[0]; i++)
+        if (snprintf(out, len, forms[i], dir, path, link) < (int)len && strcmp(out, path) != 0 && access(out, R_OK) == 0)
+            return 0;
+    return -1;
+}
+
+/* Read o's function symbols from its file (.symtab; else a separate debug file's, when installed; else .dynsym). */
 static void load_symbols(object *o)
 {
     o->loaded = 1;
@@ -226,18 +301,37 @@ static void load_symbols(object *o)
     const uint8_t *f = mmap(NULL, fsize, PROT_READ, MAP_PRIVATE, fd, 0);
     close(fd);
     if (f == MAP_FAILED) return;
-    js_symtab_from_elf(f, fsize, o->bias, &o->tab);
+    char dbg[600];
+    size_t dsize = 0;
+    const uint8_t *d = debug_file(f, fsize, o->path, dbg, sizeof dbg) == 0 ? map_file(dbg, &dsize) : NULL;
+    if (!d || js_symtab_from_elf(d, dsize, o->bias, &o->tab) != 0 || o->tab.n == 0) {
+        js_symtab_free(&o->tab);
+        js_symtab_from_elf(f, fsize, o->bias, &o->tab);
+    }
+    if (d) munmap((void *)d, dsize);
     munmap((void *)f, fsize);
+}
+
+/* How plain a name is, of aliases at one address (a debug file's table has them all): a versioned name
+ * ("pow@GLIBC_2.2.5") or glibc's internal alias ("__GI___clone3") is less so; then fewer leading underscores. */
+static int plainness(const char *n)
+{
+    int u = 0;
+    while (n[u] == '_') u++;
+    return (strchr(n, '@') ? 0 : 100) + (strncmp(n, "__GI_", 5) ? 10 : 0) - (u < 9 ? u : 9);
 }
 
 const js_sym *js_symtab_find(const js_symtab *t, uintptr_t pc)
 {
     size_t lo = last_at_or_below(t, pc);
-    for (size_t i = lo; i-- > 0 && lo - i <= 4;) { /* a few candidates: aliases and nested sizes */
+    const js_sym *best = NULL;
+    for (size_t i = lo; i-- > 0 && lo - i <= 8;) { /* a few candidates: aliases and nested sizes */
         const js_sym *s = &t->syms[i];
-        if (pc >= s->addr && pc - s->addr < (s->size ? s->size : 1)) return s;
+        if (best && s->addr != best->addr) break; /* the aliases of the match found */
+        if (!(pc >= s->addr && pc - s->addr < (s->size ? s->size : 1))) continue;
+        if (!best || plainness(t->names + s->name) > plainness(t->names + best->name)) best = s;
     }
-    return NULL;
+    return best;
 }
 
 /* __cxa_demangle if the process has one (looked up once). Caller holds the lock. */

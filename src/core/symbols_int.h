@@ -24,6 +24,10 @@ typedef struct {
  * offset and size is checked against fsize (and the tables' alignment) before it is used, names are cut at 1024
  * bytes and 64 MiB of them at most are kept. 0, or -1 (not an ELF64 image with a symbol table, or no memory). */
 int js_symtab_from_elf(const uint8_t *f, size_t fsize, uintptr_t bias, js_symtab *t);
+/* What ELF image f says of its separate debug file, when it has no .symtab of its own: its build id in hex
+ * (NT_GNU_BUILD_ID, "" if none) and its .gnu_debuglink file name ("" if none). 1 if f has a .symtab (both left ""),
+ * 0 if not, -1 if f is not an ELF image we read. */
+int js_elf_debug_ref(const uint8_t *f, size_t fsize, char *build_id, size_t idlen, char *link, size_t linklen);
 /* The text symbols ('t', 'T') of a /proc/kallsyms stream with a non-zero address. 0. */
 int js_symtab_from_kallsyms(FILE *f, js_symtab *t);
 /* The symbol of t containing pc (a size of 0 counts as 1 byte), or NULL. */

@@ -2,6 +2,7 @@
 #include "sample/sampler.h"
 #include "sample/trap.h"
 #include "sample/walk_features.h"
+#include "sample/walk_vmx.h"
 #include "walker_int.h"
 
 #include <errno.h>
@@ -134,7 +135,7 @@ static int walk(void *uc, js_raw_frame *buf, int depth, js_kstack_fn kstack, int
         buf[room].method = NULL;
         return room + 1;
     }
-    if (n > 0) return js_features_apply(uc, js_agct_vm_thread(), buf, nat + n, room);
+    if (n > 0) return js_features_apply(uc, js_agct_vm_thread(), buf, js_vmx_splice(uc, nw, buf, nat, n, room), room);
     if (nat > 0 && (n == JS_WALK_NO_ENV || n == JS_WALK_NO_JAVA_FRAME)) /* a native stack alone */
         return js_features_apply(uc, js_agct_vm_thread(), buf, nat, room);
     js_stats_walk_error(n);

@@ -260,7 +260,7 @@ static void usage(FILE *f)
           "  --live         allocation profiles of the objects still alive\n"
           "  --total        weights in the event's unit (ns, bytes) instead of samples; --samples the counts\n"
           "  --inverted     the flame graph opens as an icicle\n"
-          "  --cstack MODE  native frames: fp (default), dwarf, vm (= dwarf), vmx (= vm, said), no\n"
+          "  --cstack MODE  native frames: fp (default), dwarf, vm (= dwarf), vmx (vm and the VM's own frames), no\n"
           "  --record-cpu   a root frame [CPU-N] per cpu sample: the CPU it was taken on (perf_events)\n"
           "  --target-cpu N only time on CPU N is sampled      --all-user  only user-mode time (perf_events)\n"
           "  --fdtransfer   accepted: the agent opens its perf_events counters itself (says so)\n"
