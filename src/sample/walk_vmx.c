@@ -15,6 +15,7 @@
 #define CALL_WRAPPER_OFF (-48) /* HotSpot x86_64 (not Windows): frame::entry_frame_call_wrapper_offset, -6 words */
 #define STUB_SCAN_WORDS 300    /* from the return address into call_stub to its frame: 13 words and the arguments */
 #define NATIVE_MAX 64          /* VM frames kept per segment */
+#define SCAN_MAX (1u << 20)    /* bytes of stack searched for entry frames: a deeper stack keeps its inner ones */
 
 static struct {
     _Atomic int on;
@@ -89,7 +90,8 @@ int js_vmx_splice(void *ucv, const js_native_walker *nw, js_raw_frame *f, int na
     if (js_walker_stack_range((uintptr_t)uc->uc_mcontext.gregs[REG_RSP], &st) != 0) return n;
     uintptr_t entry[MAX_ENTRIES];
     int k = 0;
-    for (uintptr_t a = st.lo; a + 8 <= st.hi && k < MAX_ENTRIES; a += 8) { /* innermost first */
+    uintptr_t end = st.hi - st.lo > SCAN_MAX ? st.lo + SCAN_MAX : st.hi;
+    for (uintptr_t a = st.lo; a + 8 <= end && k < MAX_ENTRIES; a += 8) { /* innermost first */
         if (*(const volatile uintptr_t *)a != V.stub_ret) continue;
         uintptr_t s = stub_fp(&st, a);
         if (s) entry[k++] = s, a = s;
