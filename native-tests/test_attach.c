@@ -317,6 +317,30 @@ static void test_socket_of_another_user_refused(void **state UNUSED)
     assert_int_equal(f.request_len, 0);
 }
 
+/* A socket made before the target started (left by an earlier process with this pid, killed before removing it; its
+ * time set back here): removed, and the listener is started as if there were none; here the target (this test,
+ * which does not handle SIGQUIT) is then refused for that reason, never with the dead socket's "connection
+ * refused". A socket made since the target started is the target's: left alone (the other tests). */
+static void test_dead_socket_of_an_earlier_process(void **state UNUSED)
+{
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    sock_path(a.sun_path, sizeof a.sun_path);
+    unlink(a.sun_path);
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(chmod(a.sun_path, 0600), 0);
+    close(fd); /* the file stays; nothing listens */
+    struct timespec old[2] = {{1000000000, 0}, {1000000000, 0}}; /* 2001: before this process started */
+    assert_int_equal(utimensat(AT_FDCWD, a.sun_path, old, AT_SYMLINK_NOFOLLOW), 0);
+    char err[512] = "";
+    assert_int_equal(load_self(err, sizeof err), JS_AT_PROTOCOL);
+    assert_non_null(strstr(err, "SIGQUIT"));
+    assert_null(strstr(err, "refused"));
+    struct stat st;
+    assert_int_not_equal(lstat(a.sun_path, &st), 0);
+}
+
 /* A socket that group or others may use is not the JVM's (HotSpot makes it 600): refused, as jcmd does. */
 static void test_socket_open_to_others_refused(void **state UNUSED)
 {
@@ -458,6 +482,7 @@ int main(void)
         cmocka_unit_test(test_agent_code),
         cmocka_unit_test(test_library_not_loaded),
         cmocka_unit_test(test_dynamic_loading_disabled),
+        cmocka_unit_test(test_dead_socket_of_an_earlier_process),
         cmocka_unit_test(test_not_live_yet_asked_again),
         cmocka_unit_test(test_silent_close_is_permission),
         cmocka_unit_test(test_argument_limit),

@@ -143,10 +143,49 @@ static int create_trigger(const js_target *t, int tmp, int *dir, char *name, siz
     return -1;
 }
 
+/* When process pid started, in seconds since the epoch (the boot time of /proc/stat and the start of its stat); 0 if
+ * unknown. */
+static long long process_start(int pid)
+{
+    char path[64], buf[1024];
+    long long btime = 0, ticks = -1;
+    FILE *f = fopen("/proc/stat", "re");
+    while (f && fgets(buf, sizeof buf, f))
+        if (sscanf(buf, "btime %lld", &btime) == 1) break;
+    if (f) fclose(f);
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0) close(fd);
+    if (n <= 0) return 0;
+    buf[n] = 0;
+    const char *p = strrchr(buf, ')'); /* fields after the name; starttime is the 22nd */
+    for (int field = 2; p && *p && field < 22; p++)
+        if (*p == ' ') field++;
+    if (p && sscanf(p, "%lld", &ticks) != 1) ticks = -1;
+    long hz = sysconf(_SC_CLK_TCK);
+    return btime > 0 && ticks >= 0 && hz > 0 ? btime + ticks / hz : 0;
+}
+
+/* A socket at the listener's name made before the process started: left by an earlier process with this pid (a JVM
+ * killed before it could remove it), which nothing listens on. Removed, that inode only; 1 if removed. */
+static int drop_dead_socket(const js_target *t, int tmp)
+{
+    struct stat a, b;
+    char name[32];
+    socket_name(t, name, sizeof name);
+    long long started = process_start(t->pid);
+    if (!started || fstatat(tmp, name, &a, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISSOCK(a.st_mode) ||
+        (long long)a.st_mtime >= started)
+        return 0;
+    if (fstatat(tmp, name, &b, AT_SYMLINK_NOFOLLOW) != 0 || b.st_ino != a.st_ino || b.st_dev != a.st_dev) return 0;
+    return unlinkat(tmp, name, 0) == 0;
+}
+
 /* Bring the listener up: trigger + SIGQUIT, then wait for the socket with growing sleeps. */
 static js_attach_code start_listener(const js_target *t, int tmp, int timeout_ms, char *err, size_t errlen)
 {
-    if (socket_exists(t, tmp)) return JS_AT_OK;
+    if (socket_exists(t, tmp) && !drop_dead_socket(t, tmp)) return JS_AT_OK;
     if (t->disabled) {
         snprintf(err, errlen, "process %d was started with -XX:+DisableAttachMechanism: it cannot be attached to; "
                  "restart it without that flag, or profile it from start-up with -agentpath", t->pid);
