@@ -8,8 +8,6 @@
  *    callbacks take only `compile_lock`, for a few hash operations.
  */
 #include "core/names.h"
-#include "sample/safe_read.h"
-#include "sample/vmlayout.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -741,21 +739,4 @@ void js_names_clear(void)
     map_free(&inlinees);
     map_free(&compiled);
     pthread_mutex_unlock(&compile_lock);
-}
-
-int js_names_klass(const void *klass, char *buf, size_t len)
-{
-    uintptr_t sym = 0;
-    uint16_t n = 0;
-    if (!klass || len < 2 || js_vm.klass_name < 0 || js_vm.sym_length < 0 || js_vm.sym_body < 0 ||
-        js_safe_read((uintptr_t)klass + (uintptr_t)js_vm.klass_name, &sym, sizeof sym) != 0 || !sym ||
-        js_safe_read(sym + (uintptr_t)js_vm.sym_length, &n, sizeof n) != 0 || n == 0 || n >= len ||
-        js_safe_read(sym + (uintptr_t)js_vm.sym_body, buf, n) != 0)
-        return -1;
-    buf[n] = 0;
-    for (size_t i = 0; i < n; i++) {
-        if ((unsigned char)buf[i] < 0x20) return -1; /* not a class name: read from freed memory */
-        if (buf[i] == '/') buf[i] = '.';
-    }
-    return 0;
 }
