@@ -44,6 +44,12 @@ int js_safe_commit(js_safe_file *f, char *err, size_t errlen);
 /* Close f without keeping an atomic file's new content (its temporary file is removed). */
 void js_safe_abort(js_safe_file *f);
 
+/* Read at most len - 1 bytes of the file at path (a /proc file, a small text) into buf, NUL-terminated: the length
+ * read, or -1 if it cannot be opened. */
+long js_read_small(const char *path, char *buf, size_t len);
+/* The same from descriptor fd, which it closes; -1 if fd < 0. */
+long js_read_fd(int fd, char *buf, size_t len);
+
 /* Why an open failed with errno e, in words a user acts on. */
 const char *js_safe_strerror(int e);
 

@@ -1,5 +1,6 @@
 /* attach_proc.c - what /proc tells about a target JVM (see attach.h). */
 #include "attach/attach.h"
+#include "util/safefile.h"
 #include "attach_parse_int.h"
 
 #include <ctype.h>
@@ -78,35 +79,7 @@ int js_attach_open_in(const js_target *t, const char *path, int flags)
 /* Read at most len-1 bytes of a file as the target sees it; length read, or -1. */
 static ssize_t read_in(const js_target *t, const char *path, char *buf, size_t len)
 {
-    int fd = js_attach_open_in(t, path, O_RDONLY | O_NONBLOCK);
-    if (fd < 0) return -1;
-    size_t n = 0;
-    while (n < len - 1) {
-        ssize_t r = read(fd, buf + n, len - 1 - n);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) break;
-        n += (size_t)r;
-    }
-    close(fd);
-    buf[n] = 0;
-    return (ssize_t)n;
-}
-
-/* Read at most len-1 bytes of a /proc file; length read, or -1. */
-static ssize_t read_small(const char *path, char *buf, size_t len)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return -1;
-    size_t n = 0;
-    while (n < len - 1) {
-        ssize_t r = read(fd, buf + n, len - 1 - n);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) break;
-        n += (size_t)r;
-    }
-    close(fd);
-    buf[n] = 0;
-    return (ssize_t)n;
+    return js_read_fd(js_attach_open_in(t, path, O_RDONLY | O_NONBLOCK), buf, len);
 }
 
 /* Replaces control characters in s by '?': text from a target is printed to a terminal (`list`, warnings). */
@@ -130,7 +103,7 @@ static int read_status(js_target *t)
 {
     char path[64], st[8192];
     snprintf(path, sizeof path, "/proc/%d/status", t->pid);
-    if (read_small(path, st, sizeof st) <= 0) return -1;
+    if (js_read_small(path, st, sizeof st) <= 0) return -1;
     js_target_parse_status(st, t);
     return 0;
 }
@@ -186,7 +159,7 @@ static void read_cmdline(js_target *t)
 {
     char path[64], buf[16384];
     snprintf(path, sizeof path, "/proc/%d/cmdline", t->pid);
-    ssize_t n = read_small(path, buf, sizeof buf);
+    ssize_t n = js_read_small(path, buf, sizeof buf);
     if (n > 0) js_target_parse_cmdline(buf, (size_t)n, t);
 }
 

@@ -1,6 +1,8 @@
 /* procsample.c - see procsample.h. */
 #include "core/procsample.h"
 
+#include "util/safefile.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -36,23 +38,6 @@ static uint64_t now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-/* Read at most cap-1 bytes of path into buf, NUL-terminated; the byte count, or -1. */
-static ssize_t read_file(const char *path, char *buf, size_t cap)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return -1;
-    size_t n = 0;
-    while (n < cap - 1) {
-        ssize_t r = read(fd, buf + n, cap - 1 - n);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) break;
-        n += (size_t)r;
-    }
-    close(fd);
-    buf[n] = 0;
-    return (ssize_t)n;
 }
 
 /* Parse an unsigned decimal at *p (after spaces), moving *p past it; -1 if there is none. */
@@ -149,7 +134,7 @@ void js_proc_parse_cmdline(const char *buf, size_t len, js_jfr_process *p)
 static uint64_t boot_ms(void)
 {
     char buf[STATUS_MAX * 4];
-    ssize_t n = read_file("/proc/stat", buf, sizeof buf);
+    ssize_t n = js_read_small("/proc/stat", buf, sizeof buf);
     uint64_t v;
     return n > 0 && line_value(buf, (size_t)n, "btime", &v) == 0 ? v * 1000 : 0;
 }
@@ -223,11 +208,11 @@ static void read_details(int32_t pid, js_jfr_process *p)
     char path[64], buf[STATUS_MAX];
     ssize_t n;
     snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    if ((n = read_file(path, buf, sizeof buf)) > 0) js_proc_parse_status(buf, (size_t)n, p);
+    if ((n = js_read_small(path, buf, sizeof buf)) > 0) js_proc_parse_status(buf, (size_t)n, p);
     snprintf(path, sizeof path, "/proc/%d/io", (int)pid);
-    if ((n = read_file(path, buf, sizeof buf)) > 0) js_proc_parse_io(buf, (size_t)n, p);
+    if ((n = js_read_small(path, buf, sizeof buf)) > 0) js_proc_parse_io(buf, (size_t)n, p);
     snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
-    if ((n = read_file(path, buf, sizeof p->cmdline)) > 0) js_proc_parse_cmdline(buf, (size_t)n, p);
+    if ((n = js_read_small(path, buf, sizeof p->cmdline)) > 0) js_proc_parse_cmdline(buf, (size_t)n, p);
 }
 
 int js_procsampler_round(js_procsampler *ps, uint64_t start_ns, void (*emit)(void *ctx, const js_jfr_process *p),
@@ -239,7 +224,7 @@ int js_procsampler_round(js_procsampler *ps, uint64_t start_ns, void (*emit)(voi
     for (int i = 0; i < npids && now_ns() - start_ns < JS_PROC_ROUND_NS; i++) {
         char path[64], buf[STAT_MAX];
         snprintf(path, sizeof path, "/proc/%d/stat", (int)ps->pids[i]);
-        ssize_t n = read_file(path, buf, sizeof buf);
+        ssize_t n = js_read_small(path, buf, sizeof buf);
         uint64_t at = now_ns(), ut, st, start, rss;
         memset(p, 0, sizeof *p);
         if (n <= 0 || js_proc_parse_stat(buf, (size_t)n, p, &ut, &st, &start, &rss) != 0) continue;

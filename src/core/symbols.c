@@ -162,15 +162,23 @@ static int within(uint64_t off, uint64_t size, size_t fsize, size_t align)
     return off <= fsize && size <= fsize - off && off % align == 0;
 }
 
-int js_symtab_from_elf(const uint8_t *f, size_t fsize, uintptr_t bias, js_symtab *t)
+/* The ELF header of image f when it is a 64-bit ELF whose section headers lie within it; NULL otherwise. */
+static const ElfW(Ehdr) *elf_header(const uint8_t *f, size_t fsize)
 {
-    memset(t, 0, sizeof *t);
-    if (fsize < sizeof(ElfW(Ehdr))) return -1;
+    if (fsize < sizeof(ElfW(Ehdr))) return NULL;
     const ElfW(Ehdr) *eh = (const void *)f;
     if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_shoff == 0 ||
         eh->e_shentsize != sizeof(ElfW(Shdr)) ||
         !within(eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(ElfW(Shdr)), fsize, _Alignof(ElfW(Shdr))))
-        return -1;
+        return NULL;
+    return eh;
+}
+
+int js_symtab_from_elf(const uint8_t *f, size_t fsize, uintptr_t bias, js_symtab *t)
+{
+    memset(t, 0, sizeof *t);
+    const ElfW(Ehdr) *eh = elf_header(f, fsize);
+    if (!eh) return -1;
     const ElfW(Shdr) *sh = (const void *)(f + eh->e_shoff), *tab = NULL;
     for (int pass = 0; pass < 2 && !tab; pass++)
         for (int i = 0; i < eh->e_shnum; i++)
@@ -214,12 +222,8 @@ int js_symtab_from_elf(const uint8_t *f, size_t fsize, uintptr_t bias, js_symtab
 int js_elf_debug_ref(const uint8_t *f, size_t fsize, char *build_id, size_t idlen, char *link, size_t linklen)
 {
     build_id[0] = link[0] = 0;
-    if (fsize < sizeof(ElfW(Ehdr))) return -1;
-    const ElfW(Ehdr) *eh = (const void *)f;
-    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_shoff == 0 ||
-        eh->e_shentsize != sizeof(ElfW(Shdr)) ||
-        !within(eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(ElfW(Shdr)), fsize, _Alignof(ElfW(Shdr))))
-        return -1;
+    const ElfW(Ehdr) *eh = elf_header(f, fsize);
+    if (!eh) return -1;
     const ElfW(Shdr) *sh = (const void *)(f + eh->e_shoff);
     for (int i = 0; i < eh->e_shnum; i++)
         if (sh[i].sh_type == SHT_SYMTAB) return 1;

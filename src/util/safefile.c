@@ -203,3 +203,23 @@ void js_safe_abort(js_safe_file *f)
     f->atomic = 0;
     f->tmp[0] = 0;
 }
+
+long js_read_small(const char *path, char *buf, size_t len)
+{
+    return js_read_fd(open(path, O_RDONLY | O_CLOEXEC), buf, len);
+}
+
+long js_read_fd(int fd, char *buf, size_t len)
+{
+    if (fd < 0) return -1;
+    size_t n = 0;
+    while (n < len - 1) {
+        ssize_t r = read(fd, buf + n, len - 1 - n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        n += (size_t)r;
+    }
+    close(fd);
+    buf[n] = 0;
+    return (long)n;
+}
