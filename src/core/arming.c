@@ -458,6 +458,7 @@ int js_arming_start(const js_args *a, js_store *store, js_evring *ring, js_armin
     }
     /* The wall timer starts once the handler accepts its signals. */
     if (a->wall_ns > 0 && js_engine_wall.start(a->wall_ns, a->jitter, wall_signo, err, errlen) != 0) {
+        js_trap_disarm(); /* begin=/end=: the functions' code as it was */
         js_sampler_disarm();
         if (e) e->stop();
         return -1;
