@@ -241,7 +241,13 @@ static char *sorted_text(js_profile *p)
 static uint64_t text_total(const char *t)
 {
     uint64_t sum = 0;
-    for (const char *l = t; *l; l = strchr(l, '\n') + 1) sum += strtoull(strrchr(l, ' ') ? strrchr(l, ' ') + 1 : l, NULL, 10);
+    for (const char *l = t; *l;) {
+        const char *end = strchr(l, '\n'), *sp = end;
+        if (!end) end = sp = l + strlen(l);
+        while (sp > l && sp[-1] != ' ') sp--; /* the count after the line's last space */
+        sum += strtoull(sp, NULL, 10);
+        l = *end ? end + 1 : end;
+    }
     return sum;
 }
 
