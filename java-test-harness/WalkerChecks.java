@@ -16,21 +16,22 @@ import java.util.regex.Pattern;
  * The stack walker on code AsyncGetCallTrace cannot start from.
  *
  * <p>{@code walker-poly}: the Poly workload (a recursive expression tree evaluated through megamorphic virtual and
- * interface calls, beside a plain loop; it measures its own split in thread CPU time) at 1 ms and at 10 ms, Java
+ * interface calls, beside a plain loop; it measures its own split in thread CPU time) at 0.5 ms and at 10 ms, Java
  * frames only ({@code cstack=no}: the Java walker is what is judged). With the default walker, failed walks (every pseudo-frame except {@code [no_Java_frame]}, {@code [not_Java_thread]},
- * {@code [truncated]} and {@code [throttled]}, a sample the handler budget kept from being walked) must be at most 1% of the samples, and, at 1 ms, the evaluator's
+ * {@code [truncated]} and {@code [throttled]}, a sample the handler budget kept from being walked) must be at most 1% of the samples, and, at 0.5 ms, the evaluator's
  * sampled share ({@code Poly.evaluate} against {@code Poly.mix}) within 2 points of its measured share. Why 2 points
- * holds: the binomial error of a share near 0.5 is sqrt(0.25/n), 0.41 points at the 15,000 samples of the 1 ms run
+ * holds: the binomial error of a share near 0.5 is sqrt(0.25/n), 0.41 points at the 14,000 samples of the 0.5 ms run (7 s of CPU)
  * (2 points is 4.9 of it); a run with fewer than 4,000 evaluator-or-loop samples is refused rather than judged. The
- * 10 ms run (about 2,000 samples) is judged on its failed walks only: the walker does not know the interval, and a
- * share judged on so few samples would need a limit too wide to mean anything. To show the workload does exercise the recovery, the same 1 ms run with
+ * 10 ms run (about 1,000 samples, 10 s of CPU) is judged on its failed walks only: the walker does not know the interval, and a
+ * share judged on so few samples would need a limit too wide to mean anything. To show the workload does exercise the recovery, a 0.5 ms run (5 s of CPU) with
  * {@code walker=agct} (AsyncGetCallTrace alone) must fail at least 5% of its walks (measured: 20 to 35% on JDK 17,
  * more on 25).
  *
- * <p>{@code walker-shapes}: RecoveryShapes in its two modes, each with two threads, profiled at 1 ms, Java frames
+ * <p>{@code walker-shapes}: RecoveryShapes in its two modes, each with two threads, profiled at 0.5 ms (twice the
+ * samples per CPU second of the default 1 ms, so half the run gives the same statistics), Java frames
  * only (started
  * through the Java API after 5 s of warm-up: class loading, first compilations and deoptimizations run in the VM's
- * own thread state, which is not what this check is about) until they used 15 s of CPU: {@code time} (compiled
+ * own thread state, which is not what this check is about) until they used 7.5 s of CPU: {@code time} (compiled
  * code calling the VM's clock functions, os::javaTimeMillis and os::javaTimeNanos, by leaf calls without a
  * thread-state change) and {@code intrinsics} (array copies, String and array comparisons, CRC32/CRC32C/Adler32,
  * AES, SHA-256, BigInteger, Base64, Math, StringBuilder: StubRoutines entered by calls, and C2's inline string
@@ -142,7 +143,7 @@ final class WalkerChecks {
         List<String> problems = new ArrayList<>();
         List<String> details = new ArrayList<>();
         try {
-            PolyRun[] runs = {poly(name + "-1ms", "interval=1ms,", "8", "14"), poly(name + "-10ms", "", "10", "16")};
+            PolyRun[] runs = {poly(name + "-500us", "interval=500us,", "4", "7"), poly(name + "-10ms", "", "6", "10")};
             for (PolyRun run : runs) {
                 boolean judgeShare = run == runs[0];
                 details.add(run.toString());
@@ -168,7 +169,7 @@ final class WalkerChecks {
                             + "(limit %.1f)", run.label, Math.abs(run.sampled - run.truth), MAX_SHARE_ERROR));
                 }
             }
-            PolyRun agct = poly(name + "-agct", "interval=1ms,walker=agct,", "8", "14");
+            PolyRun agct = poly(name + "-agct", "interval=500us,walker=agct,", "3", "5");
             details.add(agct.toString());
             if (agct.failedPercent() < MIN_AGCT_FAILED_PERCENT) {
                 problems.add(String.format(Locale.ROOT, "with walker=agct only %.2f%% of the walks failed: the "
@@ -204,8 +205,8 @@ final class WalkerChecks {
             String run = name + "-" + mode;
             try {
                 Path out = t.runDir(run).resolve(mode + ".collapsed");
-                IntegrationTest.Run r = t.launch(run, List.of(), 180, "", "RecoveryShapes", mode, "10", "2", "15",
-                        "5", "event=cpu,interval=1ms,cstack=no,file=" + out);
+                IntegrationTest.Run r = t.launch(run, List.of(), 180, "", "RecoveryShapes", mode, "5", "2", "7.5",
+                        "5", "event=cpu,interval=500us,cstack=no,file=" + out);
                 IntegrationTest.requireCleanExit(r);
                 if (!r.stdout.contains("RecoveryShapes done mode=" + mode)) {
                     throw new IntegrationTest.Failure(run + ": the workload did not finish", r.stderrTail(10));

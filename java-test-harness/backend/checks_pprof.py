@@ -69,7 +69,8 @@ def finished(b, task, instance, timeout):
 
 def check_pprof_events(ctx):
     """Every event of the SkyWalking UI's pprof task, on JVMs of known workloads, the timed ones (1 minute each) at
-    once: CPU (CpuSplit's measured split within 5 points in the OAP's tree, go tool pprof reads cpu/nanoseconds),
+    once: CPU (CpuSplit busy for the task's first 15 s, then idle to its end: its measured split within 5 points in
+    the OAP's tree, go tool pprof reads cpu/nanoseconds),
     BLOCK (the synchronized and the ReentrantLock sites, parked in Unsafe.park, with their classes), MUTEX (the
     synchronized site only: monitors, no parking), ALLOCS without a Duration (a minute of AllocSplit's two sites with
     their classes), HEAP without a Duration (HeapSplit: of the bytes still reachable, 75% keepBig's and 25% keepSmall's
@@ -79,7 +80,7 @@ def check_pprof_events(ctx):
     b = ctx.backend("pprof")
     jvms = {}
     try:
-        for name, main in (("cpu", ["TaskLoad", 0, 80, 2]), ("block", ["EventMix", 80, 32]),
+        for name, main in (("cpu", ["TaskLoad", 0, 15, 2, 70]), ("block", ["EventMix", 80, 32]),
                            ("mutex", ["EventMix", 80, 32]), ("allocs", ["EventMix", 80, 32]),
                            ("heap", ["HeapSplit", 80])):
             jvms[name] = Jvm(ctx, f"pprof-{name}", agent_opts(b.port, SVC, name, ctx.dir(f"pprof-{name}-tasks")), main,
