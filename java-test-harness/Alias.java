@@ -10,7 +10,9 @@ import java.util.Locale;
  * multiples of 10 ms sees the same phase every time. Each method spins until the thread's CPU clock has advanced by
  * its share, and the time each really took is summed, so the truth is measured, not assumed.
  *
- * <p>Usage: {@code java Alias [seconds=30] [threads=2]}; prints {@code TRUTH a=.. b=.. c=.. d=..} (shares of the four
+ * <p>Usage: {@code java Alias [seconds=30] [threads=2] [minCpuSeconds=0]}: each thread stops once {@code seconds}
+ * of wall time have passed and it used its part of {@code minCpuSeconds} (so a busy machine lengthens the run
+ * rather than thins its samples), at the latest after four times {@code seconds}; prints {@code TRUTH a=.. b=.. c=.. d=..} (shares of the four
  * methods' CPU time) and {@code ALIAS_DONE}.
  */
 public final class Alias {
@@ -20,17 +22,25 @@ public final class Alias {
     public static void main(String[] args) throws InterruptedException {
         double seconds = args.length > 0 ? Double.parseDouble(args[0]) : 30;
         int threads = args.length > 1 ? Integer.parseInt(args[1]) : 2;
-        long end = System.nanoTime() + (long) (seconds * 1e9);
+        double minCpuSeconds = args.length > 2 ? Double.parseDouble(args[2]) : 0;
+        long start = System.nanoTime();
+        long end = start + (long) (seconds * 1e9);
+        long hardEnd = start + (long) (4 * seconds * 1e9);
+        long minCpuPerThread = (long) (minCpuSeconds * 1e9 / threads);
         long[][] spent = new long[threads][4];
         List<Thread> ts = new ArrayList<>();
         for (int t = 0; t < threads; t++) {
             final long[] mine = spent[t];
             Thread th = new Thread(() -> {
-                while (System.nanoTime() < end) {
-                    mine[0] += a();
-                    mine[1] += b();
-                    mine[2] += c();
-                    mine[3] += d();
+                long used = 0;
+                for (long now = start; now < hardEnd && (now < end || used < minCpuPerThread);
+                        now = System.nanoTime()) {
+                    long a = a(), b = b(), c = c(), d = d();
+                    mine[0] += a;
+                    mine[1] += b;
+                    mine[2] += c;
+                    mine[3] += d;
+                    used += a + b + c + d;
                 }
             }, "alias-" + t);
             th.start();

@@ -179,7 +179,7 @@ public final class IntegrationTest {
         safely("include-lines-debug", session::filtersAndDebug);
         safely("loop-files", session::loopFiles);
         if (primary) {
-            alone("alias-cpu", new SamplingChecks(this)::aliasCpu);
+            safely("alias-cpu", new SamplingChecks(this)::aliasCpu);
         }
         ApiChecks api = new ApiChecks(this);
         safely("api-cycles", api::cycles);
@@ -211,7 +211,9 @@ public final class IntegrationTest {
         safely("asprof-ttsp", asprof::ttsp);
         safely("asprof-features", asprof::features);
         EventChecks events = new EventChecks(this);
-        alone("wall-split", events::wallSplit);
+        // wall-split's limits (5 points) are wider than what wall-loaded holds beside spinning processes (3 points):
+        // the machine's load does not decide it, so it shares the machine.
+        safely("wall-split", events::wallSplit);
         LoadChecks load = new LoadChecks(this);
         alone("wall-loaded", load::wallLoaded);
         if (primary) {

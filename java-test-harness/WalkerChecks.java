@@ -41,7 +41,7 @@ import java.util.regex.Pattern;
  * fails with a probability of 0.05%. A run with fewer than 10,000 walked samples is refused rather than judged.
  *
  * <p>{@code walker-stress}: WalkStress (StackOverflowError loops, a deoptimisation storm, class unloading and thread
- * churn at once) at 1 kHz for 20 s with a JFR recording: a clean exit, a recording the JDK's {@code jfr} tool reads,
+ * churn at once) at 1 kHz for 10 s with a JFR recording: a clean exit, a recording the JDK's {@code jfr} tool reads,
  * and the stop line reporting the failed walks per reason. The 10-minute form is {@code make soak-walker}.
  *
  * <p>{@code truncated-stacks}: DeepRecursion (stacks thousands of frames deep) with {@code jstackdepth=64}: every
@@ -326,7 +326,7 @@ final class WalkerChecks {
             Path dir = t.runDir(name);
             Path jfr = dir.resolve("stress.jfr");
             IntegrationTest.Run r = t.launch(name, List.of(), 180, "start,event=cpu,interval=1ms,jfrfile=" + jfr
-                    + ",file=" + dir.resolve("stress.collapsed"), "WalkStress", "20");
+                    + ",file=" + dir.resolve("stress.collapsed"), "WalkStress", "10");
             IntegrationTest.requireCleanExit(r);
             Matcher done = Pattern.compile("WalkStress done soe=(\\d+) deopt_rounds=(\\d+) loaders=\\d+ unloaded=(\\d+)"
                     + " threads=(\\d+)").matcher(r.stdout);
