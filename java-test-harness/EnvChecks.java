@@ -260,7 +260,7 @@ final class EnvChecks {
             Path aLog = dir.resolve("a.log");
             Path bLog = dir.resolve("b.log");
             try (Target a = new Target(dir.resolve("a"), List.of("-agentpath:" + t.agent + "=log=" + aLog),
-                    "CpuSplit", "30", "2")) {
+                    "CpuSplit", "30", "1")) {
                 String p = Long.toString(a.awaitUp());
                 expect(problems, "start with loglevel=debug", jsampler("start", "-e", "cpu", p, "--", "loglevel=debug"),
                         0);
@@ -278,7 +278,7 @@ final class EnvChecks {
                 }
             }
             try (Target b = new Target(dir.resolve("b"), List.of("-agentpath:" + t.agent + "=loglevel=warn"),
-                    "CpuSplit", "30", "2")) {
+                    "CpuSplit", "30", "1")) {
                 String p = Long.toString(b.awaitUp());
                 expect(problems, "start with log=", jsampler("start", "-e", "cpu", p, "--", "log=" + bLog), 0);
                 Thread.sleep(300);

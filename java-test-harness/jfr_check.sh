@@ -199,7 +199,7 @@ EOF2
     # 4c. Deep distinct stacks (1,000-3,000 frames, cut at jstackdepth=512) with thread churn: the stores rotate
     #     every second or so; collapsed output and JFR recording of the run are the same profile.
     "$home/bin/java" "-agentpath:$AGENT=start,event=cpu,interval=1ms,jstackdepth=512,dot,file=$w/deep.collapsed,jfrfile=$w/deep.jfr" \
-        -cp "$w/classes" DeepChurn 10 2 distinct >/dev/null 2>"$w/deep.err" || true
+        -cp "$w/classes" DeepChurn 5 2 distinct >/dev/null 2>"$w/deep.err" || true
     rot=$(sed -n 's/.*rotations=\([0-9]*\).*/\1/p' "$w/deep.err" | tail -n 1)
     if [ "${rot:-0}" -ge 3 ] && "$CLI" convert "$w/deep.jfr" "$w/deep.ours" 2>/dev/null &&
         same_stacks "$w/deep.ours" "$w/deep.collapsed" && "$home/bin/jfr" summary "$w/deep.jfr" >/dev/null 2>"$w/deep.summary.err" &&
