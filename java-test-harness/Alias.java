@@ -12,8 +12,8 @@ import java.util.Locale;
  *
  * <p>Usage: {@code java Alias [seconds=30] [threads=2] [minCpuSeconds=0]}: each thread stops once {@code seconds}
  * of wall time have passed and it used its part of {@code minCpuSeconds} (so a busy machine lengthens the run
- * rather than thins its samples), at the latest after four times {@code seconds}; prints {@code TRUTH a=.. b=.. c=.. d=..} (shares of the four
- * methods' CPU time) and {@code ALIAS_DONE}.
+ * rather than thins its samples), at the latest after six times {@code seconds}; prints
+ * {@code TRUTH a=.. b=.. c=.. d=..} (shares of the four methods' CPU time) and {@code ALIAS_DONE}.
  */
 public final class Alias {
     static final ThreadMXBean MX = ManagementFactory.getThreadMXBean();
@@ -25,7 +25,7 @@ public final class Alias {
         double minCpuSeconds = args.length > 2 ? Double.parseDouble(args[2]) : 0;
         long start = System.nanoTime();
         long end = start + (long) (seconds * 1e9);
-        long hardEnd = start + (long) (4 * seconds * 1e9);
+        long hardEnd = start + (long) (6 * seconds * 1e9);
         long minCpuPerThread = (long) (minCpuSeconds * 1e9 / threads);
         long[][] spent = new long[threads][4];
         List<Thread> ts = new ArrayList<>();

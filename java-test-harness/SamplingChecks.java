@@ -45,7 +45,7 @@ final class SamplingChecks {
 
     Shares measure(String name, String options, String seconds, String minCpu, List<String> problems) {
         Path out = t.runDir(name).resolve("alias.collapsed");
-        IntegrationTest.Run r = t.launch(name, List.of(), 200, options + "file=" + out, "Alias", seconds, "2",
+        IntegrationTest.Run r = t.launch(name, List.of(), 300, options + "file=" + out, "Alias", seconds, "2",
                 minCpu);
         Shares s = new Shares();
         if (r.timedOut || r.exitCode != 0) {

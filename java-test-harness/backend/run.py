@@ -5,10 +5,10 @@ tasks, the client's resilience) and checks_pprof.py (pprof tasks).
     /usr/bin/python3 java-test-harness/backend/run.py [--only check,check] [--jdk 17|25]
 
 Per JDK: compiles the workloads into build/backend-test/jdkNN/classes and runs every check of checks.py against
-fresh test backends (oap.py), one check after the other; the two JDKs run side by side (their checks judge shares of
-CPU time and sizes, which another JVM beside them does not change, and most of a check is waiting on its task's
-duration). A missing JDK is skipped with a message; with neither the run fails. The fleet check (50 JVMs) runs on
-the first JDK only: it tests the backend client, not the JVM. Logs of every JVM and backend stay in
+fresh test backends (oap.py), two checks at a time, the longest first; the two JDKs run side by side (their checks
+judge shares of CPU time and sizes, which another JVM beside them does not change, and most of a check is waiting on
+its task's duration). A missing JDK is skipped with a message; with neither the run fails. The fleet check (50 JVMs)
+runs on the first JDK only: it tests the backend client, not the JVM. Logs of every JVM and backend stay in
 build/backend-test/jdkNN/<check>/."""
 import argparse
 import concurrent.futures
@@ -62,6 +62,33 @@ class Ctx:
         self.backends = []
 
 
+# Checks that wait on a task of a minute or on a full-rate comparison start first, so that the lanes end together.
+LONG_FIRST = ["pprof-events", "size-plan", "size-adapt", "basic", "events", "sigterm-mid-upload"]
+# Checks of one JDK run on this many lanes at once: most of a check is waiting on its task's duration, and the
+# busy workloads of the longest ones are short (docs/BENCHMARKS.md, "make test time").
+LANES = 2
+
+
+def run_check(label, home, name, fn, base, classes):
+    """One check in its own directory with its own backends; returns its label if it failed."""
+    work = base / name
+    work.mkdir(parents=True)
+    ctx = Ctx(home, label, work, classes)
+    t0 = time.monotonic()
+    try:
+        fn(ctx)
+        print(f"PASS jdk{label} {name} ({time.monotonic() - t0:.1f} s)" +
+              "".join(f"\n     {n}" for n in ctx.notes), flush=True)
+        return None
+    except (CheckFailed, Exception) as e:  # every check runs, whatever one of them does
+        detail = str(e) if isinstance(e, CheckFailed) else traceback.format_exc()
+        print(f"FAIL jdk{label} {name} ({time.monotonic() - t0:.1f} s): {detail}\n     logs: {work}", flush=True)
+        return f"jdk{label} {name}"
+    finally:
+        ctx.cleanup()
+        subprocess.run(["pkill", "-f", "--", f"-Djsampler.check={work} "], capture_output=True)
+
+
 def run_jdk(label, home, only, with_fleet):
     base = ROOT / "build/backend-test" / f"jdk{label}"
     shutil.rmtree(base, ignore_errors=True)
@@ -69,30 +96,14 @@ def run_jdk(label, home, only, with_fleet):
     classes.mkdir(parents=True)
     subprocess.run([f"{home}/bin/javac", "--release", "17", "-d", str(classes)] +
                    [str(ROOT / "java-test-harness" / w) for w in WORKLOADS], check=True)
-    failed = []
-    for name, fn in CHECKS.items():
-        if only and name not in only:
-            continue
-        if name == "fleet" and not with_fleet and not only:
-            print(f"SKIP jdk{label} {name}: runs on the first JDK only")
-            continue
-        work = base / name
-        work.mkdir(parents=True)
-        ctx = Ctx(home, label, work, classes)
-        t0 = time.monotonic()
-        try:
-            fn(ctx)
-            print(f"PASS jdk{label} {name} ({time.monotonic() - t0:.1f} s)" +
-                  "".join(f"\n     {n}" for n in ctx.notes), flush=True)
-        except (CheckFailed, Exception) as e:  # every check runs, whatever one of them does
-            detail = str(e) if isinstance(e, CheckFailed) else traceback.format_exc()
-            print(f"FAIL jdk{label} {name} ({time.monotonic() - t0:.1f} s): {detail}\n     logs: {work}", flush=True)
-            failed.append(f"jdk{label} {name}")
-        finally:
-            ctx.cleanup()
-            # no JVM outlives its check (Jvm marks each with the check's directory; "--": the pattern starts with "-")
-            subprocess.run(["pkill", "-f", "--", f"-Djsampler.check={work} "], capture_output=True)
-    return failed
+    names = [n for n in CHECKS if not only or n in only]
+    if "fleet" in names and not with_fleet and not only:
+        print(f"SKIP jdk{label} fleet: runs on the first JDK only")
+        names.remove("fleet")
+    names.sort(key=lambda n: LONG_FIRST.index(n) if n in LONG_FIRST else len(LONG_FIRST))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=LANES) as pool:
+        results = [pool.submit(run_check, label, home, n, CHECKS[n], base, classes) for n in names]
+        return [r.result() for r in results if r.result()]
 
 
 def main():
