@@ -90,6 +90,7 @@ def run_check(label, home, name, fn, base, classes):
         return f"jdk{label} {name}"
     finally:
         ctx.cleanup()
+        # no JVM outlives its check (Jvm marks each with the check's directory; "--": the pattern starts with "-")
         subprocess.run(["pkill", "-f", "--", f"-Djsampler.check={work} "], capture_output=True)
 
 
