@@ -49,6 +49,8 @@ void js_safe_abort(js_safe_file *f);
 long js_read_small(const char *path, char *buf, size_t len);
 /* The same from descriptor fd, which it closes; -1 if fd < 0. */
 long js_read_fd(int fd, char *buf, size_t len);
+/* The boot time (btime of /proc/stat) in seconds since the epoch, or 0 if unknown. */
+long long js_boot_time(void);
 
 /* Why an open failed with errno e, in words a user acts on. */
 const char *js_safe_strerror(int e);

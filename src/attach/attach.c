@@ -1,6 +1,7 @@
 /* attach.c - the attach handshake and the `load` request (see attach.h). */
 #include "attach/attach.h"
 #include "attach_parse_int.h"
+#include "util/safefile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -148,17 +149,9 @@ static int create_trigger(const js_target *t, int tmp, int *dir, char *name, siz
 static long long process_start(int pid)
 {
     char path[64], buf[1024];
-    long long btime = 0, ticks = -1;
-    FILE *f = fopen("/proc/stat", "re");
-    while (f && fgets(buf, sizeof buf, f))
-        if (sscanf(buf, "btime %lld", &btime) == 1) break;
-    if (f) fclose(f);
+    long long btime = js_boot_time(), ticks = -1;
     snprintf(path, sizeof path, "/proc/%d/stat", pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
-    if (fd >= 0) close(fd);
-    if (n <= 0) return 0;
-    buf[n] = 0;
+    if (js_read_small(path, buf, sizeof buf) <= 0) return 0;
     const char *p = strrchr(buf, ')'); /* fields after the name; starttime is the 22nd */
     for (int field = 2; p && *p && field < 22; p++)
         if (*p == ' ') field++;

@@ -133,10 +133,7 @@ void js_proc_parse_cmdline(const char *buf, size_t len, js_jfr_process *p)
 /* btime of /proc/stat in ms since the epoch, or 0. */
 static uint64_t boot_ms(void)
 {
-    char buf[STATUS_MAX * 4];
-    ssize_t n = js_read_small("/proc/stat", buf, sizeof buf);
-    uint64_t v;
-    return n > 0 && line_value(buf, (size_t)n, "btime", &v) == 0 ? v * 1000 : 0;
+    return (uint64_t)js_boot_time() * 1000;
 }
 
 js_procsampler *js_procsampler_create(void)

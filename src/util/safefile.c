@@ -223,3 +223,14 @@ long js_read_fd(int fd, char *buf, size_t len)
     buf[n] = 0;
     return (long)n;
 }
+
+long long js_boot_time(void)
+{
+    char line[1024];
+    long long btime = 0;
+    FILE *f = fopen("/proc/stat", "re"); /* by lines: on a machine of many CPUs the file passes tens of kilobytes */
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "btime %lld", &btime) == 1) break;
+    if (f) fclose(f);
+    return btime > 0 ? btime : 0;
+}
