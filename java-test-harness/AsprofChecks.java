@@ -53,7 +53,7 @@ final class AsprofChecks {
         }
         long t0 = System.nanoTime();
         List<String> problems = new ArrayList<>(), details = new ArrayList<>();
-        try (AttachChecks.Target g = a.new Target(name, List.of(), List.of(), "30", "2")) {
+        try (AttachChecks.Target g = a.new Target(name, List.of(), List.of(), "30", "1")) {
             g.awaitUp();
             String pid = Long.toString(g.pid);
             AttachChecks.Out c = a.jsampler("-d", "2", "-e", "cpu", "-i", "1ms", "-o", "collapsed", pid);

@@ -284,7 +284,7 @@ final class AttachChecks {
         } catch (IOException | InterruptedException e) {
             problems.add("harness: " + e);
         }
-        try (Target b = new Target(name + "-collect", List.of(), List.of(), "8", "2")) {
+        try (Target b = new Target(name + "-collect", List.of(), List.of(), "8", "1")) {
             b.awaitUp();
             Path out = dir.resolve("collect.collapsed");
             expect("collect", jsampler("collect", "-d", "3", "-i", "1ms", "-f", out.toString(), Long.toString(b.pid)),
@@ -383,7 +383,7 @@ final class AttachChecks {
         long t0 = System.nanoTime();
         List<String> problems = new ArrayList<>(), details = new ArrayList<>();
         Path out = t.runDir(name).resolve("cycle.collapsed");
-        try (Target a = new Target(name, List.of(), List.of(), "120", "2")) {
+        try (Target a = new Target(name, List.of(), List.of(), "120", "1")) {
             a.awaitUp();
             String pid = Long.toString(a.pid);
             long tasks = 0, fds = 0, c0 = System.nanoTime();

@@ -54,8 +54,8 @@ final class LoadChecks {
 
     /**
      * {@code wall-loaded}: WallSplit with three workers (each sleeps about 90% of its wall time and computes the
-     * rest, in rounds of random length; the workers time both parts themselves), {@code event=wall,interval=10ms}
-     * for 10 s, beside 0, 2 and 4 processes spinning on the two cores. Of the workers' samples in sleepPart and
+     * rest, in rounds of random length; the workers time both parts themselves), {@code event=wall,interval=5ms}
+     * for 5 s, beside 0, 2 and 4 processes spinning on the two cores. Of the workers' samples in sleepPart and
      * computePart, sleepPart's share must be within {@value #WALL_MAX_ERROR_POINTS} points of the measured share of
      * their wall time, in every run.
      *
@@ -63,8 +63,8 @@ final class LoadChecks {
      * about 90% to 80-87%), and it is what broke wall profiles: a thread signalled while it waited for a CPU had its
      * weight lost when the next signal came before it ran, its compute sample was credited again across the sleep
      * that followed (it had used little CPU since), and the timer thread's ticks, delayed while the workers computed,
-     * landed after their computing. Why 3 points holds: about 3,000 samples (10 s at 10 ms, three workers; at least
-     * {@value #WALL_MIN_SAMPLES} required), each a Bernoulli trial with p = 0.1-0.2 since the rounds' random lengths
+     * landed after their computing. Why 3 points holds: about 3,000 samples (5 s at 5 ms, three workers; at least
+     * {@value #WALL_MIN_SAMPLES} required; it ran 10 s at 10 ms for the same count), each a Bernoulli trial with p = 0.1-0.2 since the rounds' random lengths
      * decouple them from the ticks: a binomial sigma of 0.55-0.75 points, so 3 points is over 4 sigma.
      */
     void wallLoaded() {
@@ -81,8 +81,8 @@ final class LoadChecks {
             try {
                 spinners = spin(n);
                 Path out = t.runDir(run).resolve("wall.collapsed");
-                IntegrationTest.Run r = t.launch(run, List.of(), "start,event=wall,interval=10ms,threads,file=" + out,
-                        "WallSplit", "10", "0", "45", String.valueOf(WALL_WORKERS));
+                IntegrationTest.Run r = t.launch(run, List.of(), "start,event=wall,interval=5ms,threads,file=" + out,
+                        "WallSplit", "5", "0", "45", String.valueOf(WALL_WORKERS));
                 stop(spinners);
                 IntegrationTest.requireCleanExit(r);
                 Map<String, String> truth = Tallies.truth(r, "TRUTH ");

@@ -5,12 +5,13 @@ tasks, the client's resilience) and checks_pprof.py (pprof tasks).
     /usr/bin/python3 java-test-harness/backend/run.py [--only check,check] [--jdk 17|25]
 
 Per JDK: compiles the workloads into build/backend-test/jdkNN/classes and runs every check of checks.py against
-fresh test backends (oap.py): pprof-events on a lane of its own beside the others, then basic and the size plans;
-the two JDKs run side by side (their checks judge shares of CPU time and sizes, which another JVM beside them does
-not change, and most of a check is waiting on its task's duration). A missing JDK is skipped with a message; with
+fresh test backends (oap.py): pprof-events on a lane of its own beside two lanes of the others, then basic and the
+size plans; the two JDKs run side by side (their checks judge shares of CPU time and sizes, which another JVM beside
+them does not change, and most of a check is waiting on its task's duration). A missing JDK is skipped with a message; with
 neither the run fails. The fleet check (50 JVMs) runs on the first JDK only: it tests the backend client, not the
 JVM. Logs of every JVM and backend stay in build/backend-test/jdkNN/<check>/."""
 import argparse
+import collections
 import concurrent.futures
 import os
 import shutil
@@ -64,13 +65,16 @@ class Ctx:
 
 
 # pprof-events (four one-minute tasks; its CPU task needs 300 samples of a 15 s workload) runs on a lane of its own
-# beside the other checks, which mostly wait on their tasks' durations with light workloads. The checks that need
+# beside the other checks, which mostly wait on their tasks' durations with light workloads: two lanes take them from
+# one queue, the longest first (SHARED_LANES, LONG_FIRST), so that neither lane waits on the other. The checks that need
 # the CPU their workload asks for come after both lanes, alone (with the other JDK's): basic judges shares over a 6 s
 # task (beside the lanes it got 152 samples of the 1,200 it is sized for), and the size plans are made from the CPU
 # the workload gets (beside the lanes a 16-thread workload got 0.9 CPUs and its recording fit without a plan;
 # docs/BENCHMARKS.md, "make test time").
 OWN_LANE = ["pprof-events"]
 AFTER = ["basic", "size-plan", "size-adapt"]
+SHARED_LANES = 2
+LONG_FIRST = ["events", "sigterm-mid-upload", "task-errors", "unimplemented-http1", "exit-mid-task", "fleet"]
 
 
 def run_check(label, home, name, fn, base, classes):
@@ -109,13 +113,28 @@ def run_jdk(label, home, only, with_fleet, together):
     if "fleet" in names and not with_fleet and not only:
         print(f"SKIP jdk{label} fleet: runs on the first JDK only")
         names.remove("fleet")
-    lanes = [[n for n in OWN_LANE if n in names], [n for n in names if n not in OWN_LANE + AFTER]]
+    shared = [n for n in names if n not in OWN_LANE + AFTER]
+    shared.sort(key=lambda n: LONG_FIRST.index(n) if n in LONG_FIRST else len(LONG_FIRST))
+    queue = collections.deque(shared)
 
     def lane(checks):
         return [f for f in (run_check(label, home, n, CHECKS[n], base, classes) for n in checks) if f]
 
-    with concurrent.futures.ThreadPoolExecutor(max_workers=len(lanes)) as pool:
-        failed = [f for r in [pool.submit(lane, ln) for ln in lanes] for f in r.result()]
+    def shared_lane():
+        failed = []
+        while True:
+            try:
+                n = queue.popleft()  # deque operations are atomic: each check is taken by one lane
+            except IndexError:
+                return failed
+            f = run_check(label, home, n, CHECKS[n], base, classes)
+            if f:
+                failed.append(f)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1 + SHARED_LANES) as pool:
+        runs = [pool.submit(lane, [n for n in OWN_LANE if n in names])]
+        runs += [pool.submit(shared_lane) for _ in range(SHARED_LANES)]
+        failed = [f for r in runs for f in r.result()]
     try:  # the other JDK's lanes done too, so that the size plans see only each other
         together.wait(timeout=1800)
     except threading.BrokenBarrierError:
