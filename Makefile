@@ -44,7 +44,7 @@ TOOL := $(BUILD)/jsampler
 JAR  := $(BUILD)/jsampler.jar
 JAVA_SRCS := $(wildcard src/java/jsampler/*.java)
 
-.PHONY: all deps test demo demo-task clean check-layers check-tsan native-test check-asan java-test backend-test jfr-test \
+.PHONY: all deps test demo demo-task clean check-layers check-tsan native-test check-asan java-test backend-test jfr-test jfr-tool-test jfr-jdk-test jfr-agent-test \
         pprof-test browser-test bench bench-smoke sample-cost stress stress-smoke
 all: $(LIB) $(TOOL) $(JAR)
 
@@ -148,9 +148,16 @@ java-test: all
 
 # Also checks the page the agent wrote in java-test, when that ran first.
 # JFR: our writer read by the JDK's jfr tool, the JDK's recordings read by our reader, the agent's round trip.
-jfr-test: all
+# Three independent scripts, so that make -j runs them side by side (make test's readers phase does).
+jfr-test: jfr-tool-test jfr-jdk-test jfr-agent-test
+
+jfr-tool-test: all
 	@sh native-tests/jfr_tool_check.sh
+
+jfr-jdk-test: all
 	@sh native-tests/jfr_jdk_check.sh
+
+jfr-agent-test: all
 	@sh java-test-harness/jfr_check.sh
 
 # pprof: the agent's and the converter's files read by `go tool pprof` and by protobuf as SkyWalking's OAP reads them,

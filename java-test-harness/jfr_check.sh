@@ -196,9 +196,10 @@ EOF2
         cat "$w/killed.convert.err"
     fi
 
-    # 4c. Deep distinct stacks (1,000-3,000 frames, cut at jstackdepth=512) with thread churn: the stores rotate
-    #     every second or so; collapsed output and JFR recording of the run are the same profile.
-    "$home/bin/java" "-agentpath:$AGENT=start,event=cpu,interval=1ms,jstackdepth=512,dot,file=$w/deep.collapsed,jfrfile=$w/deep.jfr" \
+    # 4c. Deep distinct stacks (1,000-3,000 frames, cut at jstackdepth=1024) with thread churn: the stores rotate
+    #     every second or so (a store holds about 2,000 such samples); collapsed output and JFR recording of the run
+    #     are the same profile.
+    "$home/bin/java" "-agentpath:$AGENT=start,event=cpu,interval=1ms,jstackdepth=1024,dot,file=$w/deep.collapsed,jfrfile=$w/deep.jfr" \
         -cp "$w/classes" DeepChurn 5 2 distinct >/dev/null 2>"$w/deep.err" || true
     rot=$(sed -n 's/.*rotations=\([0-9]*\).*/\1/p' "$w/deep.err" | tail -n 1)
     if [ "${rot:-0}" -ge 3 ] && "$CLI" convert "$w/deep.jfr" "$w/deep.ours" 2>/dev/null &&
@@ -262,8 +263,33 @@ if [ ! -f "$AGENT" ] || [ ! -x "$CLI" ]; then
     echo "jfr-test: build first (make)" >&2
     exit 1
 fi
-check_jdk 17 "$JDK17_HOME"
-check_jdk 25 "$JDK25_HOME"
+# The two JDKs side by side (no check here judges time or shares), each in a subshell writing its lines to a log and
+# its counts to a file; the logs are printed in order once both are done.
+run_jdk() {
+    (
+        fails=0
+        found=0
+        check_jdk "$1" "$2"
+        echo "$found $fails" >"$OUT/jdk$1.counts"
+    ) >"$OUT/jdk$1.log" 2>&1
+}
+rm -f "$OUT/jdk17.counts" "$OUT/jdk25.counts"
+run_jdk 17 "$JDK17_HOME" &
+p17=$!
+run_jdk 25 "$JDK25_HOME" &
+p25=$!
+wait $p17 || true
+wait $p25 || true
+for n in 17 25; do
+    cat "$OUT/jdk$n.log"
+    if [ -f "$OUT/jdk$n.counts" ]; then
+        read -r f x <"$OUT/jdk$n.counts"
+        found=$((found + f))
+        fails=$((fails + x))
+    else
+        fail "jdk$n: its checks ended without a result (see $OUT/jdk$n.log)"
+    fi
+done
 if [ "$found" -eq 0 ]; then
     echo "jfr-test: FAILED: no JDK with a jfr tool found"
     exit 1
