@@ -8,9 +8,9 @@
 #    their checks are not judged on time, and most of a suite's time is waiting.
 # 3. java: the JVM integration checks of JDK 17 and 25 (java-test-harness/run.sh schedules them itself: side by side,
 #    and alone where a check judges time or CPU shares).
-# 4. backend: the SkyWalking task client against the grpcio test backend, JDK 17 and 25 side by side, each on two
+# 4. backend: the SkyWalking task client against the grpcio test backend, JDK 17 and 25 side by side, each on three
 #    lanes (java-test-harness/backend/run.py); run apart from the JVM phase: timing and CPU matter to its size plan.
-# 5. readers: the JFR, pprof and browser checks, side by side.
+# 5. readers: the JFR (its three scripts as targets of their own), pprof and browser checks, side by side.
 # Stops at the first phase that fails.
 set -eu
 cd "$(dirname "$0")/.."

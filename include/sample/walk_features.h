@@ -17,8 +17,8 @@
 /* Set the features (normal thread, before the handler samples with them): entries are [start, end) of the compiler
  * entry functions. */
 void js_features_set(int vtable, int comptask, const uintptr_t (*entries)[2], int nentries);
-/* Signal-safe: add the frames of the features on to frames[0..n) (leaf first), uc the interrupted context, vm_thread
- * the thread's JavaThread* (0 if none). The new count, at most max. */
-int js_features_apply(const void *uc, uintptr_t vm_thread, js_raw_frame *frames, int n, int max);
+/* Signal-safe: add the frames of the features on to frames[0..n) (leaf first), uc the interrupted context. The
+ * thread's JavaThread* is looked up only when comptask is on. The new count, at most max. */
+int js_features_apply(const void *uc, js_raw_frame *frames, int n, int max);
 
 #endif

@@ -17,6 +17,36 @@ static size_t put_long(uint8_t *ev, size_t n, int64_t v)
     return n + js_jfr_varint(ev + n, (uint64_t)v);
 }
 
+/* 1 if w takes no more events: failed (*rc = -1, err set) or capped (the event counted as dropped, *rc = 0). */
+static int closed(js_jfr_writer *w, int *rc, char *err, size_t errlen)
+{
+    if (w->err_no) {
+        *rc = js_jfrw_fail(w, err, errlen);
+        return 1;
+    }
+    if (w->capped) {
+        w->st.dropped_by_cap++;
+        *rc = 0;
+        return 1;
+    }
+    return 0;
+}
+
+/* An event the size cap does not admit: counted as dropped; -1 if admitting it failed the writer. */
+static int refused(js_jfr_writer *w, char *err, size_t errlen)
+{
+    w->st.dropped_by_cap++;
+    return w->err_no ? js_jfrw_fail(w, err, errlen) : 0;
+}
+
+/* After an event's bytes were put: counted; -1 if putting them failed the writer. */
+static int written(js_jfr_writer *w, char *err, size_t errlen)
+{
+    w->st.events++;
+    w->chunk_events++;
+    return w->err_no ? js_jfrw_fail(w, err, errlen) : 0;
+}
+
 /* Encode e's record into ev (class key cls, StackTrace key trace); its length. */
 static size_t encode(js_jfr_writer *w, const js_jfr_event *e, uint32_t cls, uint32_t trace, uint8_t *ev)
 {
@@ -63,12 +93,9 @@ int js_jfr_write_event(js_jfr_writer *w, const js_jfr_event *e, char *err, size_
                  (unsigned long long)e->trace);
         return -1;
     }
-    if (w->err_no) return js_jfrw_fail(w, err, errlen);
-    if (e->type == JS_JFR_EV_WALL && e->weight == 0) return 0;
-    if (w->capped) {
-        w->st.dropped_by_cap++;
-        return 0;
-    }
+    if (e->type == JS_JFR_EV_WALL && e->weight == 0 && !w->err_no) return 0; /* nothing to record */
+    int rc;
+    if (closed(w, &rc, err, errlen)) return rc;
     const char *cname = e->type != JS_JFR_EV_WALL && e->class_name && e->class_name[0] ? e->class_name : NULL;
     uint32_t cls = cname ? js_jfrw_class_key(w, cname) : 0;
     js_jfrw_trace_ref ref;
@@ -76,18 +103,14 @@ int js_jfr_write_event(js_jfr_writer *w, const js_jfr_event *e, char *err, size_
     uint8_t ev[EVENT_MAX];
     size_t n = encode(w, e, cls, ref.key, ev);
     uint32_t state = e->type == JS_JFR_EV_WALL ? e->state : JS_JFRW_NO_STATE;
-    if (w->o.max_size && !js_jfrw_admit(w, e->thread, &ref, state, n + js_jfrw_class_cost(w, cls, cname))) {
-        w->st.dropped_by_cap++;
-        return w->err_no ? js_jfrw_fail(w, err, errlen) : 0;
-    }
+    if (w->o.max_size && !js_jfrw_admit(w, e->thread, &ref, state, n + js_jfrw_class_cost(w, cls, cname)))
+        return refused(w, err, errlen);
     if (js_jfrw_trace_take(w, e->trace, &ref, e->ticks) != 0) return js_jfrw_fail(w, err, errlen);
     js_jfrw_ref(w, &w->threads, e->thread);
     if (state != JS_JFRW_NO_STATE) js_jfrw_ref(w, &w->states, state + 1);
     if (cls) js_jfrw_ref(w, &w->classes, cls);
     js_jfrw_put(w, ev, n);
-    w->st.events++;
-    w->chunk_events++;
-    return w->err_no ? js_jfrw_fail(w, err, errlen) : 0;
+    return written(w, err, errlen);
 }
 
 int js_jfr_window(js_jfr_writer *w, uint64_t start, uint64_t end, uint32_t thread, char *err, size_t errlen)
@@ -96,11 +119,8 @@ int js_jfr_window(js_jfr_writer *w, uint64_t start, uint64_t end, uint32_t threa
         snprintf(err, errlen, "invalid JFR window: thread %u", thread);
         return -1;
     }
-    if (w->err_no) return js_jfrw_fail(w, err, errlen);
-    if (w->capped) {
-        w->st.dropped_by_cap++;
-        return 0;
-    }
+    int rc;
+    if (closed(w, &rc, err, errlen)) return rc;
     uint8_t ev[EVENT_MAX];
     size_t n = 1;
     n += js_jfr_varint(ev + n, js_jfrw_type(w, JS_JFR_T_WINDOW));
@@ -109,15 +129,10 @@ int js_jfr_window(js_jfr_writer *w, uint64_t start, uint64_t end, uint32_t threa
     n += js_jfr_varint(ev + n, thread);
     ev[0] = (uint8_t)n;
     js_jfrw_trace_ref none = {0};
-    if (w->o.max_size && !js_jfrw_admit(w, thread, &none, JS_JFRW_NO_STATE, n)) {
-        w->st.dropped_by_cap++;
-        return w->err_no ? js_jfrw_fail(w, err, errlen) : 0;
-    }
+    if (w->o.max_size && !js_jfrw_admit(w, thread, &none, JS_JFRW_NO_STATE, n)) return refused(w, err, errlen);
     js_jfrw_ref(w, &w->threads, thread);
     js_jfrw_put(w, ev, n);
-    w->st.events++;
-    w->chunk_events++;
-    return w->err_no ? js_jfrw_fail(w, err, errlen) : 0;
+    return written(w, err, errlen);
 }
 
 /* Append a JFR float (IEEE 754, big-endian) to ev at n. */
@@ -141,11 +156,8 @@ static size_t put_string(uint8_t *ev, size_t n, const char *s, size_t cap)
 
 int js_jfr_process_sample(js_jfr_writer *w, uint64_t ticks, const js_jfr_process *p, char *err, size_t errlen)
 {
-    if (w->err_no) return js_jfrw_fail(w, err, errlen);
-    if (w->capped) {
-        w->st.dropped_by_cap++;
-        return 0;
-    }
+    int rc;
+    if (closed(w, &rc, err, errlen)) return rc;
     uint8_t ev[PROC_EVENT_MAX];
     size_t n = 0;
     n += js_jfr_varint(ev + n, js_jfrw_type(w, JS_JFR_T_PROCESS_SAMPLE));
@@ -172,7 +184,5 @@ int js_jfr_process_sample(js_jfr_writer *w, uint64_t ticks, const js_jfr_process
     uint8_t size[2] = {(uint8_t)(((n + 2) & 0x7f) | 0x80), (uint8_t)((n + 2) >> 7)}; /* a 2-byte varint size */
     js_jfrw_put(w, size, 2);
     js_jfrw_put(w, ev, n);
-    w->st.events++;
-    w->chunk_events++;
-    return w->err_no ? js_jfrw_fail(w, err, errlen) : 0;
+    return written(w, err, errlen);
 }

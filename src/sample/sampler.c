@@ -135,9 +135,9 @@ static int walk(void *uc, js_raw_frame *buf, int depth, js_kstack_fn kstack, int
         buf[room].method = NULL;
         return room + 1;
     }
-    if (n > 0) return js_features_apply(uc, js_agct_vm_thread(), buf, js_vmx_splice(uc, nw, buf, nat, n, room), room);
+    if (n > 0) return js_features_apply(uc, buf, js_vmx_splice(uc, nw, buf, nat, n, room), room);
     if (nat > 0 && (n == JS_WALK_NO_ENV || n == JS_WALK_NO_JAVA_FRAME)) /* a native stack alone */
-        return js_features_apply(uc, js_agct_vm_thread(), buf, nat, room);
+        return js_features_apply(uc, buf, nat, room);
     js_stats_walk_error(n);
     if (nat >= room) nat = room - 1;
     buf[nat] = (js_raw_frame){.bci = n, .kind = JS_RF_ERROR, .method = NULL}; /* why the Java part is missing */

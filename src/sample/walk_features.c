@@ -9,6 +9,7 @@
 #include "sample/safe_read.h"
 #include "sample/vmlayout.h"
 #include "sample/vmmethod.h"
+#include "walker_int.h"
 
 /* Set before a session's handlers run, read by them. */
 static struct {
@@ -61,7 +62,7 @@ static const void *compiling(uintptr_t vm_thread)
     return js_vm_method_id(method);
 }
 
-int js_features_apply(const void *ucv, uintptr_t vm_thread, js_raw_frame *frames, int n, int max)
+int js_features_apply(const void *ucv, js_raw_frame *frames, int n, int max)
 {
     const ucontext_t *uc = ucv;
     if (atomic_load_explicit(&F.vtable, memory_order_relaxed) && n > 0 && frames[0].kind == JS_RF_NATIVE_PC &&
@@ -74,7 +75,8 @@ int js_features_apply(const void *ucv, uintptr_t vm_thread, js_raw_frame *frames
             if (k) n = insert(frames, n, max, 0, (js_raw_frame){.bci = 0, .kind = JS_RF_KLASS, .method = (const void *)k});
         }
     }
-    if (atomic_load_explicit(&F.comptask, memory_order_relaxed) && vm_thread) {
+    uintptr_t vm_thread = atomic_load_explicit(&F.comptask, memory_order_relaxed) ? js_agct_vm_thread() : 0;
+    if (vm_thread) {
         for (int i = 0; i < n; i++) {
             if (frames[i].kind != JS_RF_NATIVE_PC) continue;
             uintptr_t pc = (uintptr_t)frames[i].method - (frames[i].bci ? 1 : 0);
