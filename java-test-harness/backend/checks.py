@@ -55,6 +55,9 @@ def check_basic(ctx):
     check(b.progress(task)["successInstances"] == ["i1"], "i1 listed as success")
     check(jvm.wait_exit(40) == 0, "the JVM ran to its end")
     t = truth(jvm)
+    # 5 points are 3 standard errors of a share near 0.5 at 900 samples: fewer means the workload did not get the CPU
+    # the check is sized for, which is said as such rather than as a share error
+    check(n >= 900, f"only {n} samples in burnA/B/C of the 1,200 the check is sized for: the machine was too busy")
     for k in t:
         check(abs(shares[k] - t[k]) <= 0.05, f"{k}: {shares[k]:.3f} sampled vs {t[k]:.3f} measured ({n} samples)")
     check(not list(Path(td).iterdir()), "taskdir empty once the server accepted the recording")
