@@ -72,7 +72,7 @@ final class WalkerChecks {
     static final double MIN_ITABLE_PERCENT = 0.4;
 
     static final class PolyRun {
-        long samples, failed, split, vtable, itable;
+        long samples, failed, split, vtable, itable, failedRecoveries;
         double sampled, truth;
         String label;
 
@@ -86,10 +86,10 @@ final class WalkerChecks {
 
         @Override
         public String toString() {
-            return String.format(Locale.ROOT, "%s: %d samples, %d failed walks (%.2f%%); evaluator %.2f%% sampled,"
-                    + " %.2f%% measured (error %.2f points over %d samples); in a vtable stub %.2f%%, an itable stub"
-                    + " %.2f%%", label, samples, failed, failedPercent(), sampled, truth, Math.abs(sampled - truth),
-                    split, percent(vtable), percent(itable));
+            return String.format(Locale.ROOT, "%s: %d samples, %d failed walks (%.2f%%), %d failed recoveries counted;"
+                    + " evaluator %.2f%% sampled, %.2f%% measured (error %.2f points over %d samples); in a vtable stub"
+                    + " %.2f%%, an itable stub %.2f%%", label, samples, failed, failedPercent(), failedRecoveries,
+                    sampled, truth, Math.abs(sampled - truth), split, percent(vtable), percent(itable));
         }
     }
 
@@ -110,6 +110,14 @@ final class WalkerChecks {
         IntegrationTest.Profile p = IntegrationTest.Profile.read(out, r);
         PolyRun run = new PolyRun();
         run.label = name;
+        String stop = r.stderrLines().stream().filter(l -> l.contains("profiling stopped")).findFirst().orElse("");
+        Matcher rec = Pattern.compile("recovered_walks: (.*)").matcher(stop);
+        if (rec.find()) {
+            Matcher f = Pattern.compile("failed_\\w+=(\\d+)").matcher(rec.group(1));
+            while (f.find()) {
+                run.failedRecoveries += Long.parseLong(f.group(1));
+            }
+        }
         long eval = 0, mix = 0;
         for (IntegrationTest.Stack s : p.stacks) {
             run.samples += s.count;
@@ -150,6 +158,13 @@ final class WalkerChecks {
                 if (run.failedPercent() > MAX_FAILED_PERCENT) {
                     problems.add(String.format(Locale.ROOT, "%s: %.2f%% of the walks failed (limit %.1f%%)",
                             run.label, run.failedPercent(), MAX_FAILED_PERCENT));
+                }
+                // A recovery counted as failed is a sample whose walk failed: the stop line's failed_* counts are
+                // at most the failed walks of the profile (a recovery tried from a dispatch stub, whose sample keeps
+                // AsyncGetCallTrace's frames when it fails, is not counted as a failure).
+                if (run.failedRecoveries > run.failed) {
+                    problems.add(String.format(Locale.ROOT, "%s: the stop line counts %d failed recoveries, the "
+                            + "profile %d failed walks", run.label, run.failedRecoveries, run.failed));
                 }
                 if (!judgeShare) {
                     continue;

@@ -74,25 +74,38 @@ static uintptr_t verified_entry(const js_blob *b)
 
 #define MAX_STUB_STEPS 3
 
+/* Count where a walk failed, unless the sample keeps other frames (counted is 0). */
+static void failed_in(int counted, const char *where)
+{
+    if (counted) js_stats_failed_in(where);
+}
+
+/* Count a recovery's failure (an outcome from JS_RECOVER_NOT_CODE on), unless the sample keeps other frames
+ * (counted is 0). */
+static void recovery(int counted, int outcome)
+{
+    if (counted || outcome < JS_RECOVER_NOT_CODE) js_stats_recovery(outcome);
+}
+
 /* After a first step: while the caller is itself a stub (VM code returning into a runtime stub),
  * step out of it too, so AsyncGetCallTrace starts from Java code. pc is a return address here, so
  * a stub with a frame has built it, even one that never marks its frame complete (C2's runtime
- * stubs): its frame size tells where its caller is. 0, or -1 if a step fails. */
-static int through_stubs(const js_safe_range *st, js_regs *r)
+ * stubs): its frame size tells where its caller is. 0, or -1 if a step fails (counted where, if counted). */
+static int through_stubs(const js_safe_range *st, js_regs *r, int counted)
 {
     js_blob b;
     for (int i = 0; i < MAX_STUB_STEPS; i++) {
         if (js_codecache_find(r->pc, &b) != JS_CC_FOUND) {
-            js_stats_failed_in("a caller outside the code cache");
+            failed_in(counted, "a caller outside the code cache");
             return -1;
         }
         if (b.kind != JS_BLOB_STUB) return 0;
         if ((b.frame_size > 0 ? js_unwind_frame(&b, st, r) : js_unwind_top(&b, 0, st, r)) < 0) {
-            js_stats_failed_in(b.name ? b.name : "a caller stub");
+            failed_in(counted, b.name ? b.name : "a caller stub");
             return -1;
         }
     }
-    return js_stats_failed_in("a chain of stubs"), -1;
+    return failed_in(counted, "a chain of stubs"), -1;
 }
 
 /* AsyncGetCallTrace from a copy of the signal context with pc, sp and fp replaced. */
@@ -112,7 +125,7 @@ static js_raw_frame stub_frame(uintptr_t pc)
     return (js_raw_frame){.bci = 0, .kind = JS_RF_NATIVE_PC, .method = (const void *)pc};
 }
 
-static int recover(ucontext_t *uc, js_raw_frame *frames, int max, int code);
+static int recover(ucontext_t *uc, js_raw_frame *frames, int max, int code, int counted);
 
 /* After AsyncGetCallTrace walked n (> 0) frames from a pc in a stub, which it leaves out (it starts from the stub's
  * Java caller): the stub's frame on top, as async-profiler shows it, when there is room. The new count. */
@@ -123,7 +136,7 @@ static int with_stub_frame(const ucontext_t *uc, js_raw_frame *frames, int n, in
     if (n >= max || !js_codecache_contains(pc) || js_codecache_find(pc, &b) != JS_CC_FOUND || b.kind != JS_BLOB_STUB)
         return n;
     if (b.name && strcmp(b.name, "vtable chunks") == 0) { /* a dispatch stub: its caller's frames from the call site */
-        int m = recover((ucontext_t *)uc, frames, max, 0);
+        int m = recover((ucontext_t *)uc, frames, max, 0, 0); /* a failure is not counted: AGCT's frames stay */
         if (m > 0) return m;
         n = js_walker_agct.walk((void *)uc, frames, max); /* recovery failed: as AsyncGetCallTrace gave it */
         if (n <= 0 || n >= max) return n;
@@ -133,16 +146,17 @@ static int with_stub_frame(const ucontext_t *uc, js_raw_frame *frames, int n, in
     return n + 1;
 }
 
-/* Step out of the blob holding the interrupted pc and walk again from the caller. */
-static int recover(ucontext_t *uc, js_raw_frame *frames, int max, int code)
+/* Step out of the blob holding the interrupted pc and walk again from the caller; code if that fails. Its outcome
+ * goes to the statistics, a failure only when counted (0: the caller keeps frames of its own). */
+static int recover(ucontext_t *uc, js_raw_frame *frames, int max, int code, int counted)
 {
     greg_t *g = uc->uc_mcontext.gregs;
     js_regs r = {(uintptr_t)g[REG_RIP], (uintptr_t)g[REG_RSP], (uintptr_t)g[REG_RBP]};
     js_safe_range st;
     js_blob b;
-    if (live_stack(r.sp, &st) != 0) return js_stats_recovery(JS_RECOVER_NO_STACK), code;
+    if (live_stack(r.sp, &st) != 0) return recovery(counted, JS_RECOVER_NO_STACK), code;
     int found = js_codecache_find(r.pc, &b);
-    if (found == JS_CC_BAD) return js_stats_recovery(JS_RECOVER_BAD_BLOB), code;
+    if (found == JS_CC_BAD) return recovery(counted, JS_RECOVER_BAD_BLOB), code;
     if (found == JS_CC_OUTSIDE) b.kind = 0;
     int how = found == JS_CC_OUTSIDE ? js_unwind_native(&st, &r) : js_unwind_top(&b, verified_entry(&b), &st, &r);
     if (how == JS_UW_SHIFTED) { /* the method's frame found under what an inline intrinsic pushed: walk it whole */
@@ -151,13 +165,13 @@ static int recover(ucontext_t *uc, js_raw_frame *frames, int max, int code)
         how = js_unwind_frame(&b, &st, &r); /* else from its caller, the method as the leaf */
     }
     if (how < 0) {
-        if (how != JS_UW_INTERPRETER) js_stats_failed_in(found == JS_CC_OUTSIDE ? "VM code" : b.name ? b.name : "a blob");
-        js_stats_recovery(how == JS_UW_INTERPRETER ? JS_RECOVER_INTERPRETER
+        if (how != JS_UW_INTERPRETER) failed_in(counted, found == JS_CC_OUTSIDE ? "VM code" : b.name ? b.name : "a blob");
+        recovery(counted, how == JS_UW_INTERPRETER ? JS_RECOVER_INTERPRETER
                           : found == JS_CC_OUTSIDE ? JS_RECOVER_NOT_CODE
                                                    : JS_RECOVER_NO_UNWIND);
         return code;
     }
-    if (through_stubs(&st, &r) != 0) return js_stats_recovery(JS_RECOVER_NO_UNWIND), code;
+    if (through_stubs(&st, &r, counted) != 0) return recovery(counted, JS_RECOVER_NO_UNWIND), code;
     /* r.pc is now a return address. AsyncGetCallTrace takes the pc it starts from as a pc inside the frame's code
      * and looks for the debug information after it (pc + 1): from the return address that would be the code after
      * the call, whose inlining may differ (without DebugNonSafepoints, often the enclosing method alone). From the
@@ -176,7 +190,7 @@ static int recover(ucontext_t *uc, js_raw_frame *frames, int max, int code)
     }
     int n = walk_from(uc, &r, frames + lead, max - lead);
     if (n <= 0) {
-        js_stats_recovery(JS_RECOVER_RETRY_FAILED);
+        recovery(counted, JS_RECOVER_RETRY_FAILED);
         return code;
     }
     js_stats_recovery(how == JS_UW_STUB || how == JS_UW_FRAME ? JS_RECOVERED_STUB
@@ -259,7 +273,7 @@ static int recover_walk(void *ucontext, js_raw_frame *frames, int max)
         if (m < 0) return n;
     }
     if (n != JS_WALK_UNKNOWN_JAVA && n != JS_WALK_NOT_WALKABLE_JAVA) return n;
-    return recover((ucontext_t *)ucontext, frames, max, n);
+    return recover((ucontext_t *)ucontext, frames, max, n, 1);
 }
 
 /* Normal thread: AsyncGetCallTrace first, then HotSpot's layout; without the layout the walker is
