@@ -93,6 +93,17 @@ final class WalkerChecks {
         }
     }
 
+    /** The agent's "profiling stopped" line of run r, or "". */
+    static String stopLine(IntegrationTest.Run r) {
+        return r.stderrLines().stream().filter(l -> l.contains("profiling stopped")).findFirst().orElse("");
+    }
+
+    /** The counts after "recovered_walks:" in a stop line, or null. */
+    static String recoveryCounts(String stop) {
+        Matcher rec = Pattern.compile("recovered_walks: (.*)").matcher(stop);
+        return rec.find() ? rec.group(1) : null;
+    }
+
     /** A pseudo-frame that names a failed walk (the leaf of a stack). */
     static boolean failedWalk(List<String> frames) {
         return failureName(frames) != null;
@@ -110,10 +121,9 @@ final class WalkerChecks {
         IntegrationTest.Profile p = IntegrationTest.Profile.read(out, r);
         PolyRun run = new PolyRun();
         run.label = name;
-        String stop = r.stderrLines().stream().filter(l -> l.contains("profiling stopped")).findFirst().orElse("");
-        Matcher rec = Pattern.compile("recovered_walks: (.*)").matcher(stop);
-        if (rec.find()) {
-            Matcher f = Pattern.compile("failed_\\w+=(\\d+)").matcher(rec.group(1));
+        String counts = recoveryCounts(stopLine(r));
+        if (counts != null) {
+            Matcher f = Pattern.compile("failed_\\w+=(\\d+)").matcher(counts);
             while (f.find()) {
                 run.failedRecoveries += Long.parseLong(f.group(1));
             }
@@ -242,11 +252,10 @@ final class WalkerChecks {
                 }
                 long walked = samples - throttled;
                 double percent = walked == 0 ? 100 : 100.0 * failed / walked;
-                String stop = r.stderrLines().stream().filter(l -> l.contains("profiling stopped")).findFirst()
-                        .orElse("");
-                Matcher rec = Pattern.compile("recovered_walks: (.*)").matcher(stop);
+                String counts = recoveryCounts(stopLine(r));
                 details.add(String.format(Locale.ROOT, "%s: %d samples, %d throttled, %d failed walks (%.3f%% of "
-                        + "the walked) %s; %s", mode, samples, throttled, failed, percent, reasons, rec.find() ? rec.group(1) : "no recovery counts"));
+                        + "the walked) %s; %s", mode, samples, throttled, failed, percent, reasons,
+                        counts != null ? counts : "no recovery counts"));
                 if (walked < MIN_SHAPE_SAMPLES) {
                     problems.add(run + ": only " + walked + " walked samples (need " + MIN_SHAPE_SAMPLES
                             + "; the machine was busy)");
@@ -298,7 +307,7 @@ final class WalkerChecks {
             if (wrong > 0) {
                 problems.add(wrong + " stacks where [truncated] and a depth of 64 frames do not go together");
             }
-            String stop = r.stderrLines().stream().filter(l -> l.contains("profiling stopped")).findFirst().orElse("");
+            String stop = stopLine(r);
             Matcher m = Pattern.compile("truncated_stacks=(\\d+)").matcher(stop);
             if (!m.find() || Long.parseLong(m.group(1)) != cut) {
                 problems.add("the stop line does not count the " + cut + " truncated stacks: " + stop);
@@ -354,7 +363,7 @@ final class WalkerChecks {
                     problems.add("the workload did nothing of one kind: " + done.group(0));
                 }
             }
-            String stop = r.stderrLines().stream().filter(l -> l.contains("profiling stopped")).findFirst().orElse("");
+            String stop = stopLine(r);
             details.add(stop.replaceAll("handler_ns: .*?\\) ", ""));
             if (!Pattern.compile("walk_errors: (none|\\[\\w+\\]=\\d+ \\(\\d+\\.\\d\\d%\\))").matcher(stop).find()) {
                 problems.add("the stop line does not report failed walks with their shares");

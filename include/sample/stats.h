@@ -29,6 +29,9 @@ typedef enum {
     JS_RECOVER_KINDS
 } js_recover_kind;
 
+/* 1 if k is a failed recovery (every kind after the successes). */
+#define JS_RECOVER_FAILED(k) ((k) > JS_RECOVERED_ANCHOR)
+
 /* Events reported by VM callbacks (alloc, lock), counted by their kind (JS_SK_*, below this bound). */
 #define JS_STATS_VM_KINDS 4
 

@@ -53,7 +53,7 @@ int js_stats_format(const js_stats_snapshot *s, char *buf, size_t len)
         off += (size_t)n;
         for (int i = 0; i < JS_RECOVER_KINDS; i++) {
             if (!s->recovery[i]) continue;
-            n = snprintf(buf + off, len - off, " %s%s=%llu", i <= JS_RECOVERED_ANCHOR ? "" : "failed_",
+            n = snprintf(buf + off, len - off, " %s%s=%llu", JS_RECOVER_FAILED(i) ? "failed_" : "",
                          js_recover_name((js_recover_kind)i), (unsigned long long)s->recovery[i]);
             if (n < 0 || (size_t)n >= len - off) return -1;
             off += (size_t)n;

@@ -80,11 +80,10 @@ static void failed_in(int counted, const char *where)
     if (counted) js_stats_failed_in(where);
 }
 
-/* Count a recovery's failure (an outcome from JS_RECOVER_NOT_CODE on), unless the sample keeps other frames
- * (counted is 0). */
+/* Count a recovery's outcome; a failure only when counted (0: the sample keeps other frames). */
 static void recovery(int counted, int outcome)
 {
-    if (counted || outcome < JS_RECOVER_NOT_CODE) js_stats_recovery(outcome);
+    if (counted || !JS_RECOVER_FAILED(outcome)) js_stats_recovery(outcome);
 }
 
 /* After a first step: while the caller is itself a stub (VM code returning into a runtime stub),
