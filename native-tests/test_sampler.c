@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "sample/evring.h"
+#include "sample/budget.h"
 #include "sample/sampler.h"
 #include "sample/stats.h"
 #include "sample/store.h"
@@ -125,8 +126,7 @@ static js_thread *me(void)
 /* A fresh handler budget for this thread (a test's held or spinning walks spent it). */
 static void unthrottle(void)
 {
-    atomic_store(&me()->handler_cpu_ns, 0);
-    atomic_store(&me()->handler_credit_ns, 0);
+    js_budget_reset(me());
 }
 
 /* Weight that reached store s from this thread: throttled samples included (they are stored as "[throttled]"). */

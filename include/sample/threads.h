@@ -26,8 +26,10 @@ typedef struct {
     _Atomic intptr_t handle;    /* engine's per-thread handle: perf fd, kernel timer id; -1 none */
     _Atomic uint32_t engine_countdown; /* the engine's own per-thread count (cpu: samples to its next period draw) */
     _Atomic int seen;           /* rescan mark */
-    _Atomic uint64_t handler_cpu_ns; /* sampler budget: the thread's CPU time when its last cpu handler ended */
-    _Atomic int64_t handler_credit_ns; /* CPU time its handlers may still use (see sampler.c) */
+    _Atomic uint64_t handler_cpu_ns; /* handler budget (budget.h): the thread's CPU time when it was last settled, 0 */
+    _Atomic int64_t handler_credit_ns; /* CPU time its handlers may still use */
+    _Atomic uint64_t handler_pending_ns; /* handlers charged since the last settlement without a CPU clock read */
+    _Atomic int handler_read_next;   /* 1: its next handler reads the CPU clock (the last one was long) */
     _Atomic uint64_t wall_tick;      /* wall engine: its tick when the thread was last visited, 0 never */
     _Atomic uint64_t wall_due;       /* ticks its next wall signal's sample stands for (signals do not carry it: a
                                       * second SIGPROF sent while one is pending is lost, its weight must not be) */

@@ -1,11 +1,13 @@
 /* sampler.c - see sampler.h. */
 #include "sample/sampler.h"
+#include "sample/budget.h"
 #include "sample/trap.h"
 #include "sample/walk_features.h"
 #include "sample/walk_vmx.h"
 #include "walker_int.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <ucontext.h>
 #include <stdatomic.h>
@@ -39,12 +41,6 @@ static js_raw_frame *block_frames(frame_block *b, int k)
 {
     return (js_raw_frame *)((char *)b + BLOCK_HEADER) + (size_t)k * (size_t)b->depth;
 }
-/* A thread's cpu handlers may use at most 1/(1+QUIET_FACTOR) of its CPU time (see over_budget). */
-#define QUIET_FACTOR 4
-/* The credit is capped at one sampling interval, and never below this: a burst the budget absorbs. On a VM the
- * thread's CPU clock jumps by up to 1.5 ms at once (measured: time the host took, charged to whatever ran), and a
- * thread's first handlers are cold; a cap of one 1 ms interval turned one such handler into throttled samples. */
-#define MIN_CREDIT_CAP_NS 4000000LL
 #define WAIT_STEP_NS 1000000L /* 1 ms */
 #define WAIT_NS 1000000000ULL /* bounded waits: 1 s on the clock (not a count of naps: a loaded machine stretches them) */
 
@@ -71,6 +67,8 @@ static struct {
     int shared;                      /* 1 if old is another program's handler for our signal */
     frame_block *_Atomic block;      /* the frame buffers and their claims */
     size_t block_bytes;              /* its size; 0 once abandoned to a handler (never unmapped) */
+    pthread_key_t tid_key;           /* each thread's tid once its first handler asked (see my_tid) */
+    _Atomic int tid_key_ok;          /* 1 if tid_key was made and lives in the thread descriptor */
 } S;
 
 /* CLOCK_MONOTONIC in ns (vDSO: signal-safe). */
@@ -81,12 +79,18 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* The calling thread's CPU time in ns (a system call, signal-safe). */
-static uint64_t thread_cpu_ns(void)
+/* The calling thread's tid. gettid is a system call (0.1-0.6 us on these VMs, a tenth of a short handler), so a
+ * thread's first handler keeps it under a pthread key. glibc holds the first 32 keys' values in the thread
+ * descriptor itself: getting and setting them is a load and a store, never an allocation (with a later key the tid is
+ * asked every time). A thread's values are cleared when it ends. Signal-safe. */
+static int my_tid(void)
 {
-    struct timespec ts;
-    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
-    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+    int ok = atomic_load_explicit(&S.tid_key_ok, memory_order_acquire);
+    intptr_t v = ok ? (intptr_t)pthread_getspecific(S.tid_key) : 0;
+    if (v > 0) return (int)v;
+    int tid = (int)syscall(SYS_gettid);
+    if (ok) pthread_setspecific(S.tid_key, (void *)(intptr_t)tid);
+    return tid;
 }
 
 /* Wait (normal threads only), napping 1 ms at a time, until *count is 0 or WAIT_NS have passed; the count then. */
@@ -163,33 +167,6 @@ static void chain(int signo, siginfo_t *si, void *uc)
     } else if (S.old.sa_handler != SIG_DFL && S.old.sa_handler != SIG_IGN) {
         S.old.sa_handler(signo);
     }
-}
-
-/* The budget of thread t's cpu handlers, measured in the thread's own CPU time (so a handler preempted by
- * another process does not look costly): each handler pays its CPU time out of a credit that grows by
- * 1/QUIET_FACTOR of the thread's CPU time outside handlers, capped at one sampling interval or
- * MIN_CREDIT_CAP_NS, whichever is more; a thread not yet settled (handler_cpu_ns 0) starts with the cap. Settles
- * the credit up to CPU time c0 (a handler's start); 1 if it is spent and this sample must not be walked. Only
- * t's own handlers touch these fields (our signals are masked while one runs). */
-static int over_budget(js_thread *t, uint64_t c0)
-{
-    uint64_t last = atomic_load_explicit(&t->handler_cpu_ns, RLX);
-    int64_t credit = atomic_load_explicit(&t->handler_credit_ns, RLX);
-    int64_t cap = S.interval_ns > MIN_CREDIT_CAP_NS ? S.interval_ns : MIN_CREDIT_CAP_NS;
-    if (last == 0) credit = cap;
-    else if (c0 > last) credit += (int64_t)((c0 - last) / QUIET_FACTOR);
-    if (credit > cap) credit = cap;
-    atomic_store_explicit(&t->handler_credit_ns, credit, RLX);
-    atomic_store_explicit(&t->handler_cpu_ns, c0, RLX);
-    return credit < 0;
-}
-
-/* Charge thread t for a handler that ran from its CPU time c0 to c1. */
-static void pay(js_thread *t, uint64_t c0, uint64_t c1)
-{
-    if (c1 <= c0) return;
-    atomic_fetch_sub_explicit(&t->handler_credit_ns, (int64_t)(c1 - c0), RLX);
-    atomic_store_explicit(&t->handler_cpu_ns, c1, RLX);
 }
 
 /* 1 if the signal interrupted a system call that the thread goes back into when the handler returns: the kernel
@@ -344,14 +321,14 @@ static void handler(int signo, siginfo_t *si, void *uc)
 {
     int saved_errno = errno;
     atomic_fetch_add_explicit(&S.inside, 1, SC);
-    int tid = (int)syscall(SYS_gettid);
+    uint64_t t0 = now_ns(), w = 0;
+    int tid = my_tid();
     js_thread *t = js_threads_find(tid);
     int chain_it = 0;
     if (!atomic_load_explicit(&S.armed, SC)) {
         chain_it = 1; /* not sampling: nothing of this signal is ours */
         goto out;
     }
-    uint64_t t0 = now_ns(), w = 0;
     int kind = 0;
     js_kstack_fn kstack = NULL;
     for (int i = 0; i < S.nsrc && !w; i++)
@@ -365,15 +342,16 @@ static void handler(int signo, siginfo_t *si, void *uc)
     if (kind == JS_SK_WALL && (!t || (w = atomic_exchange_explicit(&t->wall_due, 0, RLX)) == 0))
         goto out; /* ours, but its weight went with an earlier signal (or the thread left the table) */
     if (!js_trap_keep()) goto out; /* begin=/end=: outside the profiling window */
-    uint64_t c0 = thread_cpu_ns();
-    if (kind == JS_SK_EXEC && t && over_budget(t, c0)) {
+    int budgeted = kind == JS_SK_EXEC && t; /* wall signals are paced by the wall engine, not budgeted */
+    js_budget_mark mark = {0, 0};
+    if (budgeted && js_budget_enter(t, S.interval_ns, &mark)) {
         take_throttled(t, tid, t0, w);
         goto out;
     }
     take_sample(uc, t, tid, t0, w, kind, kstack);
-    uint64_t c1 = thread_cpu_ns();
-    js_stats_handler_ns(now_ns() - t0); /* on the clock: what the thread waited, hypervisor exits included */
-    if (kind == JS_SK_EXEC && t) pay(t, c0, c1); /* wall signals are paced by the wall engine, not budgeted */
+    uint64_t took = now_ns() - t0;
+    js_stats_handler_ns(took); /* on the clock: what the thread waited, hypervisor exits included */
+    if (budgeted) js_budget_charge(t, S.interval_ns, &mark, took);
 out:
     atomic_fetch_sub_explicit(&S.inside, 1, SC);
     if (chain_it) chain(signo, si, uc);
@@ -389,8 +367,18 @@ static int signal_free(int signo)
     return (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == handler;
 }
 
+/* Make the tid key (once per process, never deleted: handlers may read it at any time). */
+static void make_tid_key(void)
+{
+    if (pthread_key_create(&S.tid_key, NULL) != 0) return;
+    if ((unsigned long)S.tid_key < 32) atomic_store_explicit(&S.tid_key_ok, 1, memory_order_release);
+    else pthread_key_delete(S.tid_key); /* its values would live in memory setspecific allocates */
+}
+
 int js_sampler_install(int want_sigprof_only, char *err, size_t errlen)
 {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, make_tid_key);
     if (S.signo) {
         if (want_sigprof_only && (S.signo != SIGPROF || S.shared)) {
             js_safe_fmt(err, errlen, "SIGPROF is owned by another handler (jsampler uses signal %d)", S.signo);

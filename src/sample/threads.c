@@ -119,6 +119,8 @@ static js_thread *claim_locked(int tid, int *created)
         atomic_store_explicit(&s->seen, 0, memory_order_relaxed);
         atomic_store_explicit(&s->handler_cpu_ns, 0, memory_order_relaxed);
         atomic_store_explicit(&s->handler_credit_ns, 0, memory_order_relaxed);
+        atomic_store_explicit(&s->handler_pending_ns, 0, memory_order_relaxed);
+        atomic_store_explicit(&s->handler_read_next, 0, memory_order_relaxed);
         atomic_store_explicit(&s->wall_tick, 0, memory_order_relaxed);
         atomic_store_explicit(&s->wall_key, 0, memory_order_relaxed);
         atomic_store_explicit(&s->wall_due, 0, memory_order_relaxed);
