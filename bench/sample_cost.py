@@ -21,7 +21,8 @@ thread, writers, housekeeping): (process CPU - workers' CPU) - the same of the u
 is the cost per sample, measured the same way for every profiler.
 
 The JS_JITTER_RUN variants are built by this script (make BUILD=build/bench/lib/runN CFLAGS=-DJS_JITTER_RUN=N).
-ASPROF_LIB: async-profiler's libasyncProfiler.so (its columns are skipped when unset). BENCH_LOCK: a lock file;
+ASPROF_LIB: async-profiler's libasyncProfiler.so (its columns are skipped when unset). JSAMPLER_BASELINE: another
+build of libjsampler.so (an earlier commit's, say), run as "jsampler cpu (baseline)" at every depth beside this one. BENCH_LOCK: a lock file;
 when set, each section (BENCH_LOCK_SCOPE=round: each round) holds an exclusive flock on it while its JVMs run
 (machines shared with other benchmarks). JDK17_HOME,
 JSAMPLER_AGENT as for bench.py. The `make test` line is read from build/test-times.txt (make test writes it). Writes build/bench/sample-cost.json (sections merged with those of earlier runs,
@@ -112,6 +113,9 @@ def variants(env, aslib):
          "async-profiler cpu": ("ap", aslib, "event=cpu")}
     if not aslib:
         del v["async-profiler cpu"]
+    base = os.environ.get("JSAMPLER_BASELINE")
+    if base:
+        v[report.BASELINE] = ("js", base, "event=cpu")
     return v
 
 
@@ -432,6 +436,9 @@ def main():
             sys.exit(f"sample-cost: ASPROF_LIB={aslib} is not a file")
         if not aslib:
             log("note: ASPROF_LIB is not set: the async-profiler columns are skipped")
+        base = os.environ.get("JSAMPLER_BASELINE")
+        if base and not os.path.isfile(base):
+            sys.exit(f"sample-cost: JSAMPLER_BASELINE={base} is not a file")
         OUT.mkdir(parents=True, exist_ok=True)
         compile_classes(env)
         lib.retry_budget[0] = 120

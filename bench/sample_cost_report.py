@@ -6,6 +6,9 @@ import lib
 FRAMES = {6: "~10", 46: "~50", 196: "~200", 1996: "~2000"}
 
 
+BASELINE = "jsampler cpu (baseline)"  # the library of JSAMPLER_BASELINE (sample_cost.py)
+
+
 def fmt(s, unit="", digits=1, scale=1.0):
     """'median [min..max] N=n' of a summary, or '-'."""
     if not s:
@@ -86,6 +89,8 @@ def depth_table(sec, goals):
 
     names = ["jsampler cpu", "jsampler cpu nojitter", "jsampler ctimer", "JDK JFR ExecutionSample",
              "async-profiler cpu"]
+    if any(r["variant"] == BASELINE for r in rows):
+        names.insert(1, BASELINE)
     out += ["", "1a. Side by side: cost per sample, us (jsampler: handler median, us, in parentheses)"]
     out.append("  " + f"{'frames':8s}" + "".join(f"{n:>28s}" for n in names))
     for d in FRAMES:

@@ -91,9 +91,12 @@ static int fake_walk(void *uc, js_raw_frame *f, int max)
 
 static const js_walker fake_walker = {"fake", fake_init, fake_walk};
 
+static js_thread *_Atomic g_weighed; /* the thread slot the handler gave the last weight call */
+
 /* Ours: queued with the marker value; anything else is foreign. */
 static uint64_t fake_weight(const siginfo_t *si, js_thread *t)
 {
+    atomic_store(&g_weighed, t);
     return si->si_code == SI_QUEUE && si->si_value.sival_int == OURS ? 1 : 0;
 }
 
@@ -570,6 +573,52 @@ static int chaining_child(void)
     return 0;
 }
 
+/* The slot the handler finds for the calling thread now. */
+static js_thread *slot_seen(void)
+{
+    atomic_store(&g_weighed, NULL);
+    send(pthread_self(), 1, OURS);
+    return atomic_load(&g_weighed);
+}
+
+/* One short-lived thread: its handler must find its own slot (its tid cached after the first), again when its
+ * slot's descriptor mark is another thread's (the cached tid is asked again), none once its slot is released, and
+ * the new one after it claims again. */
+static void *tid_cache_thread(void *arg)
+{
+    _Atomic int *bad = arg;
+    int created, tid = (int)syscall(SYS_gettid);
+    js_thread *t = js_threads_claim(tid, &created);
+    if (!t || slot_seen() != t || slot_seen() != t) atomic_fetch_add(bad, 1);
+    atomic_store(&t->self, (uintptr_t)1); /* as if another thread had been found here */
+    if (slot_seen() != t || atomic_load(&t->self) != (uintptr_t)pthread_self()) atomic_fetch_add(bad, 1);
+    js_threads_release(t);
+    if (slot_seen() != NULL) atomic_fetch_add(bad, 1);
+    t = js_threads_claim(tid, &created);
+    if (!t || slot_seen() != t) atomic_fetch_add(bad, 1);
+    js_threads_release(t);
+    return NULL;
+}
+
+/* The handler's tid cache: threads made one after another (glibc reuses their descriptors and stacks) each get their
+ * own slot, never a predecessor's. */
+static void test_tid_cache_follows_threads(void **state UNUSED)
+{
+    js_store *s = make_store();
+    char err[256];
+    assert_int_equal(js_sampler_arm(&fake_source, 1, &fake_walker, s, NULL, 64, 1000000, err, sizeof err), 0);
+    _Atomic int bad = 0;
+    for (int i = 0; i < 50; i++) {
+        pthread_t th;
+        assert_int_equal(pthread_create(&th, NULL, tid_cache_thread, &bad), 0);
+        assert_int_equal(pthread_join(th, NULL), 0);
+    }
+    assert_int_equal(atomic_load(&bad), 0);
+    assert_true(slot_seen() == me());
+    assert_int_equal(js_sampler_disarm(), 0);
+    js_store_destroy(s);
+}
+
 static void test_foreign_signals_are_chained(void **state UNUSED)
 {
     pid_t pid = fork();
@@ -591,6 +640,7 @@ int main(void)
         cmocka_unit_test(test_swap_and_events),
         cmocka_unit_test(test_budget_counts_own_cpu),
         cmocka_unit_test(test_budget_absorbs_one_costly_handler),
+        cmocka_unit_test(test_tid_cache_follows_threads),
         cmocka_unit_test(test_foreign_signals_are_chained),
     };
     return cmocka_run_group_tests(tests, setup, NULL);

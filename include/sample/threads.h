@@ -41,6 +41,8 @@ typedef struct {
     _Atomic uint64_t wall_switches;  /* the thread's switch-in count in that sample's handler (schedcount.h) */
     _Atomic uint64_t wall_cpu_ns;    /* its CPU time when the wall engine last found it still blocked there, 0 */
     _Atomic int unsampled;           /* the profiler's own thread, or excluded by filter=: wall skips it */
+    _Atomic uintptr_t self;          /* pthread_self() of the thread a handler last found here by gettid, 0 (the
+                                      * sampler's tid cache trusts a cached tid only if its slot names the caller) */
 } js_thread;
 
 /* Empty the table (no handler may be running). */

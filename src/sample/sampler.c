@@ -79,18 +79,31 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* The calling thread's tid. gettid is a system call (0.1-0.6 us on these VMs, a tenth of a short handler), so a
- * thread's first handler keeps it under a pthread key. glibc holds the first 32 keys' values in the thread
- * descriptor itself: getting and setting them is a load and a store, never an allocation (with a later key the tid is
- * asked every time). A thread's values are cleared when it ends. Signal-safe. */
-static int my_tid(void)
+/* The calling thread's slot in the thread table (NULL if it has none) and, in *tid, its tid. gettid is a system
+ * call (0.1-0.6 us on these VMs, a tenth of a short handler), so a thread's handler keeps the tid under a pthread
+ * key: glibc holds the first 32 keys' values in the thread descriptor, and getting and setting them is a load and a
+ * store, never an allocation (with a later key the tid is asked every time). A cached tid is trusted only if its
+ * slot names this thread's descriptor (pthread_self): a handler that ran in a dying thread after glibc cleared its
+ * values would leave its tid to the next thread given the same descriptor. Signal-safe. */
+static js_thread *my_thread(int *tid)
 {
+    uintptr_t self = (uintptr_t)pthread_self();
     int ok = atomic_load_explicit(&S.tid_key_ok, memory_order_acquire);
-    intptr_t v = ok ? (intptr_t)pthread_getspecific(S.tid_key) : 0;
-    if (v > 0) return (int)v;
-    int tid = (int)syscall(SYS_gettid);
-    if (ok) pthread_setspecific(S.tid_key, (void *)(intptr_t)tid);
-    return tid;
+    intptr_t cached = ok ? (intptr_t)pthread_getspecific(S.tid_key) : 0;
+    if (cached > 0) {
+        js_thread *t = js_threads_find((int)cached);
+        if (t && atomic_load_explicit(&t->self, RLX) == self) {
+            *tid = (int)cached;
+            return t;
+        }
+    }
+    *tid = (int)syscall(SYS_gettid);
+    js_thread *t = js_threads_find(*tid);
+    if (t && ok) {
+        atomic_store_explicit(&t->self, self, RLX);
+        if (cached != *tid) pthread_setspecific(S.tid_key, (void *)(intptr_t)*tid);
+    }
+    return t;
 }
 
 /* Wait (normal threads only), napping 1 ms at a time, until *count is 0 or WAIT_NS have passed; the count then. */
@@ -322,8 +335,8 @@ static void handler(int signo, siginfo_t *si, void *uc)
     int saved_errno = errno;
     atomic_fetch_add_explicit(&S.inside, 1, SC);
     uint64_t t0 = now_ns(), w = 0;
-    int tid = my_tid();
-    js_thread *t = js_threads_find(tid);
+    int tid;
+    js_thread *t = my_thread(&tid);
     int chain_it = 0;
     if (!atomic_load_explicit(&S.armed, SC)) {
         chain_it = 1; /* not sampling: nothing of this signal is ours */

@@ -125,6 +125,7 @@ static js_thread *claim_locked(int tid, int *created)
         atomic_store_explicit(&s->wall_key, 0, memory_order_relaxed);
         atomic_store_explicit(&s->wall_due, 0, memory_order_relaxed);
         atomic_store_explicit(&s->unsampled, 0, memory_order_relaxed);
+        atomic_store_explicit(&s->self, 0, memory_order_relaxed);
         atomic_store_explicit(&s->tid, tid, memory_order_release);
         *created = 1;
         return s;
