@@ -67,7 +67,7 @@ static struct {
     int shared;                      /* 1 if old is another program's handler for our signal */
     frame_block *_Atomic block;      /* the frame buffers and their claims */
     size_t block_bytes;              /* its size; 0 once abandoned to a handler (never unmapped) */
-    pthread_key_t tid_key;           /* each thread's tid once its first handler asked (see my_tid) */
+    pthread_key_t tid_key;           /* each thread's tid once its first handler asked (see my_thread) */
     _Atomic int tid_key_ok;          /* 1 if tid_key was made and lives in the thread descriptor */
 } S;
 

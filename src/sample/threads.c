@@ -11,6 +11,7 @@
  * it reads it: the invariant holds at every instant, not just between writes.
  */
 #include "sample/threads.h"
+#include "sample/budget.h"
 
 #include <sched.h>
 
@@ -117,10 +118,7 @@ static js_thread *claim_locked(int tid, int *created)
         atomic_store_explicit(&s->handle, -1, memory_order_relaxed);
         atomic_store_explicit(&s->engine_countdown, 0, memory_order_relaxed);
         atomic_store_explicit(&s->seen, 0, memory_order_relaxed);
-        atomic_store_explicit(&s->handler_cpu_ns, 0, memory_order_relaxed);
-        atomic_store_explicit(&s->handler_credit_ns, 0, memory_order_relaxed);
-        atomic_store_explicit(&s->handler_pending_ns, 0, memory_order_relaxed);
-        atomic_store_explicit(&s->handler_read_next, 0, memory_order_relaxed);
+        js_budget_reset(s);
         atomic_store_explicit(&s->wall_tick, 0, memory_order_relaxed);
         atomic_store_explicit(&s->wall_key, 0, memory_order_relaxed);
         atomic_store_explicit(&s->wall_due, 0, memory_order_relaxed);
