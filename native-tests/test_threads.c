@@ -4,7 +4,8 @@
  * Builds with -fsanitize=thread too:
  *   gcc -std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=thread -Iinclude -I$JAVA_HOME/include \
  *       -I$JAVA_HOME/include/linux native-tests/test_threads.c src/sample/threads.c src/sample/budget.c \
- *       src/core/thread_names.c -o /tmp/test_threads_tsan -lpthread -lrt -lcmocka && /tmp/test_threads_tsan
+ *       src/sample/schedcount.c src/sample/safe_fmt.c src/core/thread_names.c -o /tmp/test_threads_tsan \
+ *       -lpthread -lrt -lcmocka && /tmp/test_threads_tsan
  */
 #include <stdarg.h>
 #include <stddef.h>
