@@ -319,6 +319,74 @@ static void test_kallsyms(void **state)
     js_symtab_free(&t);
 }
 
+typedef struct {
+    uintptr_t addr;
+    char name[256];
+} ref_sym;
+
+static int by_addr_name(const void *a, const void *b)
+{
+    const ref_sym *x = a, *y = b;
+    return x->addr != y->addr ? (x->addr < y->addr ? -1 : 1) : strcmp(x->name, y->name);
+}
+
+/* The line reader keeps what sscanf("%llx %c %255s") kept, on this machine's /proc/kallsyms (120,000 lines here:
+ * symbols of modules, tabs, every type) and on lines made to differ: a 0x prefix, tabs, a name cut at 255. */
+static void test_kallsyms_as_sscanf_reads_it(void **state)
+{
+    (void)state;
+    char long_line[400];
+    memset(long_line, 'n', sizeof long_line);
+    memcpy(long_line, "ffffffff81000300 T ", 19);
+    long_line[sizeof long_line - 2] = '\n';
+    long_line[sizeof long_line - 1] = '\0';
+    char made[1024];
+    snprintf(made, sizeof made, "0xffffffff81000200 t with_prefix\n  ffffffff81000400\tT\ttabs\t[mod]\n"
+             "ffffffff81000500 T\n%s", long_line);
+    for (int pass = 0; pass < 2; pass++) {
+        FILE *f = pass ? fopen("/proc/kallsyms", "re") : fmemopen(made, strlen(made), "r");
+        if (!f) {
+            printf("  /proc/kallsyms cannot be read here: only the made lines are compared\n");
+            continue;
+        }
+        size_t cap = 1024, n = 0;
+        ref_sym *ref = malloc(cap * sizeof *ref);
+        assert_non_null(ref);
+        char line[512];
+        while (fgets(line, sizeof line, f)) {
+            unsigned long long a;
+            char type;
+            if (n == cap) assert_non_null(ref = realloc(ref, (cap *= 2) * sizeof *ref));
+            if (sscanf(line, "%llx %c %255s", &a, &type, ref[n].name) != 3 || !a || (type != 't' && type != 'T'))
+                continue;
+            ref[n++].addr = (uintptr_t)a;
+        }
+        rewind(f);
+        js_symtab t;
+        assert_int_equal(js_symtab_from_kallsyms(f, &t), 0);
+        fclose(f);
+        assert_int_equal(t.n, n);
+        ref_sym *got = malloc((n ? n : 1) * sizeof *got);
+        assert_non_null(got);
+        for (size_t i = 0; i < n; i++) {
+            assert_true(i == 0 || t.syms[i - 1].addr <= t.syms[i].addr);
+            got[i].addr = t.syms[i].addr;
+            snprintf(got[i].name, sizeof got[i].name, "%s", t.names + t.syms[i].name);
+        }
+        qsort(ref, n, sizeof *ref, by_addr_name);
+        qsort(got, n, sizeof *got, by_addr_name);
+        for (size_t i = 0; i < n; i++) {
+            assert_true(ref[i].addr == got[i].addr);
+            assert_string_equal(ref[i].name, got[i].name);
+        }
+        if (pass == 0) assert_int_equal(n, 3); /* the prefix, the tabs, the long name (cut to 255) */
+        else printf("  /proc/kallsyms: %zu text symbols, as sscanf reads them\n", n);
+        free(ref);
+        free(got);
+        js_symtab_free(&t);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -326,6 +394,7 @@ int main(void)
         cmocka_unit_test(test_crafted_images),
         cmocka_unit_test(test_replaced_library),
         cmocka_unit_test(test_kallsyms),
+        cmocka_unit_test(test_kallsyms_as_sscanf_reads_it),
         cmocka_unit_test(test_cut_arguments_and_lookup),
         cmocka_unit_test(test_find_by_name),
         cmocka_unit_test(test_debug_file_names),
