@@ -162,6 +162,9 @@ static struct {
     uint64_t cpu_ns[CT_MAX];      /* thread CPU time at each signal */
     uint64_t period_ns[CT_MAX];   /* the period that follows the expiry the signal reports */
     uint64_t start_ns;            /* thread CPU time when the timer started */
+    int keep;                     /* 1: the signals share one thread slot (its draw countdown), as in the agent */
+    _Atomic int anew;             /* of the told signals, those after which the timer was set anew (a draw) */
+    js_thread slot;               /* that slot */
 } ct;
 
 /* Periods of interval_ns in the thread CPU time from the timer's start to its last signal: what the weights can
@@ -198,10 +201,10 @@ static void ct_handler(int signo, siginfo_t *si, void *uc)
     struct itimerspec before, after;
     uint64_t read0 = thread_cpu_ns();
     int ok = syscall(SYS_timer_gettime, id, &before) == 0;
-    js_thread t;
-    memset(&t, 0, sizeof t);
-    atomic_store(&t.handle, id);
-    uint64_t w = js_engine_ctimer.sample_weight(si, &t);
+    js_thread fresh, *t = ct.keep ? &ct.slot : &fresh;
+    if (!ct.keep) memset(&fresh, 0, sizeof fresh);
+    atomic_store(&t->handle, id);
+    uint64_t w = js_engine_ctimer.sample_weight(si, t);
     if (!w) return;
     ok = ok && syscall(SYS_timer_gettime, id, &after) == 0;
     uint64_t read1 = thread_cpu_ns();
@@ -214,6 +217,9 @@ static void ct_handler(int signo, siginfo_t *si, void *uc)
                               ? ns(&before.it_interval) - ns(&before.it_value) + ns(&after.it_value)
                               : 0;
         if (ct.period_ns[i]) atomic_fetch_add(&ct.told, 1);
+        /* left alone, the timer only ran down by the CPU time between the reads; set anew, it holds a fresh draw */
+        uint64_t b = ns(&before.it_value), a = ns(&after.it_value);
+        if (ct.period_ns[i] && (a > b || b - a > DISTURBED_NS)) atomic_fetch_add(&ct.anew, 1);
     }
     atomic_store(&ct.n, i + 1);
     atomic_fetch_add(&ct.weight, w);
@@ -236,6 +242,8 @@ static uint64_t run_ctimer(long long interval_ns, int jitter, uint64_t cpu_ns, i
     atomic_store(&ct.told, 0);
     atomic_store(&ct.weight, 0);
     atomic_store(&ct.handle, -1);
+    atomic_store(&ct.anew, 0);
+    memset(&ct.slot, 0, sizeof ct.slot);
     char err[256];
     assert_int_equal(js_engine_ctimer.start(interval_ns, jitter, SIGPROF, err, sizeof err), 0);
     uint64_t t0 = thread_cpu_ns();
@@ -323,6 +331,25 @@ static void test_ctimer_jitter_keeps_rate(void **state UNUSED)
     assert_true(j.gap_hi - j.gap_lo > 2 * ms);                     /* the signals are not evenly spaced */
 }
 
+/* In the agent a thread's signals share its slot: with jitter the timer gets a fresh draw once per JS_JITTER_RUN
+ * signals (two timer system calls each), the kernel repeating the mean in between, and the rate stays the mean's.
+ * Before, every signal drew, which the test counts as set-anew on about every told signal. */
+static void test_ctimer_draws_once_per_run(void **state UNUSED)
+{
+    const uint64_t ms = 1000000;
+    ct.keep = 1;
+    uint64_t w = run_ctimer(10 * (long long)ms, 1, 2000 * ms, 100);
+    ct.keep = 0;
+    uint64_t truth = signalled_periods(10 * ms);
+    int told = atomic_load(&ct.told), anew = atomic_load(&ct.anew);
+    printf("ctimer 10 ms, jitter, one slot: weight %llu over %llu periods of CPU to the last signal, in %d signals; "
+           "%d told their period, %d of them after a fresh draw (one in %d expected)\n", (unsigned long long)w,
+           (unsigned long long)truth, atomic_load(&ct.n), told, anew, JS_JITTER_RUN);
+    assert_true(truth >= 50 && w * 100 >= truth * 94 && w * 100 <= truth * 106);
+    if (!told_enough(spread(0))) return;
+    assert_true(anew >= 1 && anew * JS_JITTER_RUN <= 2 * told && 2 * anew * JS_JITTER_RUN >= told);
+}
+
 /* Below the tick one signal stands for several periods: the kernel repeats the timer's interval, which is the mean
  * (repeating the last draw would count 1/draw periods per unit of CPU, 10% too many at +-50%), and draws that ran
  * out before the signal came are counted in its weight (not pushed past it: 1-4% too few). 1 s at 1 ms: 1000. */
@@ -346,6 +373,7 @@ int main(void)
         cmocka_unit_test(test_jitter_distribution),
         cmocka_unit_test(test_ctimer_jitter_keeps_rate),
         cmocka_unit_test(test_ctimer_jitter_below_tick),
+        cmocka_unit_test(test_ctimer_draws_once_per_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,8 +10,10 @@
 
 #include <stdint.h>
 
-/* Samples a cpu (perf_events) period drawn at random is kept for: setting a perf counter's period restarts its
- * kernel timer, a hypervisor exit (about 11 us on these VMs), so it is paid once per run of samples. */
+/* Samples a thread's period drawn at random is kept for (cpu) or its phase (ctimer, whose kernel timer repeats the
+ * mean in between): setting a perf counter's period restarts its kernel timer, a hypervisor exit (about 11 us on
+ * these VMs), and a ctimer's draw is two timer system calls (about 10 us on a slow one), so a draw is paid once per
+ * run of samples. */
 #ifndef JS_JITTER_RUN
 #define JS_JITTER_RUN 8
 #endif

@@ -24,7 +24,7 @@ typedef struct {
     _Atomic uint32_t serial;    /* unique per registration, > 0 */
     _Atomic int armed;          /* engine attached (perf counter / timer) */
     _Atomic intptr_t handle;    /* engine's per-thread handle: perf fd, kernel timer id; -1 none */
-    _Atomic uint32_t engine_countdown; /* the engine's own per-thread count (cpu: samples to its next period draw) */
+    _Atomic uint32_t engine_countdown; /* the engine's own per-thread count (cpu, ctimer: samples to its next period draw) */
     _Atomic int seen;           /* rescan mark */
     _Atomic uint64_t handler_cpu_ns; /* handler budget (budget.h): the thread's CPU time when it was last settled, 0 */
     _Atomic int64_t handler_credit_ns; /* CPU time its handlers may still use */

@@ -2,7 +2,9 @@
  * delivered to that thread (SIGEV_THREAD_ID). The kernel checks CPU timers once per tick, so
  * below the tick one signal stands for 1 + si_overrun periods: that is the sample's weight.
  *
- * With jitter, the handler sets the next period. The signal comes up to a tick after the expiry,
+ * With jitter, the handler sets the next period once per JS_JITTER_RUN signals of a thread (two timer system
+ * calls: half a short handler on these VMs); in between the kernel repeats the mean interval, so each draw moves
+ * the phase of the samples that follow it. The signal comes up to a tick after the expiry,
  * and the timer (periodic, it_interval) has already been advanced past that expiry: what it has
  * left of its interval tells how far the thread ran beyond the expiry. The next expiry is set that
  * much sooner, so periods are counted from the expiries, not from the late signals, and the mean
@@ -140,19 +142,26 @@ static uint64_t rearm(int id)
     return passed;
 }
 
-uint64_t js_ctimer_weight(const siginfo_t *si, int timerid)
+uint64_t js_ctimer_weight(const siginfo_t *si, int timerid, _Atomic uint32_t *countdown)
 {
     if (si->si_code != SI_TIMER || timerid < 0) return 0;
     if (si->si_timerid != timerid) return 0;
     uint64_t w = 1 + (uint64_t)(si->si_overrun > 0 ? si->si_overrun : 0);
-    if (jitter_on) w += rearm(timerid);
+    if (jitter_on) {
+        uint32_t left = atomic_load_explicit(countdown, memory_order_relaxed);
+        if (left == 0) {
+            w += rearm(timerid);
+            left = JS_JITTER_RUN;
+        }
+        atomic_store_explicit(countdown, left - 1, memory_order_relaxed);
+    }
     return w;
 }
 
 static uint64_t ctimer_weight(const siginfo_t *si, js_thread *t)
 {
     intptr_t handle = t ? atomic_load_explicit(&t->handle, memory_order_relaxed) : -1;
-    return handle < 0 ? 0 : js_ctimer_weight(si, (int)handle);
+    return handle < 0 ? 0 : js_ctimer_weight(si, (int)handle, &t->engine_countdown);
 }
 
 const js_engine js_engine_ctimer = {

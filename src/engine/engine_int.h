@@ -20,7 +20,8 @@ int js_ctimer_attach(int tid, _Atomic intptr_t *handle, intptr_t tag, char *err,
 void js_ctimer_pause(_Atomic intptr_t *handle, intptr_t tag);
 /* Take the handle out (-1 after) and delete its timer. */
 void js_ctimer_detach(_Atomic intptr_t *handle, intptr_t tag);
-/* Signal-safe: the weight of si for the timer id (tag removed), 0 if the signal is not that timer's. */
-uint64_t js_ctimer_weight(const siginfo_t *si, int timerid);
+/* Signal-safe: the weight of si for the timer id (tag removed), 0 if the signal is not that timer's. With jitter,
+ * *countdown (the thread's signals to its next period draw) is counted down, and a draw made when it is 0. */
+uint64_t js_ctimer_weight(const siginfo_t *si, int timerid, _Atomic uint32_t *countdown);
 
 #endif

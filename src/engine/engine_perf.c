@@ -269,7 +269,7 @@ static int perf_kernel_stack(intptr_t handle, uintptr_t *ips, int max)
 static uint64_t perf_weight(const siginfo_t *si, js_thread *t)
 {
     intptr_t handle = t ? atomic_load_explicit(&t->handle, memory_order_relaxed) : -1;
-    if (handle >= 0 && (handle & CTIMER_TAG)) return js_ctimer_weight(si, (int)(handle & ~CTIMER_TAG));
+    if (handle >= 0 && (handle & CTIMER_TAG)) return js_ctimer_weight(si, (int)(handle & ~CTIMER_TAG), &t->engine_countdown);
     if (si->si_code <= 0 || handle < 0) return 0;
     if (si->si_fd != (int)handle) return 0;
     if (jitter_on) {
