@@ -86,7 +86,8 @@ static void test_short_handlers_read_no_clock(void **state UNUSED)
 }
 
 /* A long handler whose start was read pays its CPU time: a 2 ms burn costs about 2 ms of credit and keeps the next
- * handler reading; a 3 ms sleep (a preempted handler) costs next to nothing and lets the next go unread. */
+ * handler reading; a 3 ms sleep (a preempted handler) costs next to nothing and, if that is short, lets the next go
+ * unread. */
 static void test_long_handler_pays_its_cpu(void **state UNUSED)
 {
     js_thread t;
@@ -107,8 +108,11 @@ static void test_long_handler_pays_its_cpu(void **state UNUSED)
     struct timespec ts = {0, 3000000};
     nanosleep(&ts, NULL);
     js_budget_charge(&t, INTERVAL_NS, &m, clock_ns() - k0);
-    assert_true(before - credit(&t) < 200000);
-    assert_int_equal(atomic_load(&t.handler_read_next), 0);
+    int64_t slept_cost = before - credit(&t);
+    assert_true(slept_cost < 200000);
+    /* Unread again unless the VM's CPU clock charged the sleeping thread more than a short handler (it jumps by
+     * the host's time now and then: 50-200 us was seen here with other tests running). */
+    assert_int_equal(atomic_load(&t.handler_read_next), slept_cost > 50000);
 }
 
 /* A long handler whose start was not read is charged its clock time but never past the credit left (a guess
