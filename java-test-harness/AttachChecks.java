@@ -318,7 +318,10 @@ final class AttachChecks {
             return;
         }
         Path out = t.runDir(name).resolve("tool.collapsed");
-        try (Target a = new Target(name, List.of(), List.of(), "8", "2")) {
+        // jcmd is a JVM of its own: its three runs took the 8 s target past its end on a loaded machine (the third,
+        // the bad option, found the target gone), so its target runs 12 s; jattach's runs take milliseconds.
+        String seconds = which.equals("jcmd") ? "12" : "8";
+        try (Target a = new Target(name, List.of(), List.of(), seconds, "2")) {
             a.awaitUp();
             String pid = Long.toString(a.pid);
             String lib = t.agent.toString();
