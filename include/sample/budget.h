@@ -6,10 +6,12 @@
  * signals are masked while one runs), so the fields need no locking.
  *
  * The thread's CPU clock is a system call (0.2-1.5 us on these VMs, a tenth of a short handler), so it is read only
- * where the answer depends on it: at a handler's start when the credit is below half the cap (or the thread is new,
- * or its last handler was long); at its end when the handler was long on the clock. A short handler is charged its
- * time on the clock, an upper bound of its CPU time; a long one whose start was not read is charged at most the
- * credit left (an estimate never throttles) and makes the next handler read the clock.
+ * where the answer depends on it: at a handler's start when the credit is below the cap less a
+ * 1/JS_BUDGET_UNREAD_PART of it (or the thread is new, or its last handler was long); at its end when the
+ * handler was long on the clock. A short handler is charged its time on the clock, an upper bound of its CPU time;
+ * a long one whose start was not read is charged as a short one (its clock time may be a stalled vCPU's
+ * milliseconds: charged whole, they throttled the samples after it) and makes the next handler read the clock.
+ * So the credit a burst can draw on is the cap less one such part at most, as when every handler read the clock.
  */
 #ifndef JS_BUDGET_H
 #define JS_BUDGET_H
@@ -24,6 +26,9 @@
  * CPU clock jumps by up to 1.5 ms at once (measured: time the host took, charged to whatever ran), and a thread's
  * first handlers are cold; a cap of one 1 ms interval turned one such handler into throttled samples. */
 #define JS_BUDGET_MIN_CAP_NS 4000000LL
+/* The credit unread handlers may spend before a handler reads the clock: 1/16 of the cap (250 us of a 4 ms cap,
+ * the credit one 1 ms interval earns). */
+#define JS_BUDGET_UNREAD_PART 16
 /* A handler is short if it took at most 1/16 of the interval on the clock, and never more than this. */
 #define JS_BUDGET_SHORT_MAX_NS 50000ULL
 

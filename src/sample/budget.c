@@ -50,9 +50,9 @@ int js_budget_enter(js_thread *t, long long interval_ns, js_budget_mark *m)
 {
     int64_t cap = cap_of(interval_ns);
     m->read = atomic_load_explicit(&t->handler_cpu_ns, RLX) == 0 ||
-              atomic_load_explicit(&t->handler_credit_ns, RLX) < cap / 2 ||
+              atomic_load_explicit(&t->handler_credit_ns, RLX) < cap - cap / JS_BUDGET_UNREAD_PART ||
               atomic_load_explicit(&t->handler_read_next, RLX);
-    if (!m->read) return 0; /* at least half the cap left before this settlement's earnings: not spent either way */
+    if (!m->read) return 0; /* nearly the whole cap left before this settlement's earnings: not spent either way */
     m->cpu0 = thread_cpu_ns();
     return settle(t, cap, m->cpu0) < 0;
 }
@@ -69,11 +69,10 @@ void js_budget_charge(js_thread *t, long long interval_ns, const js_budget_mark 
         atomic_store_explicit(&t->handler_read_next, cost > shrt, RLX); /* preempted, not costly: unread again */
         return;
     }
-    uint64_t cost = clock_ns;
-    if (clock_ns > shrt) { /* long, CPU time unknown (preempted, or the stack got deep): never below 0 on a guess */
-        uint64_t left = credit > 0 ? (uint64_t)credit : 0;
-        if (cost > left) cost = left;
-    }
+    /* Short: its clock time. Long with its start unread (preempted, a stalled vCPU, or the stack got deep): its CPU
+     * time is unknown, and its clock time may be milliseconds the thread did not run, so it pays no more than a
+     * short one and the next handler reads the clock (a deep stack then pays its CPU time from the next sample on). */
+    uint64_t cost = clock_ns > shrt ? shrt : clock_ns;
     atomic_store_explicit(&t->handler_credit_ns, credit - (int64_t)cost, RLX);
     atomic_fetch_add_explicit(&t->handler_pending_ns, cost, RLX);
     atomic_store_explicit(&t->handler_read_next, clock_ns > shrt, RLX);
