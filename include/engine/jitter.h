@@ -8,6 +8,7 @@
 #ifndef JS_JITTER_H
 #define JS_JITTER_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 /* Samples a thread's period drawn at random is kept for (cpu) or its phase (ctimer, whose kernel timer repeats the
@@ -17,6 +18,16 @@
 #ifndef JS_JITTER_RUN
 #define JS_JITTER_RUN 8
 #endif
+
+/* Signal-safe: 1 if this signal of a thread draws its next period, counting down *countdown (the thread's own
+ * counter, touched only by its handlers): every JS_JITTER_RUN-th signal, the first one included. */
+static inline int js_jitter_due(_Atomic uint32_t *countdown)
+{
+    uint32_t left = atomic_load_explicit(countdown, memory_order_relaxed);
+    int due = left == 0;
+    atomic_store_explicit(countdown, (due ? JS_JITTER_RUN : left) - 1, memory_order_relaxed);
+    return due;
+}
 
 /* The next period for a mean of mean_ns (mean_ns itself when jitter is off). Signal-safe. */
 uint64_t js_jitter_next(uint64_t mean_ns, int jitter);

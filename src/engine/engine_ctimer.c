@@ -147,14 +147,7 @@ uint64_t js_ctimer_weight(const siginfo_t *si, int timerid, _Atomic uint32_t *co
     if (si->si_code != SI_TIMER || timerid < 0) return 0;
     if (si->si_timerid != timerid) return 0;
     uint64_t w = 1 + (uint64_t)(si->si_overrun > 0 ? si->si_overrun : 0);
-    if (jitter_on) {
-        uint32_t left = atomic_load_explicit(countdown, memory_order_relaxed);
-        if (left == 0) {
-            w += rearm(timerid);
-            left = JS_JITTER_RUN;
-        }
-        atomic_store_explicit(countdown, left - 1, memory_order_relaxed);
-    }
+    if (jitter_on && js_jitter_due(countdown)) w += rearm(timerid);
     return w;
 }
 

@@ -272,14 +272,9 @@ static uint64_t perf_weight(const siginfo_t *si, js_thread *t)
     if (handle >= 0 && (handle & CTIMER_TAG)) return js_ctimer_weight(si, (int)(handle & ~CTIMER_TAG), &t->engine_countdown);
     if (si->si_code <= 0 || handle < 0) return 0;
     if (si->si_fd != (int)handle) return 0;
-    if (jitter_on) {
-        uint32_t left = atomic_load_explicit(&t->engine_countdown, memory_order_relaxed);
-        if (left == 0) {
-            uint64_t next = js_jitter_next((uint64_t)period_ns, 1);
-            ioctl((int)handle, PERF_EVENT_IOC_PERIOD, &next);
-            left = JS_JITTER_RUN;
-        }
-        atomic_store_explicit(&t->engine_countdown, left - 1, memory_order_relaxed);
+    if (jitter_on && js_jitter_due(&t->engine_countdown)) {
+        uint64_t next = js_jitter_next((uint64_t)period_ns, 1);
+        ioctl((int)handle, PERF_EVENT_IOC_PERIOD, &next);
     }
     return 1;
 }
