@@ -37,6 +37,9 @@ uintptr_t js_symbols_lookup(uintptr_t pc, const char *name);
 uintptr_t js_symbols_find(const char *name);
 /* The same, and the function's size in bytes (0 if the table does not say) in *size. */
 uintptr_t js_symbols_find_sized(const char *name, size_t *size);
+/* The functions of the object holding pc whose ELF names begin with one of the np prefixes, as [start, end) pairs
+ * sorted by start, into out[0..max) (a symbol of unknown size counts as 1 byte); how many. Normal threads. */
+int js_symbols_ranges(uintptr_t pc, const char *const *prefixes, int np, uintptr_t (*out)[2], int max);
 /* Forget every object and symbol (tests, VM death). */
 void js_symbols_clear(void);
 

@@ -19,6 +19,7 @@
 
 #include <jvmti.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core/args.h"
 
@@ -28,6 +29,11 @@ void js_vmevents_init(JavaVM *vm, jvmtiEnv *jvmti);
  * lock events time parking) and Thread.start0 (thread_starts: core/snapshot.h records who starts threads). 0 or
  * -1. */
 int js_vmevents_capture(jvmtiEnv *jvmti, int park, int thread_starts);
+/* Start-up (Agent_OnLoad) only, when the start-up command samples allocations: set the VM's heap sampling interval
+ * now. A thread draws its first sample point at the interval in force when it is created, so threads made before
+ * VMInit (main among them) would otherwise sample nothing until they had allocated about 512 KiB. The capability
+ * is given back at once (the session takes it again). 0, or -1 if the VM refused (nothing changed). */
+int js_vmevents_early_interval(jvmtiEnv *jvmti, uint64_t alloc_bytes);
 /* Enable what a asks for (alloc, lock); 0, or -1 with one line in err (nothing left enabled). note gets a
  * warning line, or "" (e.g. park not traced). */
 int js_vmevents_start(const js_args *a, char *note, size_t notelen, char *err, size_t errlen);

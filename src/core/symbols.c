@@ -467,6 +467,26 @@ uintptr_t js_symbols_lookup(uintptr_t pc, const char *name)
     return addr;
 }
 
+int js_symbols_ranges(uintptr_t pc, const char *const *prefixes, int np, uintptr_t (*out)[2], int max)
+{
+    int n = 0;
+    pthread_mutex_lock(&Y.lock);
+    object *o = object_of(pc);
+    if (o && !o->loaded) load_symbols(o);
+    for (size_t i = 0; o && i < o->tab.n && n < max; i++) { /* the table is sorted by address */
+        const char *name = o->tab.names + o->tab.syms[i].name;
+        for (int k = 0; k < np; k++)
+            if (strncmp(name, prefixes[k], strlen(prefixes[k])) == 0) {
+                out[n][0] = o->tab.syms[i].addr;
+                out[n][1] = o->tab.syms[i].addr + (o->tab.syms[i].size ? o->tab.syms[i].size : 1);
+                n++;
+                break;
+            }
+    }
+    pthread_mutex_unlock(&Y.lock);
+    return n;
+}
+
 /* 1 if the ELF name raw is name: as it is, or demangled without its parameter list (raw is then mangled and holds
  * name's last component: "_ZN15G1CollectedHeap22humongous_obj_allocateEm" for the C++ name). Caller holds the lock. */
 static int same_function(const char *raw, const char *name, const char *last)

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "alloc_native_int.h"
 #include "core/classes.h"
 #include "core/symbols.h"
 #include "core/live.h"
@@ -20,6 +21,7 @@
 #include "util/log.h"
 
 #define MAX_DEPTH 2048 /* frames asked of GetStackTrace (jstackdepth, at most this) */
+#define MAX_NATIVE 128 /* native frames of an allocation sample (below the VM's entry) */
 
 typedef void(JNICALL *park_fn)(JNIEnv *env, jobject unsafe, jboolean absolute, jlong time);
 typedef void(JNICALL *start0_fn)(JNIEnv *env, jobject thread);
@@ -30,6 +32,7 @@ static struct {
     JavaVM *vm;
     jvmtiEnv *jvmti;
     _Atomic int alloc_on, lock_on, depth;
+    _Atomic int alloc_cstack; /* js_cstack: the native frames allocation samples get */
     _Atomic uint64_t alloc_interval;
     _Atomic long long lock_ns;
     /* park: the original Unsafe.park (bound to park_hook from start-up on) and the field naming a park's blocker */
@@ -75,13 +78,18 @@ static void record(uint32_t cls, js_sample_info *info, JNIEnv *jni, jobject obje
 {
     int depth = atomic_load(&V.depth);
     jvmtiFrameInfo *fi = malloc(((size_t)depth + 1) * sizeof *fi); /* one more: tells a stack cut at depth */
-    js_raw_frame *raw = malloc(((size_t)depth + 2) * sizeof *raw);
+    js_raw_frame *raw = malloc(((size_t)depth + 2 + MAX_NATIVE) * sizeof *raw);
     jint count = 0;
     if (fi && raw && (*V.jvmti)->GetStackTrace(V.jvmti, NULL, 0, depth + 1, fi, &count) == JVMTI_ERROR_NONE) {
         int cut = count > depth;
         if (cut) count = depth;
         int n = 0;
         raw[n++] = (js_raw_frame){.bci = 0, .kind = JS_RF_CLASS, .method = (const void *)(uintptr_t)cls};
+        if (info->kind == JS_SK_ALLOC) { /* the VM's own frames between the allocation and Java code */
+            int in_java = 0;
+            int k = js_alloc_native_frames((js_cstack)atomic_load(&V.alloc_cstack), raw + n, MAX_NATIVE, &in_java);
+            if (in_java || count == 0) n += k; /* a native part that broke off before Java code is not shown */
+        }
         for (jint i = 0; i < count; i++)
             raw[n++] = (js_raw_frame){.bci = fi[i].location >= 0 ? (int32_t)fi[i].location : -1,
                                       .kind = fi[i].location >= 0 ? JS_RF_JAVA : JS_RF_NATIVE,
@@ -289,6 +297,18 @@ static void lock_cap(jvmtiCapabilities *c)
     c->can_generate_monitor_events = 1;
 }
 
+int js_vmevents_early_interval(jvmtiEnv *jvmti, uint64_t alloc_bytes)
+{
+    jvmtiCapabilities c;
+    memset(&c, 0, sizeof c);
+    alloc_cap(&c);
+    if ((*jvmti)->AddCapabilities(jvmti, &c) != JVMTI_ERROR_NONE) return -1;
+    jint interval = (jint)(alloc_bytes > INT32_MAX ? INT32_MAX : alloc_bytes); /* the JVM's limit */
+    jvmtiError e = (*jvmti)->SetHeapSamplingInterval(jvmti, interval);
+    (*jvmti)->RelinquishCapabilities(jvmti, &c);
+    return e == JVMTI_ERROR_NONE ? 0 : -1;
+}
+
 /* Sampled allocations on at the interval of a; 0 or -1 with err (nothing left held). */
 static int alloc_start(const js_args *a, char *err, size_t errlen)
 {
@@ -302,6 +322,8 @@ static int alloc_start(const js_args *a, char *err, size_t errlen)
         return -1;
     }
     V.alloc_cap = 1;
+    if (a->cstack != JS_CSTACK_NO) js_alloc_native_prepare();
+    atomic_store(&V.alloc_cstack, (int)a->cstack);
     jint interval = (jint)(a->alloc_bytes > INT32_MAX ? INT32_MAX : a->alloc_bytes); /* the JVM's limit */
     atomic_store(&V.alloc_interval, (uint64_t)interval);
     e = (*V.jvmti)->SetHeapSamplingInterval(V.jvmti, interval);
