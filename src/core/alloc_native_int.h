@@ -9,9 +9,13 @@
 #ifndef JS_ALLOC_NATIVE_INT_H
 #define JS_ALLOC_NATIVE_INT_H
 
+#include <stdint.h>
+
 #include "core/args.h"
 #include "sample/store.h"
 
+/* An address in libjvm (JNI_CreateJavaVM), 0 if none is found. */
+uintptr_t js_alloc_native_jvm_pc(void);
 /* Find libjvm's entry functions, once per process; how many (0: none known, no native frames will be kept). */
 int js_alloc_native_prepare(void);
 /* The calling thread's native frames below the VM's entry into out[0..max), leaf first, walked by cstack's walker
