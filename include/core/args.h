@@ -124,6 +124,7 @@ typedef struct {
     int libnames;                /* lib: native frames as library`symbol */
     int quiet;                   /* no "profiling started/stopped" log lines */
     int live;                    /* alloc text outputs keep the samples whose objects are still alive */
+    int tlab;                    /* tlab: allocations from the VM's TLAB events (new TLAB, outside TLAB), not JVMTI */
     int thread_filter;           /* filter (no value): only threads added through the Java API are sampled */
     int threads;
     int record_cpu;              /* record-cpu: a perf_events sample gets the CPU it was taken on as its root frame */

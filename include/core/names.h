@@ -51,6 +51,8 @@ typedef struct {
 /* The Java name ("java.lang.Integer") of the class at klass (a Klass* a features=vtable frame holds), read from
  * HotSpot's Symbol through safe reads; 0, or -1 if it cannot be read (a class unloaded since). */
 int js_names_klass(const void *klass, char *buf, size_t len);
+/* The same name as the VM keeps it ("java/lang/String", "[B"). */
+int js_names_klass_internal(const void *klass, char *buf, size_t len);
 /* Parts of method (a jmethodID); 0, or -1 if it cannot be named. */
 int js_names_method_parts(const void *method, js_method_parts *out);
 /* Source line of bci in method, or -1 if unknown. */

@@ -135,7 +135,8 @@ typedef enum {
     JS_JFR_EV_ALLOC = 1,   /* jdk.ObjectAllocationInNewTLAB: allocationSize = size, tlabSize = weight */
     JS_JFR_EV_MONITOR,     /* jdk.JavaMonitorEnter: duration, monitorClass; no previous owner, address 0 */
     JS_JFR_EV_PARK,        /* jdk.ThreadPark: duration, parkedClass, timeout (ns) or until (ms since the epoch) */
-    JS_JFR_EV_WALL         /* profiler.WallClockSample: state, samples = weight, timeSpan = span */
+    JS_JFR_EV_WALL,        /* profiler.WallClockSample: state, samples = weight, timeSpan = span */
+    JS_JFR_EV_ALLOC_OUTSIDE /* jdk.ObjectAllocationOutsideTLAB: allocationSize = weight (the bytes it stands for) */
 } js_jfr_event_type;
 
 typedef struct {

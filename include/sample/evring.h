@@ -17,6 +17,8 @@
 enum { JS_SK_EXEC = 0, JS_SK_WALL = 1, JS_SK_ALLOC = 2, JS_SK_LOCK = 3, JS_SK_COUNT = 4 };
 /* A wall sample's thread state as its handler saw it; refined by the leaf frame when written. */
 enum { JS_WS_RUNNING = 1, JS_WS_SYSCALL = 2 };
+/* An allocation event's origin: a JVMTI sample, or (tlab) a new TLAB or an allocation outside any TLAB. */
+enum { JS_ALLOC_SAMPLED = 0, JS_ALLOC_NEW_TLAB = 1, JS_ALLOC_OUTSIDE = 2 };
 /* A lock event's origin. */
 enum { JS_LOCK_MONITOR = 0, JS_LOCK_PARK = 1 };
 
@@ -30,7 +32,7 @@ typedef struct {
     uint32_t cls;    /* alloc, lock: class id (0 none) */
     uint16_t state;  /* wall: JS_WS_*; park: 1 if value is a deadline (ms since the epoch) */
     uint8_t kind;    /* JS_SK_* */
-    uint8_t sub;     /* lock: JS_LOCK_* */
+    uint8_t sub;     /* alloc: JS_ALLOC_*; lock: JS_LOCK_* */
 } js_ring_event;
 
 typedef struct js_evring js_evring;

@@ -92,6 +92,11 @@ int js_sampler_repeat_wall(js_thread *t, uint64_t weight, uint64_t ticks);
  * current store and ring, as the handler does with a sample; normal threads only (never a handler). 0, or
  * -1 if not armed or dropped (counted). Lock-free: takes part in the same handshakes as the handler. */
 int js_sampler_record(const js_raw_frame *frames, int n, int tid, const js_sample_info *info);
+/* Signal-safe (tlab.h's SIGTRAP hook): an allocation seen at ucontext uc of the calling thread, of the class at
+ * klass (a Klass*), outside a TLAB or in a new one, of size bytes, standing for w bytes: its stack (walked as a
+ * signal sample's, the VM's frames above its allocation entry dropped) under a JS_RF_KLASS frame, stored and
+ * streamed as a JS_SK_ALLOC event. Counted as stored or dropped. */
+void js_sampler_trap_alloc(void *uc, const void *klass, int outside, uint64_t size, uint64_t w);
 /* Walk native frames too with w (cstack=fp|dwarf, prepared), from the next sample on; NULL turns it off. */
 void js_sampler_set_cstack(const js_native_walker *w);
 /* record-cpu: each cpu (JS_SK_EXEC) sample ends with a JS_RF_CPU root frame, the CPU its handler ran on (where the

@@ -21,6 +21,16 @@ typedef struct {
     int tid;                   /* the thread that closed the window */
 } js_trap_window;
 
+/* Hooks (tlab: the VM's allocation event functions): a breakpoint on each function's first byte, kept armed; a call
+ * returns at once, the function's body not run, and fn runs in the SIGTRAP handler with the registers as after that
+ * return (the pc and stack pointer the caller's, the arguments still in their registers). Only for functions whose work may be skipped (they return nothing the caller uses). */
+#define JS_TRAP_HOOKS 2
+typedef void (*js_trap_hook_fn)(void *uc, int which); /* which: the index into at[] */
+/* Hook the n (<= JS_TRAP_HOOKS) functions at at[]; 0, or -1 with err. Normal threads. */
+int js_trap_hook(const uintptr_t *at, int n, js_trap_hook_fn fn, char *err, size_t errlen);
+/* Put the hooked functions' bytes back (a trap still on its way runs the function itself). Normal threads. */
+void js_trap_unhook(void);
+
 /* Arm the breakpoints on begin (non-zero) and end (0: the window never closes). 0, or -1 with err. Normal threads. */
 int js_trap_arm(uintptr_t begin, uintptr_t end, int nostop, char *err, size_t errlen);
 /* Put the functions' bytes back and keep every sample again. Normal threads. */

@@ -3,11 +3,13 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <ucontext.h>
 
 #include "core/symbols.h"
 #include "sample/native_walk.h"
+#include "sample/tlab.h"
 #include "sample/vmentry.h"
 
 /* The VM's allocation and runtime entry points, by ELF name: a heap allocation enters MemAllocator::allocate, and
@@ -53,4 +55,31 @@ int js_alloc_native_frames(js_cstack cstack, js_raw_frame *out, int max, int *in
     if (n <= 0) n = js_native_fp.walk(&uc, out, max, in_java);
     n = js_vmentry_trim(out, n);
     return n < 0 ? 0 : n; /* no entry seen: the frames cannot be told from the VM's own, none are kept */
+}
+
+/* Address of the libjvm function whose ELF name begins with prefix, 0 if none. */
+static uintptr_t jvm_function(uintptr_t pc, const char *prefix)
+{
+    uintptr_t r[1][2] = {{0, 0}};
+    return pc && js_symbols_ranges(pc, &prefix, 1, r, 1) == 1 ? r[0][0] : 0;
+}
+
+int js_alloc_tlab_start(const js_args *a, char *err, size_t errlen)
+{
+    uintptr_t pc = js_alloc_native_jvm_pc();
+    uintptr_t in_new = jvm_function(pc, "_ZN11AllocTracer27send_allocation_in_new_tlab");
+    uintptr_t outside = jvm_function(pc, "_ZN11AllocTracer28send_allocation_outside_tlab");
+    if (!in_new || !outside) {
+        snprintf(err, errlen, "option 'tlab': libjvm's AllocTracer::send_allocation_in_new_tlab and "
+                 "send_allocation_outside_tlab were not found (a VM without them, or without its symbol table); "
+                 "sample allocations without tlab");
+        return -1;
+    }
+    js_alloc_native_prepare(); /* the VM's frames above the allocation are dropped from the samples */
+    return js_tlab_start(in_new, outside, a->alloc_set ? a->alloc_bytes : 0, err, errlen);
+}
+
+void js_alloc_tlab_stop(void)
+{
+    js_tlab_stop();
 }

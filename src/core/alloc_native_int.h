@@ -22,4 +22,10 @@ int js_alloc_native_prepare(void);
  * (none for JS_CSTACK_NO or before js_alloc_native_prepare); their count. *in_java: the walk reached Java code. */
 int js_alloc_native_frames(js_cstack cstack, js_raw_frame *out, int max, int *in_java);
 
+/* tlab (sample/tlab.h): hook libjvm's two TLAB event functions for the session a describes (every event when alloc=
+ * was not given, else one each alloc= bytes); 0, or -1 with one line in err (e.g. a VM without them). */
+int js_alloc_tlab_start(const js_args *a, char *err, size_t errlen);
+/* Unhook them. */
+void js_alloc_tlab_stop(void);
+
 #endif

@@ -91,7 +91,6 @@ const char *js_loglevel_name(js_loglevel l)
 static const struct {
     const char *key, *why;
 } unsupported_opts[] = {
-    {"tlab", "allocations are sampled through JVMTI (SampledObjectAlloc), not by TLAB events"},
     {"nativemem", "native memory (malloc) profiling is not offered"},
     {"nofree", "native memory (malloc) profiling is not offered"},
     {"nativelock", "native (pthread) lock profiling is not offered"},
@@ -227,6 +226,11 @@ static int finish(js_args *a, char *err, size_t errlen)
 {
     const char *v = a->interval_raw;
     if (a->live && !a->alloc_bytes) a->alloc_bytes = JS_DEFAULT_ALLOC_BYTES; /* live is about allocations */
+    if (a->tlab && a->live) {
+        snprintf(err, errlen, "option 'live': needs allocations sampled through JVMTI; 'tlab' takes them from the "
+                 "VM's TLAB events, which keep no object");
+        return -1;
+    }
     if (a->all_flag) { /* all: cpu, wall, alloc, lock (and proc with a JFR output), each at its default unless given */
         if (!a->wall_set) a->wall_ns = JS_DEFAULT_WALL_NS;
         if (!a->alloc_set) a->alloc_bytes = JS_DEFAULT_ALLOC_BYTES;
@@ -330,6 +334,7 @@ static int parse_flag(js_args *a, const char *key, const char *val, char *err, s
     else if (strcmp(key, "lib") == 0) flag = &a->libnames;
     else if (strcmp(key, "quiet") == 0) flag = &a->quiet;
     else if (strcmp(key, "live") == 0) flag = &a->live;
+    else if (strcmp(key, "tlab") == 0) flag = &a->tlab;
     else if (strcmp(key, "norm") == 0) flag = &a->norm;
     else if (strcmp(key, "all") == 0) flag = &a->all_flag;
     else if (strcmp(key, "nostop") == 0) flag = &a->nostop;

@@ -40,6 +40,7 @@ static struct {
     jfieldID blocker_field; /* java.lang.Thread.parkBlocker */
     /* capabilities held for the running session (changed under the command lock only) */
     int alloc_cap, lock_cap;
+    int tlab_on; /* tlab: the VM's TLAB event functions are hooked */
     /* Thread.start0, bound to start0_hook when thread starts are traced (core/snapshot.h) */
     start0_fn _Atomic orig_start0;
     int want_park, want_start0; /* which natives the bind callback wraps */
@@ -371,13 +372,20 @@ int js_vmevents_start(const js_args *a, char *note, size_t notelen, char *err, s
         return -1;
     }
     atomic_store(&V.depth, a->jstackdepth < MAX_DEPTH ? a->jstackdepth : MAX_DEPTH);
-    if (a->alloc_bytes && alloc_start(a, err, errlen) != 0) return -1;
+    if (a->alloc_bytes && a->tlab) {
+        if (js_alloc_tlab_start(a, err, errlen) != 0) return -1;
+        V.tlab_on = 1;
+    } else if (a->alloc_bytes && alloc_start(a, err, errlen) != 0) {
+        return -1;
+    }
     if (a->lock_ns >= 0 && lock_start(a, note, notelen, err, errlen) != 0) return -1;
     return 0;
 }
 
 void js_vmevents_stop(void)
 {
+    if (V.tlab_on) js_alloc_tlab_stop();
+    V.tlab_on = 0;
     if (atomic_exchange(&V.alloc_on, 0)) set_event(JVMTI_DISABLE, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC);
     if (atomic_exchange(&V.lock_on, 0)) {
         set_event(JVMTI_DISABLE, JVMTI_EVENT_MONITOR_CONTENDED_ENTER);

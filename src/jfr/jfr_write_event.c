@@ -51,7 +51,7 @@ static int written(js_jfr_writer *w, char *err, size_t errlen)
 static size_t encode(js_jfr_writer *w, const js_jfr_event *e, uint32_t cls, uint32_t trace, uint8_t *ev)
 {
     static const uint32_t types[] = {0, JS_JFR_T_ALLOC_IN_TLAB, JS_JFR_T_MONITOR_ENTER, JS_JFR_T_THREAD_PARK,
-                                     JS_JFR_T_WALL_SAMPLE};
+                                     JS_JFR_T_WALL_SAMPLE, JS_JFR_T_ALLOC_OUTSIDE_TLAB};
     size_t n = 1;
     n += js_jfr_varint(ev + n, js_jfrw_type(w, types[e->type]));
     n += js_jfr_varint(ev + n, js_jfrw_tick(w, e->ticks));
@@ -62,6 +62,10 @@ static size_t encode(js_jfr_writer *w, const js_jfr_event *e, uint32_t cls, uint
     case JS_JFR_EV_ALLOC:
         n += js_jfr_varint(ev + n, cls);
         n += js_jfr_varint(ev + n, e->size);
+        n += js_jfr_varint(ev + n, e->weight);
+        break;
+    case JS_JFR_EV_ALLOC_OUTSIDE:
+        n += js_jfr_varint(ev + n, cls);
         n += js_jfr_varint(ev + n, e->weight);
         break;
     case JS_JFR_EV_MONITOR:
@@ -88,7 +92,7 @@ static size_t encode(js_jfr_writer *w, const js_jfr_event *e, uint32_t cls, uint
 int js_jfr_write_event(js_jfr_writer *w, const js_jfr_event *e, char *err, size_t errlen)
 {
     if (!e->thread || e->thread >= KEY_LIMIT || !e->trace || e->state >= KEY_LIMIT - 1 || e->type < JS_JFR_EV_ALLOC ||
-        e->type > JS_JFR_EV_WALL) {
+        e->type > JS_JFR_EV_ALLOC_OUTSIDE) {
         snprintf(err, errlen, "invalid JFR event: type %d, thread %u, trace %llu", (int)e->type, e->thread,
                  (unsigned long long)e->trace);
         return -1;

@@ -22,6 +22,7 @@
 #include "sample/schedcount.h"
 #include "sample/safe_read.h"
 #include "sample/stats.h"
+#include "sample/vmentry.h"
 
 /* Frame buffers claimed by handlers with a non-blocking try-lock; a handler that finds every
  * buffer busy drops its sample (counted). */
@@ -275,6 +276,29 @@ static void take_sample(void *uc, js_thread *t, int tid, uint64_t t0, uint64_t w
     if (kind == JS_SK_WALL && t) remember_wall(t, ev.state == JS_WS_SYSCALL, ev.trace, gen, ev.state);
     js_stats_sample(w);
     if (cut) js_stats_truncated(w); /* by weight, as the outputs count the stack */
+}
+
+void js_sampler_trap_alloc(void *uc, const void *klass, int outside, uint64_t size, uint64_t w)
+{
+    int saved_errno = errno;
+    atomic_fetch_add_explicit(&S.inside, 1, SC);
+    frame_block *b = atomic_load_explicit(&S.block, memory_order_acquire);
+    int tid, k = -1, rc = -1;
+    js_thread *t = my_thread(&tid);
+    if (atomic_load_explicit(&S.armed, SC) && b && b->depth > 2 && (k = claim_stripe(b, tid)) >= 0) {
+        js_raw_frame *buf = block_frames(b, k);
+        buf[0] = (js_raw_frame){.bci = outside ? 1 : 0, .kind = JS_RF_KLASS, .method = klass};
+        int n = walk(uc, buf + 1, b->depth - 1, NULL, -1);
+        int kept = js_vmentry_trim(buf + 1, n); /* the allocator, the JFR sampler and this trap's function */
+        if (kept >= 0) n = kept;
+        js_ring_event ev = {.ticks = now_ns(), .weight = w, .value = size, .kind = JS_SK_ALLOC,
+                            .sub = outside ? JS_ALLOC_OUTSIDE : JS_ALLOC_NEW_TLAB};
+        rc = n > 0 ? store_event(buf, n + 1, t, tid, &ev, NULL) : -1;
+        atomic_store_explicit(&b->busy[k], 0, memory_order_release);
+    }
+    if (atomic_load_explicit(&S.armed, SC)) js_stats_event(JS_SK_ALLOC, rc == 0, w);
+    atomic_fetch_sub_explicit(&S.inside, 1, SC);
+    errno = saved_errno;
 }
 
 /* A sample the budget does not let thread t walk: its weight is kept, on a "[throttled]" stack of its own (never

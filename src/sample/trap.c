@@ -29,6 +29,11 @@ static struct {
     _Atomic uintptr_t past[PAST_MAX];
     int installed;
     struct sigaction old;
+    /* hooks: functions whose calls are taken over (see js_trap_hook) */
+    _Atomic uintptr_t hook_at[JS_TRAP_HOOKS];
+    uint8_t hook_byte[JS_TRAP_HOOKS];
+    _Atomic int hooks_on;
+    js_trap_hook_fn _Atomic hook_fn;
 } T;
 
 static uint64_t now_ns(void)
@@ -80,11 +85,37 @@ static void pass_on(int signo, siginfo_t *si, void *uc)
     }
 }
 
+/* A trap on a hooked function's first byte: the hook runs and the call returns at once (the pc and stack as after a
+ * `ret`); once the hooks are off, the function's own first instruction (put back by then, or soon) runs. 1 if pc is
+ * or was a hook's. */
+static int on_hook(ucontext_t *uc, uintptr_t pc)
+{
+    for (int i = 0; i < JS_TRAP_HOOKS; i++) {
+        if (pc != atomic_load(&T.hook_at[i])) continue;
+        js_trap_hook_fn fn = atomic_load(&T.hook_fn);
+        greg_t *g = uc->uc_mcontext.gregs;
+        if (!atomic_load(&T.hooks_on) || !fn) {
+            g[REG_RIP] = (greg_t)pc;
+            return 1;
+        }
+        uintptr_t ret = *(const uintptr_t *)g[REG_RSP]; /* at a function's entry, the top of the stack */
+        g[REG_RSP] += (greg_t)sizeof(uintptr_t);
+        g[REG_RIP] = (greg_t)ret;
+        fn(uc, i); /* in the caller, as if the call had returned: its stack walks from there */
+        return 1;
+    }
+    return 0;
+}
+
 static void on_trap(int signo, siginfo_t *si, void *ucv)
 {
     ucontext_t *uc = ucv;
     int saved = errno;
     uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP] - 1; /* int3 leaves the pc after itself */
+    if (on_hook(uc, pc)) {
+        errno = saved;
+        return;
+    }
     if (!ours(pc)) {
         pass_on(signo, si, ucv);
         errno = saved;
@@ -120,24 +151,84 @@ static int code_writable(uintptr_t at, int w)
     return mprotect((void *)p, (size_t)page, PROT_READ | PROT_EXEC | (w ? PROT_WRITE : 0));
 }
 
+/* The SIGTRAP handler, installed once for the process's life; 0 or -1 with err. */
+static int install(char *err, size_t errlen)
+{
+    if (T.installed) return 0;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_trap;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGTRAP, &sa, &T.old) != 0) {
+        js_safe_fmt(err, errlen, "sigaction(SIGTRAP): %s", js_safe_errstr(errno));
+        return -1;
+    }
+    T.installed = 1;
+    return 0;
+}
+
+/* 1 if code address at shares its page with a breakpoint other than the hooks (begin/end armed). */
+static int page_of_window(uintptr_t at)
+{
+    uintptr_t page = at & ~(uintptr_t)(sysconf(_SC_PAGESIZE) - 1), b = atomic_load(&T.begin), e = atomic_load(&T.end);
+    long size = sysconf(_SC_PAGESIZE);
+    return atomic_load(&T.armed) && ((b && (b & ~(uintptr_t)(size - 1)) == page) || (e && (e & ~(uintptr_t)(size - 1)) == page));
+}
+
+/* 1 if code address at shares its page with an armed hook. */
+static int page_of_hook(uintptr_t at)
+{
+    long size = sysconf(_SC_PAGESIZE);
+    uintptr_t page = at & ~(uintptr_t)(size - 1);
+    for (int i = 0; atomic_load(&T.hooks_on) && i < JS_TRAP_HOOKS; i++) {
+        uintptr_t h = atomic_load(&T.hook_at[i]);
+        if (h && (h & ~(uintptr_t)(size - 1)) == page) return 1;
+    }
+    return 0;
+}
+
+int js_trap_hook(const uintptr_t *at, int n, js_trap_hook_fn fn, char *err, size_t errlen)
+{
+    if (n <= 0 || n > JS_TRAP_HOOKS || !fn || atomic_load(&T.hooks_on)) {
+        js_safe_fmt(err, errlen, "hooks: bad request or already set");
+        return -1;
+    }
+    if (install(err, errlen) != 0) return -1;
+    for (int i = 0; i < n; i++)
+        if (!at[i] || code_writable(at[i], 1) != 0) {
+            js_safe_fmt(err, errlen, "cannot make the code of a hooked function writable: %s", js_safe_errstr(errno));
+            for (int k = 0; k <= i && k < n; k++)
+                if (at[k] && !page_of_window(at[k])) code_writable(at[k], 0);
+            return -1;
+        }
+    atomic_store(&T.hook_fn, fn);
+    for (int i = 0; i < n; i++) {
+        T.hook_byte[i] = *(volatile uint8_t *)at[i];
+        atomic_store(&T.hook_at[i], at[i]); /* kept after unhook: a late trap there runs the function again */
+    }
+    atomic_store(&T.hooks_on, 1);
+    for (int i = 0; i < n; i++) put_byte(at[i], INT3);
+    return 0;
+}
+
+void js_trap_unhook(void)
+{
+    if (!atomic_exchange(&T.hooks_on, 0)) return;
+    for (int i = 0; i < JS_TRAP_HOOKS; i++) /* every byte back before any page is closed: they may share one */
+        if (atomic_load(&T.hook_at[i])) put_byte(atomic_load(&T.hook_at[i]), T.hook_byte[i]);
+    for (int i = 0; i < JS_TRAP_HOOKS; i++)
+        if (atomic_load(&T.hook_at[i]) && !page_of_window(atomic_load(&T.hook_at[i])))
+            code_writable(atomic_load(&T.hook_at[i]), 0);
+}
+
 int js_trap_arm(uintptr_t begin, uintptr_t end, int nostop, char *err, size_t errlen)
 {
     if (!begin || begin == end) {
         js_safe_fmt(err, errlen, "begin and end symbols should not resolve to the same address");
         return -1;
     }
-    if (!T.installed) {
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_sigaction = on_trap;
-        sa.sa_flags = SA_SIGINFO | SA_RESTART;
-        sigemptyset(&sa.sa_mask);
-        if (sigaction(SIGTRAP, &sa, &T.old) != 0) {
-            js_safe_fmt(err, errlen, "sigaction(SIGTRAP): %s", js_safe_errstr(errno));
-            return -1;
-        }
-        T.installed = 1;
-    }
+    if (install(err, errlen) != 0) return -1;
     if (code_writable(begin, 1) != 0 || (end && code_writable(end, 1) != 0)) {
         js_safe_fmt(err, errlen, "cannot make the code of begin/end writable: %s", js_safe_errstr(errno));
         code_writable(begin, 0);
@@ -174,8 +265,8 @@ void js_trap_disarm(void)
     if (atomic_exchange(&T.begin_set, 0)) put_byte(begin, T.begin_byte);
     if (end && atomic_exchange(&T.end_set, 0)) put_byte(end, T.end_byte);
     atomic_store(&T.open, 0);
-    code_writable(begin, 0);
-    if (end) code_writable(end, 0);
+    if (!page_of_hook(begin)) code_writable(begin, 0);
+    if (end && !page_of_hook(end)) code_writable(end, 0);
 }
 
 int js_trap_keep(void)
