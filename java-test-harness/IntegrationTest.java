@@ -213,6 +213,7 @@ public final class IntegrationTest {
         safely("asprof-features", asprof::features);
         AllocChecks alloc = new AllocChecks(this);
         safely("alloc-startup", alloc::startup);
+        safely("alloc-tlab", alloc::tlab);
         EventChecks events = new EventChecks(this);
         // wall-split runs alone: its cpu part judges computePart's share of the worker's CPU time on about 400
         // samples, and sharing the machine it got 223 and missed its 5 points (97.3% against 91.4%).

@@ -82,14 +82,18 @@ static void report_start(const js_args *a, char *out, size_t outlen)
     if (js_sess.eng.native_note[0]) js_info("%s", js_sess.eng.native_note);
     if (js_sess.vm_note[0]) js_warn("%s", js_sess.vm_note);
     if (a->wall_ns || a->alloc_bytes || a->lock_ns >= 0) {
-        char line[256] = "", v[32];
+        char line[384] = "", v[32];
         if (a->wall_ns) {
             js_session_format_ns(a->wall_ns, v, sizeof v);
             snprintf(line + strlen(line), sizeof line - strlen(line), " wall every %s;", v);
         }
-        if (a->alloc_bytes)
-            snprintf(line + strlen(line), sizeof line - strlen(line), " alloc every %llu bytes allocated;",
-                     (unsigned long long)a->alloc_bytes);
+        if (a->alloc_bytes && a->tlab && !a->alloc_set)
+            snprintf(line + strlen(line), sizeof line - strlen(line), " alloc by TLAB events, each new TLAB and each "
+                     "allocation outside one (the JDK's own Flight Recorder gets no allocation events meanwhile);");
+        else if (a->alloc_bytes)
+            snprintf(line + strlen(line), sizeof line - strlen(line), " alloc every %llu bytes allocated%s;",
+                     (unsigned long long)a->alloc_bytes, a->tlab ? " by TLAB events (the JDK's own Flight Recorder "
+                     "gets no allocation events meanwhile)" : "");
         if (a->lock_ns >= 0) {
             js_session_format_ns(a->lock_ns, v, sizeof v);
             snprintf(line + strlen(line), sizeof line - strlen(line), " lock waits of %s and longer;", v);
