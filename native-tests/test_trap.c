@@ -1,7 +1,8 @@
 /* test_trap.c - begin=/end= windows (trap.h): breakpoints on two functions of this program open and close the window
  * in which samples are kept; the functions still compute what they did, from one thread or several at once; windows
  * are recorded with their thread; nostop keeps every sample; disarming puts the code back; a SIGTRAP that is not
- * ours reaches the handler installed before. */
+ * ours reaches the handler installed before. Hooks (tlab's): a hooked function's calls run the hook with its arguments
+ * and return at once, from many threads; two hooks on one page and a window beside them are put back cleanly. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -16,6 +17,8 @@
 #include <unistd.h>
 
 #include "sample/trap.h"
+
+#include <ucontext.h>
 
 #define UNUSED __attribute__((unused))
 #define THREADS 4
@@ -126,6 +129,103 @@ static void test_refusal_and_foreign_traps(void **state UNUSED)
     assert_int_equal(atomic_load(&foreign), 1);
 }
 
+static int hooked_calls_body;
+
+__attribute__((noipa, aligned(16))) void hooked_a(int *out, long v)
+{
+    __asm__ volatile("");
+    *out = (int)v;
+    hooked_calls_body++;
+}
+
+__attribute__((noipa, aligned(16))) void hooked_b(int *out, long v)
+{
+    __asm__ volatile("");
+    *out = (int)(v * 2);
+    hooked_calls_body++;
+}
+
+static _Atomic long hook_sum, hook_calls[JS_TRAP_HOOKS];
+static _Atomic uintptr_t hook_pc_seen;
+
+static void hook_fn(void *ucv, int which)
+{
+    const greg_t *g = ((const ucontext_t *)ucv)->uc_mcontext.gregs;
+    atomic_fetch_add(&hook_sum, (long)g[REG_RSI]); /* the second argument, as at the call */
+    atomic_fetch_add(&hook_calls[which], 1);
+    atomic_store(&hook_pc_seen, (uintptr_t)g[REG_RIP]);
+}
+
+static void *hook_thread(void *arg)
+{
+    int v = 0;
+    for (int i = 0; i < CALLS; i++) (i & 1 ? hooked_b : hooked_a)(&v, 1);
+    return arg;
+}
+
+/* A hooked call runs the hook with its arguments and returns without running the body (the pc the hook sees is
+ * the caller's); unhooked, the bodies run again and the code bytes are as before. */
+static void test_hooks_take_calls_over(void **state UNUSED)
+{
+    uint8_t a0 = *(volatile uint8_t *)(uintptr_t)hooked_a, b0 = *(volatile uint8_t *)(uintptr_t)hooked_b;
+    const uintptr_t at[2] = {(uintptr_t)hooked_a, (uintptr_t)hooked_b};
+    char err[256];
+    int v = -1;
+    hooked_calls_body = 0;
+    assert_int_equal(js_trap_hook(at, 2, hook_fn, err, sizeof err), 0);
+    assert_int_equal(js_trap_hook(at, 2, hook_fn, err, sizeof err), -1); /* one set at a time */
+    hooked_a(&v, 7);
+    hooked_b(&v, 5);
+    assert_int_equal(v, -1);
+    assert_int_equal(hooked_calls_body, 0);
+    assert_int_equal(atomic_load(&hook_sum), 12);
+    assert_int_equal(atomic_load(&hook_calls[0]), 1);
+    assert_int_equal(atomic_load(&hook_calls[1]), 1);
+    uintptr_t seen = atomic_load(&hook_pc_seen);
+    assert_true(seen < at[0] || seen > at[1] + 64); /* not inside the hooked functions: the caller's */
+    pthread_t th[THREADS];
+    for (int i = 0; i < THREADS; i++) assert_int_equal(pthread_create(&th[i], NULL, hook_thread, NULL), 0);
+    for (int i = 0; i < THREADS; i++) pthread_join(th[i], NULL);
+    assert_int_equal(atomic_load(&hook_calls[0]) + atomic_load(&hook_calls[1]), 2 + (long)THREADS * CALLS);
+    assert_int_equal(hooked_calls_body, 0);
+    js_trap_unhook();
+    assert_int_equal(*(volatile uint8_t *)(uintptr_t)hooked_a, a0);
+    assert_int_equal(*(volatile uint8_t *)(uintptr_t)hooked_b, b0);
+    hooked_a(&v, 3);
+    assert_int_equal(v, 3);
+    hooked_b(&v, 3);
+    assert_int_equal(v, 6);
+    assert_int_equal(hooked_calls_body, 2);
+}
+
+/* Hooks and a begin/end window side by side, then each put back: the other's bytes are still writable while armed
+ * (no fault), and everything runs as before. */
+static void test_hooks_beside_a_window(void **state UNUSED)
+{
+    const uintptr_t at[2] = {(uintptr_t)hooked_a, (uintptr_t)hooked_b};
+    char err[256];
+    int v = 0;
+    assert_int_equal(js_trap_hook(at, 2, hook_fn, err, sizeof err), 0);
+    assert_int_equal(js_trap_arm((uintptr_t)win_begin, (uintptr_t)win_end, 0, err, sizeof err), 0);
+    js_trap_unhook();
+    assert_int_equal(win_begin(2), 7);
+    assert_true(js_trap_keep());
+    assert_int_equal(win_end(2), 8);
+    js_trap_disarm();
+    hooked_a(&v, 9);
+    assert_int_equal(v, 9);
+    assert_int_equal(js_trap_hook(at, 2, hook_fn, err, sizeof err), 0);
+    assert_int_equal(js_trap_arm((uintptr_t)win_begin, (uintptr_t)win_end, 0, err, sizeof err), 0);
+    js_trap_disarm();
+    long before = atomic_load(&hook_calls[0]);
+    hooked_a(&v, 1);
+    assert_int_equal(v, 9);
+    assert_int_equal(atomic_load(&hook_calls[0]), before + 1);
+    js_trap_unhook();
+    js_trap_window w[8];
+    js_trap_take(w, 8);
+}
+
 int main(void)
 {
     signal(SIGTRAP, foreign_handler); /* before ours: js_trap_arm installs its handler over it and passes on */
@@ -136,6 +236,8 @@ int main(void)
         cmocka_unit_test(test_threads_at_once),
         cmocka_unit_test(test_nostop),
         cmocka_unit_test(test_refusal_and_foreign_traps),
+        cmocka_unit_test(test_hooks_take_calls_over),
+        cmocka_unit_test(test_hooks_beside_a_window),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
