@@ -722,7 +722,7 @@ static void test_asprof_values(void **state UNUSED)
 /* async-profiler's options jsampler does not offer are refused, each naming itself and saying why. */
 static void test_asprof_unsupported(void **state UNUSED)
 {
-    const char *cmds[] = {"tlab", "nativemem=1m", "nofree", "nativelock=10us", "trace=a.B.c", "nobatch",
+    const char *cmds[] = {"nativemem=1m", "nofree", "nativelock=10us", "trace=a.B.c", "nobatch",
                           "sched", "signal=10", "memlimit=10m",
                           "mcache", "server=:8080", "width=1200", "minwidth=1",
                           "otlp", "metrics"};
@@ -732,6 +732,18 @@ static void test_asprof_unsupported(void **state UNUSED)
         expect_error(cmds[i], needle);
         assert_non_null(strstr(ERR, "not supported"));
     }
+}
+
+/* tlab: allocations from the VM's TLAB events; with live it is refused, naming live. */
+static void test_tlab(void **state UNUSED)
+{
+    parse_ok("start,event=alloc,tlab");
+    assert_true(A.tlab);
+    assert_true(A.alloc_bytes > 0);
+    assert_false(A.alloc_set); /* every TLAB event */
+    parse_ok("start,alloc=1m,tlab");
+    assert_true(A.alloc_set);
+    expect_error("start,event=alloc,tlab,live", "option 'live'");
 }
 
 /* proc[=N]: seconds between readings of /proc (no value: 30 s, 0: off); all turns it on unless given. */
@@ -873,6 +885,7 @@ int main(void)
         cmocka_unit_test(test_asprof_events),
         cmocka_unit_test(test_asprof_values),
         cmocka_unit_test(test_asprof_unsupported),
+        cmocka_unit_test(test_tlab),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
