@@ -293,7 +293,7 @@ void js_sampler_trap_alloc(void *uc, const void *klass, int outside, uint64_t si
         if (kept >= 0) n = kept;
         js_ring_event ev = {.ticks = now_ns(), .weight = w, .value = size, .kind = JS_SK_ALLOC,
                             .sub = outside ? JS_ALLOC_OUTSIDE : JS_ALLOC_NEW_TLAB};
-        rc = n > 0 ? store_event(buf, n + 1, t, tid, &ev, NULL) : -1;
+        rc = store_event(buf, n + 1, t, tid, &ev, NULL); /* the class frame alone if nothing was left */
         atomic_store_explicit(&b->busy[k], 0, memory_order_release);
     }
     if (atomic_load_explicit(&S.armed, SC)) js_stats_event(JS_SK_ALLOC, rc == 0, w);
