@@ -271,11 +271,13 @@ static uintptr_t stack[64];
 static js_safe_range st;
 static uintptr_t caller_pc; /* a return address in the code cache */
 
+static int nm_frame_words = 8; /* the frame size nmethod_with gives its nmethod */
+
 /* An nmethod whose code is `code` (len bytes from its verified entry at offset ve), frame complete at fc. */
 static js_blob nmethod_with(const uint8_t *code, size_t len, unsigned ve, int fc)
 {
     memset(segmap, 0xFF, NSEG);
-    uintptr_t b = place(10, 16, N_NMETHOD, 8, fc, 0);
+    uintptr_t b = place(10, 16, N_NMETHOD, nm_frame_words, fc, 0);
     set_entry(b, ve);
     memset((void *)(b + B_HEADER), 0x90, ve);
     memcpy((void *)(b + B_HEADER + ve), code, len);
@@ -349,6 +351,43 @@ static void test_prologue_variants(void **state UNUSED)
     set_entry(b.start, 4000); /* the verified entry outside the code */
     assert_int_equal(js_unwind_top(&b, b.code_begin + 4000, &st, &(js_regs){b.code_begin, (uintptr_t)stack, 0}),
                      JS_UW_BAD_ENTRY);
+}
+
+/* A native wrapper's prologue with `enter`'s other encoding of mov rbp, rsp (48 8b ec); a method handle intrinsic
+ * (invokeBasic, linkTo*: a native nmethod of no frame that jumps to its target) left by the return address on top,
+ * but only where a call from Java code ends there. */
+static void test_wrapper_and_frameless(void **state UNUSED)
+{
+    static const uint8_t wrapper[] = {0x89, 0x84, 0x24, 0x00, 0xc0, 0xfe, 0xff, 0x55, 0x48, 0x8b,
+                                      0xec, 0x48, 0x83, 0xec, 0x40, 0x90, 0x41, 0x81, 0x7f, 0x20};
+    js_blob b = nmethod_with(wrapper, sizeof wrapper, 16, 16 + 20);
+    js_regs r;
+    stack[8] = 0x5151, stack[9] = caller_pc; /* sub rsp, 0x40: 8 words, then the saved rbp and the return */
+    assert_int_equal(step(&b, 16, 15, &r), JS_UW_PROLOGUE);
+    assert_int_equal(r.pc, caller_pc);
+    assert_int_equal(r.fp, 0x5151);
+    assert_int_equal(r.sp, (uintptr_t)&stack[10]);
+
+    static const uint8_t mh[] = {0x8b, 0x5e, 0x14, 0x48, 0xc1, 0xe3, 0x03, 0x48, 0x8b, 0x5b,
+                                 0x10, 0x48, 0x85, 0xdb, 0xff, 0x63, 0x40};
+    nm_frame_words = 0;
+    b = nmethod_with(mh, sizeof mh, 0, 17);
+    nm_frame_words = 8;
+    place(50, 16, N_NMETHOD, 4, 8, 0); /* the caller's code, long enough to hold its return address */
+    uint8_t *site = (uint8_t *)caller_pc;
+    memset(site - 16, 0x90, 16);
+    site[-2] = 0xff, site[-1] = 0xd3; /* call rbx ends at the return address */
+    stack[0] = caller_pc;
+    assert_int_equal(step(&b, 0, 11, &r), JS_UW_PROLOGUE);
+    assert_int_equal(r.pc, caller_pc);
+    assert_int_equal(r.sp, (uintptr_t)&stack[1]);
+    assert_int_equal(r.fp, 0x777);
+    site[-2] = 0x90, site[-1] = 0x90; /* no call there: a guess not taken */
+    assert_int_equal(step(&b, 0, 11, &r), JS_UW_UNKNOWN_CODE);
+    b = nmethod_with(mh, sizeof mh, 0, 17); /* with a frame of its own the guess is not taken either */
+    place(50, 16, N_NMETHOD, 4, 8, 0);
+    site[-2] = 0xff, site[-1] = 0xd3;
+    assert_int_equal(step(&b, 0, 11, &r), JS_UW_UNKNOWN_CODE);
 }
 
 static void test_epilogue(void **state UNUSED)
@@ -706,6 +745,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_find_corrupt, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prologue, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prologue_variants, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wrapper_and_frameless, setup, teardown),
         cmocka_unit_test_setup_teardown(test_epilogue, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unwind_failures, setup, teardown),
         cmocka_unit_test_setup_teardown(test_native, setup, teardown),

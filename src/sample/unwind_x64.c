@@ -119,8 +119,9 @@ static long prologue_depth(const js_blob *b, uintptr_t ve, uintptr_t pc, long *s
             p += 1; /* push rbp */
             depth += 8;
             *saved_fp_at = depth;
-        } else if (code_has(b, p, 3) && byte_at(p) == 0x48 && byte_at(p + 1) == 0x89 && byte_at(p + 2) == 0xe5) {
-            p += 3; /* mov rbp, rsp (PreserveFramePointer) */
+        } else if (code_has(b, p, 3) && byte_at(p) == 0x48 &&
+                   ((byte_at(p + 1) == 0x89 && byte_at(p + 2) == 0xe5) || (byte_at(p + 1) == 0x8b && byte_at(p + 2) == 0xec))) {
+            p += 3; /* mov rbp, rsp (PreserveFramePointer; a native wrapper's `enter`), in either encoding */
         } else if (code_has(b, p, 4) && byte_at(p) == 0x48 && byte_at(p + 1) == 0x83 && byte_at(p + 2) == 0xec) {
             depth += byte_at(p + 3); /* sub rsp, imm8: the frame is allocated, the rest needs no decoding */
             return p + 4 <= pc ? depth : -1;
@@ -314,8 +315,15 @@ int js_unwind_top(const js_blob *b, uintptr_t verified_entry, const js_safe_rang
     switch (b->kind) {
     case JS_BLOB_NMETHOD: {
         if (r->pc < b->code_begin || r->pc >= b->code_end) return JS_UW_UNKNOWN_CODE;
-        if (!js_blob_frame_built(b, r->pc))
-            return unwind_prologue(b, verified_entry, st, r);
+        if (!js_blob_frame_built(b, r->pc)) {
+            int how = unwind_prologue(b, verified_entry, st, r);
+            if (how != JS_UW_UNKNOWN_CODE || b->frame_size > 0) return how;
+            /* A method handle intrinsic (invokeBasic, linkTo*: a native nmethod of no frame that jumps to its target)
+             * has only its return address on the stack, right after a call from Java code. */
+            uintptr_t ret;
+            if (stack_word(st, r->sp, &ret) != 0 || !java_return(ret)) return JS_UW_UNKNOWN_CODE;
+            return pop_to(st, r, r->sp, r->fp, JS_UW_PROLOGUE);
+        }
         js_regs saved = *r;
         int how = unwind_epilogue(b, st, r);
         if (how != JS_UW_UNKNOWN_CODE) return how;
