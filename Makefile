@@ -56,7 +56,7 @@ $(BUILD)/obj/%.o: src/%.c | $(GEN_HDRS)
 -include $(wildcard $(BUILD)/obj/*/*.d)
 # An allocation sample walks its own native stack by frame pointers (core/alloc_native_int.h): the callback's files
 # keep rbp a frame pointer so the chain reaches the VM's frames.
-$(BUILD)/obj/core/vmevents.o $(BUILD)/obj/core/alloc_native.o: CFLAGS_COMMON += -fno-omit-frame-pointer
+$(BUILD)/obj/core/vmevents.o $(BUILD)/obj/core/alloc_native.o: ALL_CFLAGS += -fno-omit-frame-pointer
 .SECONDARY: $(PB_SRCS) $(PB_HDRS)
 
 # The flame-graph page is kept as a real HTML file and embedded as a C string.

@@ -744,6 +744,8 @@ static void test_tlab(void **state UNUSED)
     parse_ok("start,alloc=1m,tlab");
     assert_true(A.alloc_set);
     expect_error("start,event=alloc,tlab,live", "option 'live'");
+    expect_error("start,event=cpu,tlab", "option 'tlab'"); /* nothing of allocations recorded: not ignored silently */
+    parse_ok("start,all,tlab,file=x.jfr");
 }
 
 /* proc[=N]: seconds between readings of /proc (no value: 30 s, 0: off); all turns it on unless given. */

@@ -224,6 +224,23 @@ static void test_hooks_beside_a_window(void **state UNUSED)
     js_trap_unhook();
     js_trap_window w[8];
     js_trap_take(w, 8);
+    /* refused: a window's function as a hook and the other way round, and a function that already starts with a
+     * breakpoint (another agent's: its saved byte would be 0xcc, and every call would trap again for good) */
+    assert_int_equal(js_trap_arm((uintptr_t)win_begin, (uintptr_t)win_end, 0, err, sizeof err), 0);
+    const uintptr_t win[2] = {(uintptr_t)win_begin, (uintptr_t)hooked_b};
+    assert_int_equal(js_trap_hook(win, 2, hook_fn, err, sizeof err), -1);
+    js_trap_disarm();
+    assert_int_equal(js_trap_hook(at, 2, hook_fn, err, sizeof err), 0);
+    assert_int_equal(js_trap_arm((uintptr_t)hooked_a, (uintptr_t)win_end, 0, err, sizeof err), -1);
+    js_trap_unhook();
+    /* one hook after a session of two: the unhook puts back only its own byte (the other's page is closed) */
+    const uintptr_t one[1] = {(uintptr_t)hooked_a};
+    assert_int_equal(js_trap_hook(one, 1, hook_fn, err, sizeof err), 0);
+    js_trap_unhook();
+    hooked_a(&v, 4);
+    assert_int_equal(v, 4);
+    hooked_b(&v, 4);
+    assert_int_equal(v, 8);
 }
 
 int main(void)

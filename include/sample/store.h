@@ -22,8 +22,10 @@ typedef enum {
     JS_RF_CLASS = 4,   /* an allocated or locked class, the leaf of alloc and lock stacks: method = class id */
     JS_RF_NATIVE_PC = 5, /* a native frame (cstack=fp): method = its pc; bci 0 the interrupted pc, 1 a return address */
     JS_RF_CPU = 6,     /* record-cpu: the CPU the sample was taken on (bci), the root of a cpu stack */
-    JS_RF_KLASS = 7    /* features=vtable: the class of a vtable/itable call's receiver, method = its Klass* */
+    JS_RF_KLASS = 7    /* a class as HotSpot's Klass* (method): bci JS_KLASS_RECEIVER (features=vtable: a vtable/itable
+                        * call's receiver), or a tlab allocation's class, the stack's leaf */
 } js_raw_kind;
+enum { JS_KLASS_RECEIVER = 0, JS_KLASS_NEW_TLAB = 2, JS_KLASS_OUTSIDE_TLAB = 3 };
 
 typedef struct {
     int32_t bci;

@@ -13,7 +13,8 @@
 
 #define JS_VMENTRY_MAX 2048 /* ranges kept (HotSpot 17 has ~310 such functions, 25 ~380) */
 
-/* Keep ranges[0..n) (sorted by start; at most JS_VMENTRY_MAX). Normal threads, before any reader. */
+/* Keep ranges[0..n) (sorted by start; at most JS_VMENTRY_MAX; overlapping ones merged), once. Normal threads, before
+ * any reader. */
 void js_vmentry_set(const uintptr_t (*ranges)[2], int n);
 /* How many ranges are set. */
 int js_vmentry_count(void);

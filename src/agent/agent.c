@@ -373,7 +373,7 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
     if ((a.lock_ns >= 0 || backend) && js_vmevents_capture(jvmti, 1, backend) != 0)
         js_warn("lock: the VM does not report native method binding; LockSupport.park waits%s will not be traced",
                 backend ? " and thread starts" : "");
-    if (a.action == JS_ACTION_START && a.alloc_bytes && js_vmevents_early_interval(jvmti, a.alloc_bytes) != 0)
+    if (a.action == JS_ACTION_START && a.alloc_bytes && !a.tlab && js_vmevents_early_interval(jvmti, a.alloc_bytes) != 0)
         js_debug("alloc: the VM refused the heap sampling interval at start-up; set again at VMInit");
     startup_cmd = opts;
     startup_backend = backend;

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <ucontext.h>
 
 #include "core/symbols.h"
@@ -49,26 +50,32 @@ int js_alloc_native_frames(js_cstack cstack, js_raw_frame *out, int max, int *in
     *in_java = 0;
     if (cstack == JS_CSTACK_NO || js_vmentry_count() == 0 || max <= 0) return 0;
     ucontext_t uc;
-    if (getcontext(&uc) != 0) return 0;
     int n = 0;
-    if (cstack == JS_CSTACK_DWARF) n = js_native_dwarf.walk(&uc, out, max, in_java);
-    if (n <= 0) n = js_native_fp.walk(&uc, out, max, in_java);
+    if (cstack == JS_CSTACK_DWARF && getcontext(&uc) == 0) n = js_native_dwarf.walk(&uc, out, max, in_java);
+    if (n <= 0) { /* by frame pointers, from this function's own frame: no system call (getcontext's sigprocmask) */
+        memset(&uc, 0, sizeof uc);
+        uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
+        uc.uc_mcontext.gregs[REG_RIP] = (greg_t)(uintptr_t)js_alloc_native_frames;
+        uc.uc_mcontext.gregs[REG_RSP] = (greg_t)fp;
+        uc.uc_mcontext.gregs[REG_RBP] = (greg_t)fp;
+        n = js_native_fp.walk(&uc, out, max, in_java);
+    }
     n = js_vmentry_trim(out, n);
     return n < 0 ? 0 : n; /* no entry seen: the frames cannot be told from the VM's own, none are kept */
 }
 
-/* Address of the libjvm function whose ELF name begins with prefix, 0 if none. */
-static uintptr_t jvm_function(uintptr_t pc, const char *prefix)
-{
-    uintptr_t r[1][2] = {{0, 0}};
-    return pc && js_symbols_ranges(pc, &prefix, 1, r, 1) == 1 ? r[0][0] : 0;
-}
-
 int js_alloc_tlab_start(const js_args *a, char *err, size_t errlen)
 {
+    /* By their exact names (HotSpot 17 to 25): the hook reads their arguments as these signatures have them
+     * (Klass*, HeapWord*, sizes, JavaThread*), and a name's compiler-made fragments (".cold", ".part.N") are not
+     * the function's entry. */
     uintptr_t pc = js_alloc_native_jvm_pc();
-    uintptr_t in_new = jvm_function(pc, "_ZN11AllocTracer27send_allocation_in_new_tlab");
-    uintptr_t outside = jvm_function(pc, "_ZN11AllocTracer28send_allocation_outside_tlab");
+    uintptr_t in_new =
+        pc ? js_symbols_lookup(pc, "_ZN11AllocTracer27send_allocation_in_new_tlabEP5KlassPP12HeapWordImplmmP10JavaThread")
+           : 0;
+    uintptr_t outside =
+        pc ? js_symbols_lookup(pc, "_ZN11AllocTracer28send_allocation_outside_tlabEP5KlassPP12HeapWordImplmP10JavaThread")
+           : 0;
     if (!in_new || !outside) {
         snprintf(err, errlen, "option 'tlab': libjvm's AllocTracer::send_allocation_in_new_tlab and "
                  "send_allocation_outside_tlab were not found (a VM without them, or without its symbol table); "

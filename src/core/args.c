@@ -226,16 +226,21 @@ static int finish(js_args *a, char *err, size_t errlen)
 {
     const char *v = a->interval_raw;
     if (a->live && !a->alloc_bytes) a->alloc_bytes = JS_DEFAULT_ALLOC_BYTES; /* live is about allocations */
-    if (a->tlab && a->live) {
-        snprintf(err, errlen, "option 'live': needs allocations sampled through JVMTI; 'tlab' takes them from the "
-                 "VM's TLAB events, which keep no object");
-        return -1;
-    }
     if (a->all_flag) { /* all: cpu, wall, alloc, lock (and proc with a JFR output), each at its default unless given */
         if (!a->wall_set) a->wall_ns = JS_DEFAULT_WALL_NS;
         if (!a->alloc_set) a->alloc_bytes = JS_DEFAULT_ALLOC_BYTES;
         if (!a->lock_set && a->lock_ns < 0) a->lock_ns = JS_DEFAULT_LOCK_NS;
         if (!a->proc_set) a->proc_ns = JS_DEFAULT_PROC_NS; /* where the output is JFR (session_io.c) */
+    }
+    if (a->tlab && !a->alloc_bytes) {
+        snprintf(err, errlen, "option 'tlab': takes allocations, which this command does not record (add event=alloc "
+                 "or alloc=)");
+        return -1;
+    }
+    if (a->tlab && a->live) {
+        snprintf(err, errlen, "option 'live': needs allocations sampled through JVMTI; 'tlab' takes them from the "
+                 "VM's TLAB events, which keep no object");
+        return -1;
     }
     /* As async-profiler: without event=, cpu is sampled only when no other event is asked for (alloc=, lock= or
      * wall= alone record that alone), or with all. */

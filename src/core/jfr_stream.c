@@ -63,7 +63,6 @@ static struct {
     unsigned since_rotate_check;      /* events written since the chunk size was last checked (ROTATE_CHECK_EVENTS) */
     const js_store *ev_store;        /* the event being written: source_trace answers from it */
     uint32_t ev_slot;
-    int ev_klass;                    /* ... a tlab allocation: its leading JS_RF_KLASS frame is its class, not a frame */
     uint8_t kinds[JS_MAX_JSTACKDEPTH + 1]; /* scratch: the frame kinds and lines of the trace pulled */
     int32_t lines[JS_MAX_JSTACKDEPTH + 1];
     js_method_parts parts;   /* scratch returned to the writer by source_method */
@@ -107,8 +106,8 @@ static int source_trace(void *ctx, uint64_t key, js_jfr_frame *out, int max, int
     const js_store *s = J.ev_store;
     const js_raw_frame *f = s && js_store_trace_hash(s, J.ev_slot) == key ? js_store_trace(s, J.ev_slot, &n) : NULL;
     if (!f) return -1;
-    if (n > 0 && (f[0].kind == JS_RF_CLASS || (J.ev_klass && f[0].kind == JS_RF_KLASS)))
-        f++, n--; /* alloc, lock: the class is the event's field, not a frame */
+    if (n > 0 && (f[0].kind == JS_RF_CLASS || (f[0].kind == JS_RF_KLASS && f[0].bci != JS_KLASS_RECEIVER)))
+        f++, n--; /* alloc (tlab's too), lock: the class is the event's field, not a frame */
     if (n <= 0) return -1;
     *truncated = n > max;
     if (n > max) n = max;
@@ -284,11 +283,9 @@ static void write_event(const js_ring_event *e, void *ctx)
             ev.weight = e->weight;
             int n = 0;
             const js_raw_frame *f = e->sub != JS_ALLOC_SAMPLED && s ? js_store_trace(s, J.ev_slot, &n) : NULL;
-            if (f && n > 0 && f[0].kind == JS_RF_KLASS) { /* tlab: the class is the stack's leading frame */
-                J.ev_klass = 1;
-                if (js_names_klass_internal(f[0].method, J.class_name, sizeof J.class_name) == 0)
-                    ev.class_name = J.class_name;
-            }
+            if (f && n > 0 && f[0].kind == JS_RF_KLASS && f[0].bci != JS_KLASS_RECEIVER && /* tlab: the leaf */
+                js_names_klass_internal(f[0].method, J.class_name, sizeof J.class_name) == 0)
+                ev.class_name = J.class_name;
         } else if (e->sub == JS_LOCK_PARK) {
             ev.type = JS_JFR_EV_PARK;
             ev.duration = e->weight;
@@ -299,7 +296,6 @@ static void write_event(const js_ring_event *e, void *ctx)
             ev.duration = e->weight;
         }
         rc = js_jfr_write_event(w, &ev, err, sizeof err);
-        J.ev_klass = 0;
     }
     if (rc != 0) fail(err);
     else if (w == J.w && ++J.since_rotate_check >= ROTATE_CHECK_EVENTS) { /* a burst of new stacks within one drain */

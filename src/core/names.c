@@ -683,11 +683,11 @@ js_frame_type js_names_frame(const js_raw_frame *f, int i, int n, unsigned flags
         }
         return info.kernel ? JS_FT_KERNEL : info.in_jvm && !info.no_symbol ? JS_FT_CPP : JS_FT_NATIVE;
     }
-    if (fr->kind == JS_RF_KLASS) { /* a call's receiver (features=vtable) or a tlab sample's class (bci 1: allocated
-                                    * outside a TLAB), as async-profiler names them */
+    if (fr->kind == JS_RF_KLASS) { /* a call's receiver (features=vtable) or a tlab sample's class, as
+                                    * async-profiler names them */
         if (js_names_klass(fr->method, buf, len) != 0) snprintf(buf, len, "[unknown_class]");
         size_t o = strlen(buf);
-        snprintf(buf + o, len - o, fr->bci == 1 ? "_[k]" : "_[i]");
+        snprintf(buf + o, len - o, fr->bci == JS_KLASS_OUTSIDE_TLAB ? "_[k]" : "_[i]");
         return JS_FT_INLINED;
     }
     if (fr->kind == JS_RF_CLASS) { /* as the converter names it from JFR: "java.lang.String_[i]" */

@@ -282,13 +282,16 @@ void js_sampler_trap_alloc(void *uc, const void *klass, int outside, uint64_t si
 {
     int saved_errno = errno;
     atomic_fetch_add_explicit(&S.inside, 1, SC);
-    frame_block *b = atomic_load_explicit(&S.block, memory_order_acquire);
+    int armed = atomic_load_explicit(&S.armed, SC); /* before the block: an armed session's block is current */
+    frame_block *b = armed ? atomic_load_explicit(&S.block, memory_order_acquire) : NULL;
     int tid, k = -1, rc = -1;
     js_thread *t = my_thread(&tid);
-    if (atomic_load_explicit(&S.armed, SC) && b && b->depth > 2 && (k = claim_stripe(b, tid)) >= 0) {
+    if (b && b->depth > 2 && (k = claim_stripe(b, tid)) >= 0) {
         js_raw_frame *buf = block_frames(b, k);
-        buf[0] = (js_raw_frame){.bci = outside ? 1 : 0, .kind = JS_RF_KLASS, .method = klass};
+        buf[0] = (js_raw_frame){.bci = outside ? JS_KLASS_OUTSIDE_TLAB : JS_KLASS_NEW_TLAB, .kind = JS_RF_KLASS,
+                                .method = klass};
         int n = walk(uc, buf + 1, b->depth - 1, NULL, -1);
+        if (n > 0 && buf[1].kind == JS_RF_NATIVE_PC) buf[1].bci = 1; /* after the faked return: a return address */
         int kept = js_vmentry_trim(buf + 1, n); /* the allocator, the JFR sampler and this trap's function */
         if (kept >= 0) n = kept;
         js_ring_event ev = {.ticks = now_ns(), .weight = w, .value = size, .kind = JS_SK_ALLOC,
@@ -296,7 +299,7 @@ void js_sampler_trap_alloc(void *uc, const void *klass, int outside, uint64_t si
         rc = store_event(buf, n + 1, t, tid, &ev, NULL); /* the class frame alone if nothing was left */
         atomic_store_explicit(&b->busy[k], 0, memory_order_release);
     }
-    if (atomic_load_explicit(&S.armed, SC)) js_stats_event(JS_SK_ALLOC, rc == 0, w);
+    if (armed) js_stats_event(JS_SK_ALLOC, rc == 0, w);
     atomic_fetch_sub_explicit(&S.inside, 1, SC);
     errno = saved_errno;
 }

@@ -6,7 +6,9 @@
 
 #include "sample/sampler.h"
 #include "sample/trap.h"
+#include "sample/safe_read.h"
 #include "sample/vmlayout.h"
+#include "walker_int.h"
 
 enum { IN_NEW_TLAB = 0, OUTSIDE_TLAB = 1 }; /* the hooks' order */
 
@@ -21,10 +23,11 @@ static struct {
 static void make_walkable(uintptr_t thread)
 {
     if (!js_vm.ok || !thread || js_vm.jt_anchor < 0 || js_vm.anchor_sp < 0 || js_vm.anchor_pc < 0) return;
-    uintptr_t anchor = thread + (uintptr_t)js_vm.jt_anchor;
+    if (thread != js_agct_vm_thread()) return; /* only the calling thread's own anchor, known to be a JavaThread */
+    uintptr_t anchor = thread + (uintptr_t)js_vm.jt_anchor, ret = 0;
     uintptr_t sp = *(volatile uintptr_t *)(anchor + (uintptr_t)js_vm.anchor_sp);
     volatile uintptr_t *pc = (volatile uintptr_t *)(anchor + (uintptr_t)js_vm.anchor_pc);
-    if (sp && !*pc) *pc = *(const uintptr_t *)(sp - sizeof(uintptr_t));
+    if (sp && !*pc && js_safe_read(sp - sizeof(uintptr_t), &ret, sizeof ret) == 0 && ret) *pc = ret;
 }
 
 /* SIGTRAP handler, for a call of a hooked function: its arguments are in the System V registers

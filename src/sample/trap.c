@@ -32,7 +32,7 @@ static struct {
     /* hooks: functions whose calls are taken over (see js_trap_hook) */
     _Atomic uintptr_t hook_at[JS_TRAP_HOOKS];
     uint8_t hook_byte[JS_TRAP_HOOKS];
-    _Atomic int hooks_on;
+    _Atomic int hooks_on, nhooks;
     js_trap_hook_fn _Atomic hook_fn;
 } T;
 
@@ -90,7 +90,7 @@ static void pass_on(int signo, siginfo_t *si, void *uc)
  * or was a hook's. */
 static int on_hook(ucontext_t *uc, uintptr_t pc)
 {
-    for (int i = 0; i < JS_TRAP_HOOKS; i++) {
+    for (int i = 0; i < atomic_load(&T.nhooks); i++) {
         if (pc != atomic_load(&T.hook_at[i])) continue;
         js_trap_hook_fn fn = atomic_load(&T.hook_fn);
         greg_t *g = uc->uc_mcontext.gregs;
@@ -188,25 +188,47 @@ static int page_of_hook(uintptr_t at)
     return 0;
 }
 
+/* Remember code address at for good among the breakpoints of earlier sessions (a trap there may come late). */
+static void remember(uintptr_t at)
+{
+    for (int i = 0; i < PAST_MAX; i++) {
+        uintptr_t zero = 0;
+        if (atomic_load(&T.past[i]) == at) return;
+        if (atomic_compare_exchange_strong(&T.past[i], &zero, at)) return;
+    }
+}
+
 int js_trap_hook(const uintptr_t *at, int n, js_trap_hook_fn fn, char *err, size_t errlen)
 {
     if (n <= 0 || n > JS_TRAP_HOOKS || !fn || atomic_load(&T.hooks_on)) {
         js_safe_fmt(err, errlen, "hooks: bad request or already set");
         return -1;
     }
+    for (int i = 0; i < n; i++) {
+        if (!at[i] || at[i] == atomic_load(&T.begin) || at[i] == atomic_load(&T.end)) {
+            js_safe_fmt(err, errlen, "hooks: a function is already a profiling window's begin or end");
+            return -1;
+        }
+        if (*(volatile uint8_t *)at[i] == INT3) { /* another agent's breakpoint: its byte is not the code's */
+            js_safe_fmt(err, errlen, "a hooked function already starts with a breakpoint (another agent's?)");
+            return -1;
+        }
+    }
     if (install(err, errlen) != 0) return -1;
     for (int i = 0; i < n; i++)
-        if (!at[i] || code_writable(at[i], 1) != 0) {
+        if (code_writable(at[i], 1) != 0) {
             js_safe_fmt(err, errlen, "cannot make the code of a hooked function writable: %s", js_safe_errstr(errno));
-            for (int k = 0; k <= i && k < n; k++)
-                if (at[k] && !page_of_window(at[k])) code_writable(at[k], 0);
+            for (int k = 0; k <= i; k++)
+                if (!page_of_window(at[k])) code_writable(at[k], 0);
             return -1;
         }
     atomic_store(&T.hook_fn, fn);
     for (int i = 0; i < n; i++) {
         T.hook_byte[i] = *(volatile uint8_t *)at[i];
-        atomic_store(&T.hook_at[i], at[i]); /* kept after unhook: a late trap there runs the function again */
+        atomic_store(&T.hook_at[i], at[i]);
+        remember(at[i]); /* after unhook a late trap there runs the function itself (ours() below) */
     }
+    atomic_store(&T.nhooks, n);
     atomic_store(&T.hooks_on, 1);
     for (int i = 0; i < n; i++) put_byte(at[i], INT3);
     return 0;
@@ -215,11 +237,11 @@ int js_trap_hook(const uintptr_t *at, int n, js_trap_hook_fn fn, char *err, size
 void js_trap_unhook(void)
 {
     if (!atomic_exchange(&T.hooks_on, 0)) return;
-    for (int i = 0; i < JS_TRAP_HOOKS; i++) /* every byte back before any page is closed: they may share one */
-        if (atomic_load(&T.hook_at[i])) put_byte(atomic_load(&T.hook_at[i]), T.hook_byte[i]);
-    for (int i = 0; i < JS_TRAP_HOOKS; i++)
-        if (atomic_load(&T.hook_at[i]) && !page_of_window(atomic_load(&T.hook_at[i])))
-            code_writable(atomic_load(&T.hook_at[i]), 0);
+    int n = atomic_load(&T.nhooks);
+    for (int i = 0; i < n; i++) put_byte(atomic_load(&T.hook_at[i]), T.hook_byte[i]); /* all back before any page
+                                                                                        * is closed: they may share one */
+    for (int i = 0; i < n; i++)
+        if (!page_of_window(atomic_load(&T.hook_at[i]))) code_writable(atomic_load(&T.hook_at[i]), 0);
 }
 
 int js_trap_arm(uintptr_t begin, uintptr_t end, int nostop, char *err, size_t errlen)
@@ -228,22 +250,19 @@ int js_trap_arm(uintptr_t begin, uintptr_t end, int nostop, char *err, size_t er
         js_safe_fmt(err, errlen, "begin and end symbols should not resolve to the same address");
         return -1;
     }
+    for (int i = 0; atomic_load(&T.hooks_on) && i < atomic_load(&T.nhooks); i++)
+        if (begin == atomic_load(&T.hook_at[i]) || end == atomic_load(&T.hook_at[i])) {
+            js_safe_fmt(err, errlen, "begin/end: the function is hooked by tlab in this session");
+            return -1;
+        }
     if (install(err, errlen) != 0) return -1;
     if (code_writable(begin, 1) != 0 || (end && code_writable(end, 1) != 0)) {
         js_safe_fmt(err, errlen, "cannot make the code of begin/end writable: %s", js_safe_errstr(errno));
-        code_writable(begin, 0);
+        if (!page_of_hook(begin)) code_writable(begin, 0);
         return -1;
     }
-    for (int i = 0; i < PAST_MAX; i++) { /* remember them for good (a trap may be delivered late) */
-        uintptr_t zero = 0;
-        if (atomic_load(&T.past[i]) == begin) break;
-        if (atomic_compare_exchange_strong(&T.past[i], &zero, begin)) break;
-    }
-    for (int i = 0; end && i < PAST_MAX; i++) {
-        uintptr_t zero = 0;
-        if (atomic_load(&T.past[i]) == end) break;
-        if (atomic_compare_exchange_strong(&T.past[i], &zero, end)) break;
-    }
+    remember(begin); /* for good (a trap may be delivered late) */
+    if (end) remember(end);
     T.begin_byte = *(volatile uint8_t *)begin;
     T.end_byte = end ? *(volatile uint8_t *)end : 0;
     atomic_store(&T.begin, begin);

@@ -14,8 +14,17 @@ void js_vmentry_set(const uintptr_t (*ranges)[2], int n)
 {
     if (atomic_load(&R.n) > 0 || n <= 0) return; /* once: a handler may be reading */
     if (n > JS_VMENTRY_MAX) n = JS_VMENTRY_MAX;
-    memcpy(R.ranges, ranges, (size_t)n * sizeof R.ranges[0]);
-    atomic_store_explicit(&R.n, n, memory_order_release);
+    int k = 0;
+    for (int i = 0; i < n; i++) { /* sorted by start; overlapping ones (aliases, nested symbols) merged */
+        if (k > 0 && ranges[i][0] < R.ranges[k - 1][1]) {
+            if (ranges[i][1] > R.ranges[k - 1][1]) R.ranges[k - 1][1] = ranges[i][1];
+            continue;
+        }
+        R.ranges[k][0] = ranges[i][0];
+        R.ranges[k][1] = ranges[i][1];
+        k++;
+    }
+    atomic_store_explicit(&R.n, k, memory_order_release);
 }
 
 int js_vmentry_count(void)
