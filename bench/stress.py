@@ -294,6 +294,7 @@ class Run:
         stopped = attach.stop_any()
         r = subprocess.run([str(CLI), "status", str(jvm.pid)], capture_output=True, text=True, timeout=120)
         state = r.stdout.split(" ", 1)[0]
+        held = re.search(r"perf_counters_open=(\d+)", r.stdout)
         time.sleep(3)  # the session's threads end after stop returns
         rows = []
         for _ in range(6):
@@ -305,6 +306,7 @@ class Run:
                "fds_max": max(r_[1] for r_ in rows), "threads": min(r_[2] for r_ in rows),
                "cpu_s": rows[-1][3], "thread_names": thread_names(jvm.pid), "fd_targets": fd_targets(jvm.pid),
                "stopped_session": stopped, "state": state, "workload": jvm.lines.get("STRESS_PAUSED", ""),
+               "agent_counters": int(held.group(1)) if held else None,
                "nmt_committed_kib": nmt}
         log(f"jdk{self.label} quiet point {tag}: RSS {fig['rss_kib']} KiB, fds {fig['fds_min']}..{fig['fds_max']}, "
             f"threads {fig['threads']}, CPU {fig['cpu_s']:.0f} s, session stopped: {stopped}, {state}")
@@ -523,7 +525,8 @@ class Run:
             "nmt_growth_kib": dict((k, d) for d, k in nmt_delta[:6])}
         self.check("resources", ok,
                    f"RSS {base['rss_kib']} -> {end['rss_kib']} KiB ({grow:+d}, bound {p.rss_bound_kib}; peak "
-                   f"{peak(1)}); fds {base['fds_min']} -> {end['fds_min']} (peak {peak(2)}){' new: ' + str(new_fds) if new_fds else ''}; "
+                   f"{peak(1)}); fds {base['fds_min']} -> {end['fds_min']} (peak {peak(2)}){' new: ' + str(new_fds) if new_fds else ''}"
+                   f"{'; counters the agent holds: ' + str(end.get('agent_counters')) if new_fds else ''}; "
                    f"threads {base['threads']} -> {end['threads']} (peak {peak(3)}; JVM pools {pools(base)} -> "
                    f"{pools(end)}); agent threads at rest {agent(base)} / {agent(end)}; the JVM's own memory (NMT) "
                    f"{nb.get('Total')} -> {ne.get('Total')} KiB committed (most grown: "

@@ -46,6 +46,8 @@ extern const js_engine js_engine_wall;
 /* The perf_events counter js_engine_perf opens from its next start (PERF_TYPE_*, config, a name for
  * messages); cpu-clock until chosen. Process-wide, like the engine. */
 void js_engine_perf_select(uint32_t type, uint64_t config, const char *name);
+/* perf_events counters js_engine_perf holds open now (0 between sessions). */
+long long js_engine_perf_counters_open(void);
 /* Record kernel call chains from the next start (where kernel events are allowed). */
 void js_engine_perf_kernel_stacks(int on);
 /* From the next start: counters count only while their thread runs on CPU target_cpu (-1: on every CPU;

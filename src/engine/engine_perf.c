@@ -78,6 +78,11 @@ static int open_counter(int tid, int excl_kernel)
     return fd < 0 ? -errno : (int)fd;
 }
 
+long long js_engine_perf_counters_open(void)
+{
+    return atomic_load(&fds_open);
+}
+
 void js_engine_perf_scope(int cpu, int user)
 {
     target_cpu = cpu;
