@@ -31,10 +31,9 @@ final class AllocChecks {
         this.t = t;
     }
 
-    /** Count of samples (the last field) on collapsed lines containing s. */
+    /** The weights (last field) of the collapsed lines containing s: samples or bytes, as the profile counts. */
     static long samplesWith(String collapsed, String s) {
-        return collapsed.lines().filter(l -> l.contains(s))
-                .mapToLong(l -> Long.parseLong(l.substring(l.lastIndexOf(' ') + 1))).sum();
+        return AsprofChecks.bytesThrough(collapsed, s);
     }
 
     void startup() {

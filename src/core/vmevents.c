@@ -298,13 +298,19 @@ static void lock_cap(jvmtiCapabilities *c)
     c->can_generate_monitor_events = 1;
 }
 
+/* The heap sampling interval for alloc= bytes, within the JVM's limit. */
+static jint heap_interval(uint64_t alloc_bytes)
+{
+    return (jint)(alloc_bytes > INT32_MAX ? INT32_MAX : alloc_bytes);
+}
+
 int js_vmevents_early_interval(jvmtiEnv *jvmti, uint64_t alloc_bytes)
 {
     jvmtiCapabilities c;
     memset(&c, 0, sizeof c);
     alloc_cap(&c);
     if ((*jvmti)->AddCapabilities(jvmti, &c) != JVMTI_ERROR_NONE) return -1;
-    jint interval = (jint)(alloc_bytes > INT32_MAX ? INT32_MAX : alloc_bytes); /* the JVM's limit */
+    jint interval = heap_interval(alloc_bytes);
     jvmtiError e = (*jvmti)->SetHeapSamplingInterval(jvmti, interval);
     (*jvmti)->RelinquishCapabilities(jvmti, &c);
     return e == JVMTI_ERROR_NONE ? 0 : -1;
@@ -325,7 +331,7 @@ static int alloc_start(const js_args *a, char *err, size_t errlen)
     V.alloc_cap = 1;
     if (a->cstack != JS_CSTACK_NO) js_alloc_native_prepare();
     atomic_store(&V.alloc_cstack, (int)a->cstack);
-    jint interval = (jint)(a->alloc_bytes > INT32_MAX ? INT32_MAX : a->alloc_bytes); /* the JVM's limit */
+    jint interval = heap_interval(a->alloc_bytes);
     atomic_store(&V.alloc_interval, (uint64_t)interval);
     e = (*V.jvmti)->SetHeapSamplingInterval(V.jvmti, interval);
     if (e == JVMTI_ERROR_NONE) e = set_event(JVMTI_ENABLE, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC);
