@@ -444,11 +444,11 @@ static void test_record_cpu_keeps_cut_last(void **state UNUSED)
     for (int depth = 4; depth <= 8; depth += 4) {
         js_store *s = make_store();
         unthrottle();
-        js_sampler_set_record_cpu(1);
+        js_sampler_set_record_cpu(1, -1);
         assert_int_equal(js_sampler_arm(&fake_source, 1, &fake_walker, s, NULL, depth, 1000000, err, sizeof err), 0);
         send(pthread_self(), 1, OURS);
         assert_int_equal(js_sampler_disarm(), 0);
-        js_sampler_set_record_cpu(0);
+        js_sampler_set_record_cpu(0, -1);
         one_trace o = {s, 0, {{0}}};
         js_store_foreach_pair(s, keep_trace, &o);
         if (depth == 4) { /* the walk's room is 2 frames, which the fake walker fills: cut */
@@ -462,6 +462,26 @@ static void test_record_cpu_keeps_cut_last(void **state UNUSED)
         }
         js_store_destroy(s);
     }
+}
+
+/* record-cpu with target-cpu=N: the CPU frame is N (the counters count only there; the thread may have moved
+ * before its signal came), not the CPU the handler runs on: 4000 is no CPU of this machine. */
+static void test_record_cpu_fixed(void **state UNUSED)
+{
+    char err[256];
+    js_store *s = make_store();
+    unthrottle();
+    js_sampler_set_record_cpu(1, 4000);
+    assert_int_equal(js_sampler_arm(&fake_source, 1, &fake_walker, s, NULL, 8, 1000000, err, sizeof err), 0);
+    send(pthread_self(), 1, OURS);
+    assert_int_equal(js_sampler_disarm(), 0);
+    js_sampler_set_record_cpu(0, -1);
+    one_trace o = {s, 0, {{0}}};
+    js_store_foreach_pair(s, keep_trace, &o);
+    assert_int_equal(o.n, 3);
+    assert_int_equal(o.f[2].kind, JS_RF_CPU);
+    assert_int_equal(o.f[2].bci, 4000);
+    js_store_destroy(s);
 }
 
 /* A new store, this thread's budget fresh, the stats reset, and the fake source armed at 1 ms on it. */
@@ -635,6 +655,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_counts_and_disarm),
         cmocka_unit_test(test_record_cpu_keeps_cut_last),
+        cmocka_unit_test(test_record_cpu_fixed),
         cmocka_unit_test(test_disarm_waits_for_handler),
         cmocka_unit_test(test_arm_waits_for_abandoned_handler),
         cmocka_unit_test(test_swap_and_events),

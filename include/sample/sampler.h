@@ -99,9 +99,10 @@ int js_sampler_record(const js_raw_frame *frames, int n, int tid, const js_sampl
 void js_sampler_trap_alloc(void *uc, const void *klass, int outside, uint64_t size, uint64_t w);
 /* Walk native frames too with w (cstack=fp|dwarf, prepared), from the next sample on; NULL turns it off. */
 void js_sampler_set_cstack(const js_native_walker *w);
-/* record-cpu: each cpu (JS_SK_EXEC) sample ends with a JS_RF_CPU root frame, the CPU its handler ran on (where the
- * thread was interrupted). Set before js_sampler_arm, like the walker. */
-void js_sampler_set_record_cpu(int on);
+/* record-cpu: each cpu (JS_SK_EXEC) sample ends with a JS_RF_CPU root frame: fixed_cpu when it is >= 0 (the
+ * counters count only on that CPU, target-cpu=, so every overflow happened there even if the thread moved before
+ * the signal came), else the CPU its handler runs on. Set before js_sampler_arm, like the walker. */
+void js_sampler_set_record_cpu(int on, int fixed_cpu);
 /* Make next the store handlers write to and return the previous one once no handler is inside
  * it; NULL if a handler is still inside after 1 s (the old store must then be abandoned). */
 js_store *js_sampler_swap_store(js_store *next);

@@ -443,7 +443,7 @@ int js_arming_start(const js_args *a, js_store *store, js_evring *ring, js_armin
         if (!e) info->engine = "wall", info->description = js_engine_wall.description, info->signo = wall_signo;
     }
     js_sampler_set_cstack(nw);
-    js_sampler_set_record_cpu(a->record_cpu && e == &js_engine_perf);
+    js_sampler_set_record_cpu(a->record_cpu && e == &js_engine_perf, a->target_cpu);
     set_features(a);
     atomic_store(&native, nw);
     long long yardstick = e && !js_event_is_count(a->event) ? a->interval_ns : a->wall_ns;

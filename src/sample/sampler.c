@@ -56,7 +56,8 @@ static struct {
     int nsrc;
     const js_walker *walker;
     const js_native_walker *_Atomic cstack; /* native frames (cstack=fp|dwarf), or NULL */
-    _Atomic int record_cpu;                /* record-cpu: a cpu sample's root frame is its CPU */
+    _Atomic int record_cpu;                /* record-cpu: a cpu sample's root frame is its CPU; 0 off, 1 the
+                                            * handler's CPU, 2 + N always CPU N (target-cpu=N) */
     js_store *stores[2];             /* the current store and the one before a swap */
     _Atomic int cur;                 /* index into stores of the store handlers write to */
     _Atomic int users[2];            /* handlers inside stores[i] */
@@ -262,7 +263,8 @@ static void take_sample(void *uc, js_thread *t, int tid, uint64_t t0, uint64_t w
     uint32_t gen = 0;
     int cut = n > 1 && buf[n - 1].kind == JS_RF_ERROR && buf[n - 1].bci == JS_WALK_TRUNCATED;
     if (cpu_frame) { /* sched_getcpu reads the thread's rseq area (or the vDSO): no lock, no allocation */
-        int cpu = sched_getcpu();
+        int mode = atomic_load_explicit(&S.record_cpu, RLX);
+        int cpu = mode >= 2 ? mode - 2 : sched_getcpu();
         js_raw_frame c = {.bci = cpu < 0 ? -1 : cpu, .kind = JS_RF_CPU, .method = NULL};
         if (cut) buf[n] = buf[n - 1], buf[n - 1] = c, n++; /* the root of the frames kept; the marker stays last */
         else buf[n++] = c;
@@ -499,9 +501,9 @@ void js_sampler_set_cstack(const js_native_walker *w)
     atomic_store(&S.cstack, w);
 }
 
-void js_sampler_set_record_cpu(int on)
+void js_sampler_set_record_cpu(int on, int fixed_cpu)
 {
-    atomic_store(&S.record_cpu, on);
+    atomic_store(&S.record_cpu, !on ? 0 : fixed_cpu >= 0 ? fixed_cpu + 2 : 1);
 }
 
 js_store *js_sampler_swap_store(js_store *next)
