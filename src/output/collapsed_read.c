@@ -43,19 +43,33 @@ js_frame_type js_collapsed_frame_type(char *name, int first)
     return JS_FT_NATIVE;
 }
 
-enum { LINE_OK = 0, LINE_EOF, LINE_TOO_LONG, LINE_NUL };
+enum { LINE_OK = 0, LINE_EOF, LINE_TOO_LONG, LINE_NUL, LINE_NOMEM };
 
-/* Reads one line (without '\n') into buf (JS_COLLAPSED_LINE_MAX + 1 bytes), NUL-terminated, length in *len. */
-static int read_line(FILE *f, char *buf, size_t *len)
+#define LINE_FIRST_CAP 4096 /* a line buffer's first size: it doubles up to JS_COLLAPSED_LINE_MAX as lines need */
+
+/* A line buffer: grown as lines need, never past JS_COLLAPSED_LINE_MAX + 1 bytes. */
+typedef struct {
+    char *b;
+    size_t cap;
+} line_buf;
+
+/* Reads one line (without '\n') into lb, NUL-terminated, length in *len. */
+static int read_line(FILE *f, line_buf *lb, size_t *len)
 {
     size_t n = 0;
     int c;
     while ((c = getc_unlocked(f)) != EOF && c != '\n') {
         if (c == 0) return LINE_NUL;
         if (n == JS_COLLAPSED_LINE_MAX) return LINE_TOO_LONG;
-        buf[n++] = (char)c;
+        if (n + 1 >= lb->cap) {
+            size_t cap = lb->cap * 2 > JS_COLLAPSED_LINE_MAX + 1 ? JS_COLLAPSED_LINE_MAX + 1 : lb->cap * 2;
+            char *b = realloc(lb->b, cap);
+            if (!b) return LINE_NOMEM;
+            lb->b = b, lb->cap = cap;
+        }
+        lb->b[n++] = (char)c;
     }
-    buf[n] = 0;
+    lb->b[n] = 0;
     *len = n;
     return c == EOF && n == 0 ? LINE_EOF : LINE_OK;
 }
@@ -138,18 +152,18 @@ int js_collapsed_read(FILE *f, const char *name, js_profile *p, char *err, size_
         snprintf(err, errlen, "%s: no input file or profile", name);
         return -1;
     }
-    char *buf = malloc(JS_COLLAPSED_LINE_MAX + 1);
+    line_buf lb = {malloc(LINE_FIRST_CAP), LINE_FIRST_CAP};
     id_buf ids = {NULL, 0, 0};
     char why[256] = "";
     size_t lineno = 0, len = 0;
     int rc = 0;
-    if (!buf) {
+    if (!lb.b) {
         snprintf(err, errlen, "%s: out of memory", name);
         return -1;
     }
     errno = 0;
     for (;;) {
-        int r = read_line(f, buf, &len);
+        int r = read_line(f, &lb, &len);
         if (r == LINE_EOF || ferror(f)) break;
         lineno++;
         if (r == LINE_TOO_LONG) {
@@ -158,7 +172,10 @@ int js_collapsed_read(FILE *f, const char *name, js_profile *p, char *err, size_
         } else if (r == LINE_NUL) {
             snprintf(why, sizeof why, "NUL byte in line");
             rc = -1;
-        } else if (parse_line(buf, len, p, &ids, why, sizeof why) < 0) {
+        } else if (r == LINE_NOMEM) {
+            snprintf(why, sizeof why, "out of memory for a line");
+            rc = -1;
+        } else if (parse_line(lb.b, len, p, &ids, why, sizeof why) < 0) {
             rc = -1;
         }
         if (rc != 0) {
@@ -170,7 +187,7 @@ int js_collapsed_read(FILE *f, const char *name, js_profile *p, char *err, size_
         snprintf(err, errlen, "%s: read error: %s", name, errno ? strerror(errno) : "I/O error");
         rc = -1;
     }
-    free(buf);
+    free(lb.b);
     free(ids.v);
     return rc;
 }

@@ -81,7 +81,7 @@ static int refill(js_pprofr *r)
         return js_pprofr_fail(r, r->base, "the profile is larger than %llu bytes decompressed (a gzip bomb?); not "
                               "read further", (unsigned long long)max);
     if (!r->gz) {
-        long k = raw_read(r, r->win, IO_BUF);
+        long k = raw_read(r, r->win, r->io_cap);
         if (k < 0) return js_pprofr_fail(r, r->base, "read error");
         r->len = (size_t)k;
         if (r->base + r->len > max) r->len = (size_t)(max - r->base);
@@ -89,7 +89,7 @@ static int refill(js_pprofr *r)
     }
     while (r->len == 0) {
         if (r->z.avail_in == 0 && !r->in_eof) {
-            long k = raw_read(r, r->in, IO_BUF);
+            long k = raw_read(r, r->in, r->io_cap);
             if (k < 0) return js_pprofr_fail(r, r->base, "read error");
             r->in_eof = k == 0;
             r->z.next_in = r->in;
@@ -99,7 +99,7 @@ static int refill(js_pprofr *r)
             if (r->z.avail_in == 0 && r->in_eof) return 0;
             if (r->z.avail_in < 2 && !r->in_eof) { /* keep the byte, read more behind it */
                 memmove(r->in, r->z.next_in, r->z.avail_in);
-                long k = raw_read(r, r->in + r->z.avail_in, IO_BUF - r->z.avail_in);
+                long k = raw_read(r, r->in + r->z.avail_in, r->io_cap - r->z.avail_in);
                 if (k < 0) return js_pprofr_fail(r, r->base, "read error");
                 r->in_eof = k == 0;
                 r->z.next_in = r->in;
@@ -112,9 +112,9 @@ static int refill(js_pprofr *r)
             r->gz_end = 0;
         }
         r->z.next_out = r->win;
-        r->z.avail_out = IO_BUF;
+        r->z.avail_out = r->io_cap;
         int rc = inflate(&r->z, Z_NO_FLUSH);
-        r->len = IO_BUF - r->z.avail_out;
+        r->len = r->io_cap - r->z.avail_out;
         if (rc == Z_STREAM_END) r->gz_end = 1;
         else if (rc == Z_BUF_ERROR && r->in_eof && r->z.avail_in == 0)
             return js_pprofr_fail(r, r->base + r->len, "the gzip stream is cut short");
@@ -154,16 +154,24 @@ static int stream_varint(js_pprofr *r, uint64_t *v)
     return js_pprofr_fail(r, off, "a varint longer than 10 bytes");
 }
 
-/* Reads n bytes of the stream into r->field (grown to fit); 0, or -1 on error or the end of the input. */
+/* Makes r->field hold at least need bytes, doubling, never past most; 0, or -1. */
+static int field_room(js_pprofr *r, size_t need, size_t most, uint64_t off)
+{
+    if (need <= r->cap_field) return 0;
+    size_t cap = r->cap_field ? r->cap_field : 4096;
+    while (cap < need) cap = cap > most / 2 ? most : cap * 2;
+    unsigned char *b = realloc(r->field, cap);
+    if (!b) return js_pprofr_fail(r, off, "out of memory for a field of %zu bytes", most);
+    r->field = b;
+    r->cap_field = cap;
+    return 0;
+}
+
+/* Reads n bytes of the stream into r->field, grown as the bytes come (a field's stated size alone, which a
+ * crafted file sets, allocates nothing); 0, or -1 on error or the end of the input. */
 static int stream_bytes(js_pprofr *r, size_t n)
 {
     uint64_t off = r->base + r->pos;
-    if (n > r->cap_field) {
-        unsigned char *b = realloc(r->field, n);
-        if (!b) return js_pprofr_fail(r, off, "out of memory for a field of %zu bytes", n);
-        r->field = b;
-        r->cap_field = n;
-    }
     for (size_t got = 0; got < n;) {
         if (r->pos == r->len) {
             int rc = refill(r);
@@ -171,6 +179,7 @@ static int stream_bytes(js_pprofr *r, size_t n)
             if (rc == 0) return js_pprofr_fail(r, off, "the profile ends inside a field of %zu bytes", n);
         }
         size_t take = r->len - r->pos < n - got ? r->len - r->pos : n - got;
+        if (field_room(r, got + take, n, off) != 0) return -1;
         memcpy(r->field + got, r->win + r->pos, take);
         r->pos += take;
         got += take;
@@ -530,8 +539,11 @@ static int read_profile(js_pprofr *r, js_profile *p, js_pprof_read_info *info)
     if (!r->o) r->o = &defaults;
     int rc = -1;
     unsigned char head[2];
-    r->in = malloc(IO_BUF);
-    r->win = malloc(IO_BUF);
+    /* An input in memory smaller than the buffers needs buffers no larger than itself (at least 4 KiB: a gzip
+     * input's window holds what it inflates to, in as many refills as that takes). */
+    r->io_cap = r->mem && r->mem_len < IO_BUF ? (r->mem_len > 4096 ? r->mem_len : 4096) : IO_BUF;
+    r->in = malloc(r->io_cap);
+    r->win = malloc(r->io_cap);
     if (!r->in || !r->win) {
         js_pprofr_fail(r, 0, "out of memory");
         goto done;

@@ -62,6 +62,7 @@ typedef struct {
     z_stream z;
     unsigned char *in;          /* compressed bytes */
     unsigned char *win;         /* decompressed bytes, win[pos..len) not yet read */
+    size_t io_cap;              /* bytes of in and of win */
     size_t pos, len;
     uint64_t base;              /* offset of win[0] in the decompressed stream */
     unsigned char *field;       /* one top-level field */
