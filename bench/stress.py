@@ -473,6 +473,9 @@ class Run:
         self.figures["log"] = {k: len(v) for k, v in levels.items()}
         self.figures["log_errors"] = levels["ERROR"][:50]
         self.figures["log_warn_sample"] = sorted(set(l.split(": ", 1)[-1][:120] for l in levels["WARN"]))[:50]
+        escaped = [l for l in levels["WARN"] if "held by no thread slot" in l]
+        self.check("no-escaped-counters", not escaped, f"{len(escaped)} stops found perf_events counters no thread slot "
+                   "held (closed then; a defect all the same)" + "".join(f"\n    {l[:200]}" for l in escaped[:10]))
         self.figures["wall_s"] = round(time.monotonic() - self.started)
         return self.summary()
 

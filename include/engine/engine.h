@@ -48,6 +48,10 @@ extern const js_engine js_engine_wall;
 void js_engine_perf_select(uint32_t type, uint64_t config, const char *name);
 /* perf_events counters js_engine_perf holds open now (0 between sessions). */
 long long js_engine_perf_counters_open(void);
+/* Closes every counter still open (disabled first), each of which no thread slot holds once a stop has closed the
+ * slots' own, and lists their threads' tids in tids (comma-separated, cut to len). Call only then, with no handler
+ * inside the sampler. Returns how many it closed: 0 unless a counter escaped its slot. */
+int js_engine_perf_close_escaped(char *tids, size_t len);
 /* Record kernel call chains from the next start (where kernel events are allowed). */
 void js_engine_perf_kernel_stacks(int on);
 /* From the next start: counters count only while their thread runs on CPU target_cpu (-1: on every CPU;

@@ -498,7 +498,11 @@ int js_arming_stop(void)
     wall_engine = NULL;
     atomic_store(&native, NULL);
     if (!left) reaped = reap_graves();
+    char tids[128];
+    int escaped = !left && !ngrave && e == &js_engine_perf ? js_engine_perf_close_escaped(tids, sizeof tids) : 0;
     pthread_mutex_unlock(&lock);
+    if (escaped) /* every slot's counter is closed by now, and no handler is inside: these had no slot */
+        js_warn("%d perf_events counters were held by no thread slot at stop (threads %s): closed", escaped, tids);
     if (leaked)
         js_warn("%d per-thread counters or timers left open: a signal handler was still running (released by a later "
                 "start or stop)", leaked);

@@ -51,6 +51,19 @@ static _Atomic long long fds_open; /* counters open now */
 static _Atomic int fell_back;      /* a thread got a CPU timer for want of a file: said once a session */
 static long long fd_limit, fd_used_at_start;
 
+/* Every counter open, by file number: the thread it counts (its tid), 0 when none. It lets a stop find a counter
+ * that no thread slot holds any more (js_engine_perf_close_escaped), which must never happen but once did, so
+ * that no file outlives the session whatever the path. Files past REG_MAX are not registered. Process-wide, as
+ * the files are. */
+#define REG_MAX 65536
+static _Atomic int reg_tid[REG_MAX];
+
+/* Notes fd as open for tid (tid 0: closed). */
+static void reg_set(int fd, int tid)
+{
+    if (fd >= 0 && fd < REG_MAX) atomic_store(&reg_tid[fd], tid);
+}
+
 /* Open a disabled cpu-clock counter for tid; fd or -errno. */
 static int open_counter(int tid, int excl_kernel)
 {
@@ -218,9 +231,11 @@ static int perf_thread_start(int tid, _Atomic intptr_t *handle, char *err, size_
         return -1;
     }
     atomic_fetch_add(&fds_open, 1);
+    reg_set(fd, tid);
     struct f_owner_ex owner = {F_OWNER_TID, tid};
     if (fcntl(fd, F_SETFL, O_ASYNC) < 0 || fcntl(fd, F_SETSIG, sig) < 0 || fcntl(fd, F_SETOWN_EX, &owner) < 0) {
         snprintf(err, errlen, "fcntl on perf counter of tid %d: %s", tid, strerror(errno));
+        reg_set(fd, 0);
         close(fd);
         atomic_fetch_sub(&fds_open, 1);
         return -1;
@@ -231,6 +246,7 @@ static int perf_thread_start(int tid, _Atomic intptr_t *handle, char *err, size_
         snprintf(err, errlen, "enabling perf counter of tid %d: %s", tid, strerror(errno));
         atomic_store(handle, -1);
         js_perf_ring_detach(fd);
+        reg_set(fd, 0);
         close(fd);
         atomic_fetch_sub(&fds_open, 1);
         return -1;
@@ -258,8 +274,30 @@ static void perf_thread_stop(_Atomic intptr_t *handle)
     if (fd < 0) return;
     ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
     js_perf_ring_detach(fd);
+    reg_set(fd, 0);
     close(fd);
     atomic_fetch_sub(&fds_open, 1);
+}
+
+int js_engine_perf_close_escaped(char *tids, size_t len)
+{
+    int n = 0;
+    size_t used = 0;
+    if (len) tids[0] = 0;
+    for (int fd = 0; fd < REG_MAX && atomic_load(&fds_open) > 0; fd++) {
+        int tid = atomic_exchange(&reg_tid[fd], 0);
+        if (!tid) continue;
+        ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+        js_perf_ring_detach(fd);
+        close(fd);
+        atomic_fetch_sub(&fds_open, 1);
+        if (used < len) {
+            int k = snprintf(tids + used, len - used, "%s%d", n ? "," : "", tid);
+            used += k > 0 ? (size_t)k : 0;
+        }
+        n++;
+    }
+    return n;
 }
 
 /* Signal-safe: the kernel frames of this thread's last overflow. */
