@@ -202,7 +202,7 @@ final class NativeChecks {
     }
 
     /**
-     * {@code cstack-vmx}: ClassInit 3 s (Class.forName runs a static initializer that reads /dev/zero) at 1 ms with
+     * {@code cstack-vmx}: ClassInit 3 s (Class.forName runs a static initializer that computes in Java) at 1 ms with
      * {@code cstack=vmx}: at least 80% of the samples in the initializer show, root to leaf, JavaMain, the call stub,
      * ClassInit.main, Class.forName0, InstanceKlass::initialize, the call stub again and the initializer (the VM's
      * frames where it calls Java); with {@code cstack=vm} none of those VM frames appears (the control).

@@ -91,6 +91,7 @@ static int layout(int f, const char *drop)
         {"JavaFrameAnchor", "_last_Java_sp", NULL, 0},
         {"JavaFrameAnchor", "_last_Java_pc", "address", 16},
         {"JavaFrameAnchor", "_last_Java_fp", "intptr_t*", 8},
+        {"JavaThread", "_thread_state", "JavaThreadState", 1200},
     };
     int n = 0;
     for (size_t i = 0; i < sizeof e / sizeof e[0]; i++)
@@ -718,6 +719,31 @@ static void test_method_id(void **state UNUSED)
     assert_null(js_vm_method_id(0));
 }
 
+/* The thread's frame anchor may be changed for a moment only in the states in which no other thread walks it: in
+ * Java or in the VM (and their transitions); never blocked or in native (a GC worker or a handshake may be walking
+ * it from the anchor: the crash "missing saved register"), nor when the tables lack the state. */
+static void test_anchor_private(void **state UNUSED)
+{
+    static uint64_t jt[1300 / 8];
+    int *state_word = (int *)((char *)jt + 1200);
+    const int yes[] = {6, 7, 8, 9}, no[] = {0, 2, 3, 4, 5, 10, 11, 12, -1};
+    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) {
+        *state_word = yes[i];
+        assert_int_equal(js_vm_anchor_private((uintptr_t)jt), 1);
+    }
+    for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
+        *state_word = no[i];
+        assert_int_equal(js_vm_anchor_private((uintptr_t)jt), 0);
+    }
+    *state_word = 6;
+    assert_int_equal(js_vm_anchor_private(0), 0);
+    assert_int_equal(layout(JDK25, "_thread_state"), 0);
+    assert_int_equal(js_vm.jt_state, -1);
+    assert_int_equal(js_vm_anchor_private((uintptr_t)jt), 0);
+    assert_int_equal(layout(JDK25, NULL), 0);
+    assert_int_equal(js_vm_anchor_private((uintptr_t)jt), 1);
+}
+
 /* ---- guarded read ------------------------------------------------------------------------------------------- */
 
 static void test_safe_read(void **state UNUSED)
@@ -755,6 +781,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_stub_moves_then_push, setup, teardown),
         cmocka_unit_test_setup_teardown(test_native_cfi, setup, teardown),
         cmocka_unit_test_setup_teardown(test_method_id, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_anchor_private, setup, teardown),
         cmocka_unit_test_setup_teardown(test_safe_read, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -37,6 +37,7 @@ typedef struct {
     int jt_stack_base, jt_stack_size;
     int jt_anchor, anchor_sp; /* JavaThread::_anchor, JavaFrameAnchor::_last_Java_sp */
     int anchor_pc, anchor_fp; /* JavaFrameAnchor::_last_Java_pc, _last_Java_fp; -1 when the tables lack one */
+    int jt_state;             /* JavaThread::_thread_state (JavaThreadState, an int); -1 if absent */
     /* features=vtable and comptask (each -1, or 0 for an address, when the tables lack it) */
     uintptr_t ckp_base_addr, ckp_shift_addr; /* &CompressedKlassPointers::_base and _shift (17: _narrow_klass.*) */
     int oop_klass;            /* oopDesc::_metadata._compressed_klass */
@@ -50,6 +51,12 @@ typedef struct {
 
 /* The layout handlers read (zeroed until js_vmlayout_init succeeds). */
 extern js_vmlayout js_vm;
+
+/* Signal-safe: 1 if the JavaThread thread, the calling thread's own, is in a state in which no other thread walks
+ * its stack (_thread_in_Java, _thread_in_vm and their transitions: safepoints and handshakes wait for it), so its
+ * frame anchor may be changed for a moment and put back. 0 otherwise (_thread_blocked, _thread_in_native: a
+ * GC or a handshake may be walking it from its anchor right now), or when the state cannot be read. */
+int js_vm_anchor_private(uintptr_t thread);
 
 /* Read HotSpot's tables from the loaded libjvm (normal thread). 0, or -1 with err naming what is
  * missing; on -1 js_vm.ok stays 0. */

@@ -56,6 +56,7 @@ static const wanted WANTED[] = {
     W("JavaFrameAnchor", "_last_Java_sp", OFF, 1, anchor_sp),
     W("JavaFrameAnchor", "_last_Java_pc", OFF, 0, anchor_pc),
     W("JavaFrameAnchor", "_last_Java_fp", OFF, 0, anchor_fp),
+    W("JavaThread", "_thread_state", OFF, 0, jt_state),
     W("CompressedKlassPointers", "_narrow_klass._base", STATIC, 0, ckp_base_addr),
     W("CompressedKlassPointers", "_narrow_klass._shift", STATIC, 0, ckp_shift_addr),
     W("CompressedKlassPointers", "_base", STATIC, 0, ckp_base_addr),
@@ -167,6 +168,7 @@ static int finish(parse *p, char *err, size_t errlen)
     if (!flag_size_seen) p->l.flag_size = -1;
     if (!seen(p, "JavaFrameAnchor", "_last_Java_pc")) p->l.anchor_pc = -1;
     if (!seen(p, "JavaFrameAnchor", "_last_Java_fp")) p->l.anchor_fp = -1;
+    if (!seen(p, "JavaThread", "_thread_state")) p->l.jt_state = -1;
     if (old_code) p->l.cb_code_offset = p->l.cb_data_offset = -1;
     else p->l.cb_code_begin = p->l.cb_code_end = -1;
     p->l.ok = 1;
@@ -244,4 +246,15 @@ int js_vmlayout_init(char *err, size_t errlen)
         return -1;
     }
     return finish(&p, err, errlen);
+}
+
+/* JavaThreadState (HotSpot's globalDefinitions.hpp, the same from JDK 8 to 25): a transition state is its state + 1. */
+#define JS_THREAD_IN_VM 6
+#define JS_THREAD_IN_JAVA 8
+
+int js_vm_anchor_private(uintptr_t thread)
+{
+    if (!js_vm.ok || !thread || js_vm.jt_state < 0) return 0;
+    int st = *(const volatile int *)(thread + (uintptr_t)js_vm.jt_state); /* the calling thread's own JavaThread */
+    return st == JS_THREAD_IN_VM || st == JS_THREAD_IN_VM + 1 || st == JS_THREAD_IN_JAVA || st == JS_THREAD_IN_JAVA + 1;
 }

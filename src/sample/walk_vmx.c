@@ -52,7 +52,8 @@ static uintptr_t stub_fp(const js_safe_range *st, uintptr_t ret_at)
 
 /* The Java frames AsyncGetCallTrace finds from the anchor (sp, fp, pc) where Java code called into the VM, walked
  * into scratch[0..max): its count (<= 0 if none). The thread's own anchor is pointed there meanwhile (a thread in
- * the VM or native code is walked from it), with asynchronous signals blocked, and put back. */
+ * the VM or native code is walked from it), with asynchronous signals blocked, and put back; only while the thread
+ * is in the VM or in Java, when no other thread walks it (js_vm_anchor_private): none otherwise. */
 static int java_below(const ucontext_t *uc, uintptr_t sp, uintptr_t fp, uintptr_t pc, js_raw_frame *scratch, int max)
 {
     uintptr_t thread = js_agct_vm_thread();
@@ -67,6 +68,7 @@ static int java_below(const ucontext_t *uc, uintptr_t sp, uintptr_t fp, uintptr_
     at.uc_mcontext.gregs[REG_RBP] = (greg_t)fp;
     uintptr_t sp0 = *a_sp, pc0 = *a_pc, fp0 = *a_fp;
     if (!sp0) return js_walker_agct.walk(&at, scratch, max); /* in Java: walked from the context */
+    if (!js_vm_anchor_private(thread)) return -1; /* blocked or in native: others may walk from the anchor now */
     sigset_t all, old;
     sigfillset(&all);
     if (pthread_sigmask(SIG_BLOCK, &all, &old) != 0) return -1;

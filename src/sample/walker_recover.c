@@ -221,13 +221,17 @@ static int stub_frame_refused(const js_blob *b, uintptr_t pc)
  * pc is the return address just below the anchor's sp (HotSpot's JavaFrameAnchor::make_walkable()
  * reads the same word). In a stub, step out of it by its frame size to the compiled caller (the
  * stub adds no frame of its own). Point the anchor there, walk, and put the anchor back as it was.
- * The thread is stopped in this handler, and a thread in the VM is not walked by others
- * (handshakes and safepoints wait for it to leave the VM), so no one else sees the anchor
- * meanwhile. The frame count; 0 when the anchor is not one of these; -1 when the walk failed. */
+ * Only while the thread is in the VM or in Java (its state read from the JavaThread): then no other
+ * thread walks it (safepoints and handshakes wait for it), so no one else sees the anchor meanwhile.
+ * A thread blocked in the VM (a C2 allocation waiting for a GC) or in native code may be walked by a
+ * GC worker or a handshake at any moment, from its anchor: changing it then crashed the JVM
+ * ("missing saved register" in OopMapSet::all_do, a GC worker starting past the stub's saved
+ * registers). The frame count; 0 when the anchor is not one of these; -1 when the walk failed. */
 static int complete_anchor(void *ucontext, js_raw_frame *frames, int max)
 {
     uintptr_t thread = js_agct_vm_thread();
     if (!thread || js_vm.anchor_pc < 0 || js_vm.anchor_fp < 0) return 0;
+    if (!js_vm_anchor_private(thread)) return 0; /* blocked or in native: a GC may be walking from the anchor now */
     uintptr_t anchor = thread + (uintptr_t)js_vm.jt_anchor;
     volatile uintptr_t *a_sp = (volatile uintptr_t *)(anchor + (uintptr_t)js_vm.anchor_sp);
     volatile uintptr_t *a_pc = (volatile uintptr_t *)(anchor + (uintptr_t)js_vm.anchor_pc);
