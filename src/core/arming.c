@@ -104,10 +104,14 @@ static void apply_filter(js_thread *t, const char *name)
 static void arm_thread(js_thread *t)
 {
     if (!engine || !engine->per_thread || atomic_load(&t->unsampled) == FILTERED) return;
+    /* A slot released since it was seen (arm_cb takes the lock per slot, after the walk over the table saw it) is
+     * left alone: armed with tid 0, perf_event_open would count the calling thread, in a free slot no stop visits
+     * (the perf_event file the stress runs found open, one run in ten). Releases hold the lock as well. */
+    int tid = atomic_load(&t->tid);
+    if (tid <= 0) return;
     int expected = 0;
     if (!atomic_compare_exchange_strong(&t->armed, &expected, 1)) return;
     char err[256], comm[JS_THREAD_NAME_MAX];
-    int tid = atomic_load(&t->tid);
     if (engine->thread_start(tid, &t->handle, err, sizeof err) != 0) {
         atomic_store(&t->armed, 0);
         if (js_threads_comm(tid, comm, sizeof comm) != 0) js_threads_release(t); /* it ended meanwhile */

@@ -216,6 +216,10 @@ static int without_file(int tid, _Atomic intptr_t *handle, const char *why, char
 static int perf_thread_start(int tid, _Atomic intptr_t *handle, char *err, size_t errlen)
 {
     char why[256];
+    if (tid <= 0) { /* perf_event_open would take 0 as the calling thread, whichever it is */
+        snprintf(err, errlen, "no thread to count (tid %d)", tid);
+        return -1;
+    }
     if (fd_budget >= 0 && atomic_load(&fds_open) >= fd_budget) {
         snprintf(why, sizeof why, "%lld perf_events counters are open, the share of the open-file limit the profiler takes "
                  "(RLIMIT_NOFILE %lld, %lld files open at start)", fd_budget, fd_limit, fd_used_at_start);
@@ -231,7 +235,7 @@ static int perf_thread_start(int tid, _Atomic intptr_t *handle, char *err, size_
         return -1;
     }
     atomic_fetch_add(&fds_open, 1);
-    reg_set(fd, tid);
+    reg_set(fd, tid > 0 ? tid : -1);
     struct f_owner_ex owner = {F_OWNER_TID, tid};
     if (fcntl(fd, F_SETFL, O_ASYNC) < 0 || fcntl(fd, F_SETSIG, sig) < 0 || fcntl(fd, F_SETOWN_EX, &owner) < 0) {
         snprintf(err, errlen, "fcntl on perf counter of tid %d: %s", tid, strerror(errno));
