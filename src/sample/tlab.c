@@ -24,6 +24,7 @@ static void make_walkable(uintptr_t thread)
 {
     if (!js_vm.ok || !thread || js_vm.jt_anchor < 0 || js_vm.anchor_sp < 0 || js_vm.anchor_pc < 0) return;
     if (thread != js_agct_vm_thread()) return; /* only the calling thread's own anchor, known to be a JavaThread */
+    if (!js_vm_anchor_private(thread)) return; /* in the VM here; were it not, another thread might be walking it */
     uintptr_t anchor = thread + (uintptr_t)js_vm.jt_anchor, ret = 0;
     uintptr_t sp = *(volatile uintptr_t *)(anchor + (uintptr_t)js_vm.anchor_sp);
     volatile uintptr_t *pc = (volatile uintptr_t *)(anchor + (uintptr_t)js_vm.anchor_pc);
