@@ -295,6 +295,7 @@ class Run:
         r = subprocess.run([str(CLI), "status", str(jvm.pid)], capture_output=True, text=True, timeout=120)
         state = r.stdout.split(" ", 1)[0]
         held = re.search(r"perf_counters_open=(\d+)", r.stdout)
+        named = re.search(r"names_cached=(\d+)", r.stdout)
         time.sleep(3)  # the session's threads end after stop returns
         rows = []
         for _ in range(6):
@@ -307,6 +308,7 @@ class Run:
                "cpu_s": rows[-1][3], "thread_names": thread_names(jvm.pid), "fd_targets": fd_targets(jvm.pid),
                "stopped_session": stopped, "state": state, "workload": jvm.lines.get("STRESS_PAUSED", ""),
                "agent_counters": int(held.group(1)) if held else None,
+               "names_cached": int(named.group(1)) if named else None,
                "nmt_committed_kib": nmt}
         log(f"jdk{self.label} quiet point {tag}: RSS {fig['rss_kib']} KiB, fds {fig['fds_min']}..{fig['fds_max']}, "
             f"threads {fig['threads']}, CPU {fig['cpu_s']:.0f} s, session stopped: {stopped}, {state}")
@@ -525,7 +527,8 @@ class Run:
             "jvm_pool_threads_end": pools(end), "cpu_s_end": end["cpu_s"], "new_fds": new_fds,
             "nmt_total_base_kib": nb.get("Total"), "nmt_total_end_kib": ne.get("Total"),
             "rss_minus_nmt_base_kib": untracked(base, nb), "rss_minus_nmt_end_kib": untracked(end, ne),
-            "nmt_growth_kib": dict((k, d) for d, k in nmt_delta[:6])}
+            "nmt_growth_kib": dict((k, d) for d, k in nmt_delta[:6]),
+            "names_cached_base": base.get("names_cached"), "names_cached_end": end.get("names_cached")}
         self.check("resources", ok,
                    f"RSS {base['rss_kib']} -> {end['rss_kib']} KiB ({grow:+d}, bound {p.rss_bound_kib}; peak "
                    f"{peak(1)}); fds {base['fds_min']} -> {end['fds_min']} (peak {peak(2)}){' new: ' + str(new_fds) if new_fds else ''}"
@@ -534,7 +537,8 @@ class Run:
                    f"{pools(end)}); agent threads at rest {agent(base)} / {agent(end)}; the JVM's own memory (NMT) "
                    f"{nb.get('Total')} -> {ne.get('Total')} KiB committed (most grown: "
                    f"{', '.join(f'{k} {d:+d}' for d, k in nmt_delta[:3])}), RSS beyond it "
-                   f"{untracked(base, nb)} -> {untracked(end, ne)} KiB"
+                   f"{untracked(base, nb)} -> {untracked(end, ne)} KiB; method names cached "
+                   f"{base.get('names_cached')} -> {end.get('names_cached')}"
                    + ("" if java(end) == java(base) else
                       f"; other threads differ: +{sorted(set(java(end)) - set(java(base)))} "
                       f"-{sorted(set(java(base)) - set(java(end)))}"))

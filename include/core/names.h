@@ -65,6 +65,8 @@ js_frame_type js_names_kind(const js_raw_frame *frames, int i, int n);
 void js_names_trace_info(const js_raw_frame *frames, int n, uint8_t *kinds, int32_t *lines);
 /* Distinct methods that could not be named (their class was unloaded before they were cached). */
 uint64_t js_names_unresolved(void);
+/* Methods whose names are cached now (the cache is not bounded: status reports it). */
+uint64_t js_names_cached(void);
 /* Forget cached names and compile records (VM death). */
 void js_names_clear(void);
 

@@ -723,6 +723,14 @@ uint64_t js_names_unresolved(void)
     return n;
 }
 
+uint64_t js_names_cached(void)
+{
+    pthread_mutex_lock(&lock);
+    uint64_t n = nmethods;
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
 void js_names_clear(void)
 {
     pthread_mutex_lock(&lock);

@@ -4,6 +4,7 @@
 
 #include "core/fold.h"
 #include "core/jfr_stream.h"
+#include "core/names.h"
 #include "core/stats_format.h"
 #include "engine/engine.h"
 #include "sample/sampler.h"
@@ -100,10 +101,10 @@ void js_session_format_status(int running, char *out, size_t outlen)
         rate = elapsed > 0 ? (double)s.samples / elapsed : 0;
     }
     snprintf(out, outlen,
-             "event=%s engine=%s interval=%s elapsed_s=%.1f samples_per_s=%.1f perf_counters_open=%lld\n"
+             "event=%s engine=%s interval=%s elapsed_s=%.1f samples_per_s=%.1f perf_counters_open=%lld names_cached=%llu\n"
              "store: traces=%llu/%u frames=%llu/%llu pairs=%llu/%u rotations=%llu not_aggregated_weight=%llu%s%s\n%s",
              running ? js_kind_name(&js_sess.args, JS_KIND_EXEC) : "-", running ? js_sess.eng.engine : "none", iv, elapsed, rate,
-             js_engine_perf_counters_open(),
+             js_engine_perf_counters_open(), (unsigned long long)js_names_cached(),
              (unsigned long long)atomic_load(&js_sess.fill_traces), STORE_TRACES,
              (unsigned long long)atomic_load(&js_sess.fill_frames), (unsigned long long)STORE_FRAMES,
              (unsigned long long)atomic_load(&js_sess.fill_pairs), STORE_PAIRS,
