@@ -197,6 +197,24 @@ static void test_resolution(void **state UNUSED)
     assert_int_equal(total_calls(), 3); /* each method resolved once, by the refresh */
 }
 
+/* Over the bound, trim forgets every cached method (freeing what JVMTI gave: teardown checks), and a method still
+ * loaded is named again when asked; at or under it, nothing is forgotten. */
+static void test_trim(void **state UNUSED)
+{
+    uint32_t id = add_stack((int[]){3, 12, 55}, 3);
+    uint32_t cursor = 0;
+    js_names_refresh(g_store, &cursor);
+    assert_int_equal(js_names_cached(), 3);
+    assert_int_equal(js_names_trim(3), 0);
+    assert_int_equal(js_names_cached(), 3);
+    assert_int_equal(js_names_trim(2), 3);
+    assert_int_equal(js_names_cached(), 0);
+    char buf[256];
+    name_of(id, 1, 0, 0, buf, sizeof buf);
+    assert_string_equal(buf, "pkg.C1.m12");
+    assert_int_equal(atomic_load(&g_calls[12]), 2); /* resolved again */
+}
+
 /* Only traces published since the cursor are looked at; known methods cost no JVMTI call. */
 static void test_incremental_cursor(void **state UNUSED)
 {
@@ -412,6 +430,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_resolution, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_trim, setup, teardown),
         cmocka_unit_test_setup_teardown(test_incremental_cursor, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unloaded_methods, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compiled_load_unload, setup, teardown),

@@ -65,8 +65,12 @@ js_frame_type js_names_kind(const js_raw_frame *frames, int i, int n);
 void js_names_trace_info(const js_raw_frame *frames, int n, uint8_t *kinds, int32_t *lines);
 /* Distinct methods that could not be named (their class was unloaded before they were cached). */
 uint64_t js_names_unresolved(void);
-/* Methods whose names are cached now (the cache is not bounded: status reports it). */
+/* Methods whose names are cached now (status reports it). */
 uint64_t js_names_cached(void);
+/* Between sessions (no stored trace refers to a cached name): if more than keep methods are cached, forget them all,
+ * so that a JVM that loads classes without end (throw-away class loaders, generated code) does not grow the cache
+ * without end; live methods are named again when sampled. Returns how many were forgotten (0 if none). */
+uint64_t js_names_trim(uint64_t keep);
 /* Forget cached names and compile records (VM death). */
 void js_names_clear(void);
 

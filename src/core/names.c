@@ -731,13 +731,28 @@ uint64_t js_names_cached(void)
     return n;
 }
 
-void js_names_clear(void)
+/* Forget every cached method. Caller holds lock. */
+static void forget_methods(void)
 {
-    pthread_mutex_lock(&lock);
     for (size_t i = 0; i < cap_methods; i++) free_fields(&methods[i]);
     free(methods);
     methods = NULL;
     nmethods = cap_methods = 0;
+}
+
+uint64_t js_names_trim(uint64_t keep)
+{
+    pthread_mutex_lock(&lock);
+    uint64_t n = nmethods > keep ? nmethods : 0;
+    if (n) forget_methods();
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
+void js_names_clear(void)
+{
+    pthread_mutex_lock(&lock);
+    forget_methods();
     unresolved = 0;
     pthread_mutex_unlock(&lock);
     pthread_mutex_lock(&compile_lock);

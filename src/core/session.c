@@ -21,6 +21,10 @@
 #include "sample/stats.h"
 #include "util/log.h"
 
+/* Methods whose names a new session keeps cached from earlier ones; past it the cache is emptied at the start (a
+ * few hundred bytes a method with its line table: about 20 MB at most). */
+#define NAMES_KEEP 65536u
+
 static const char *const state_names[] = {"idle", "running", "stopping", "dead"};
 
 void js_profiler_init(JavaVM *vm, jvmtiEnv *jvmti)
@@ -138,6 +142,9 @@ static js_status start_locked(const js_args *a, char *out, size_t outlen)
     }
     js_stats_reset();
     js_session_reset_counters();
+    uint64_t forgot = js_names_trim(NAMES_KEEP);
+    if (forgot) js_info("method-name cache: %llu methods cached, over %u: emptied (live ones are named again)",
+                        (unsigned long long)forgot, NAMES_KEEP);
     js_sess.args = *a;
     js_sess.args.capture = NULL; /* the caller's stream lives for this call only */
     js_status st = js_session_open_outputs(a, out, outlen);
