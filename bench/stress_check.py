@@ -14,10 +14,12 @@ Anything else in an output folder (a temporary file left behind) is an error."""
 import json
 import os
 import re
+import select
 import subprocess
 from pathlib import Path
 
 KINDS = ("cpu", "wall", "alloc", "lock")
+TALLY_WAIT_S = 300  # the longest the JDK's parser may take over one recording
 ROW_FLAT = re.compile(r"^\s*\d+\s+[\d.]+%\s+\d+\s+[\d.]+%\s+\S.*$")
 ROW_TREE = re.compile(r"^\s*[\d.]+%\s+(\d+)\s+(\d+)  ( *)(\S.*)$")
 HEADER = re.compile(r"^Total: (\d+) (\S+) in (\d+) stacks$")
@@ -27,8 +29,8 @@ class Checker:
     def __init__(self, java_home, cli, classes, jfr_cli_every=25, go_every=10):
         self.java_home, self.cli = str(java_home), str(cli)
         self.jfr_cli_every, self.go_every = jfr_cli_every, go_every
-        self.tally = subprocess.Popen([f"{java_home}/bin/java", "-Xmx512m", "-cp", str(classes), "JfrTally"],
-                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+        self.classes = classes
+        self.start_tally()
         self.seen = {}          # source -> files checked
         self.counts = {}        # kind of file -> checked
         self.jfr_cli_runs = 0
@@ -78,9 +80,21 @@ class Checker:
             return None, f"jsampler convert {' '.join(args)} wrote a bad profile: {why}"
         return sum(int(l.rpartition(" ")[2]) for l in r.stdout.splitlines() if l), None
 
+    def start_tally(self):
+        self.tally = subprocess.Popen([f"{self.java_home}/bin/java", "-Xmx512m", "-cp", str(self.classes), "JfrTally"],
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+
     def jfr(self, path, with_cli):
         self.tally.stdin.write(f"{path}\n")
         self.tally.stdin.flush()
+        # The JDK's parser answers one line per file; one that never answers (it once spun for two hours on the
+        # recording of a JVM that had crashed) is a finding, not a reason to hang the run: it is killed and restarted.
+        ready, _, _ = select.select([self.tally.stdout], [], [], TALLY_WAIT_S)
+        if not ready:
+            self.tally.kill()
+            self.tally.wait(60)
+            self.start_tally()
+            return f"the JDK's parser gave no answer in {TALLY_WAIT_S} s"
         line = self.tally.stdout.readline().strip()
         if not line:
             return "JfrTally ended"
