@@ -235,7 +235,7 @@ static int perf_thread_start(int tid, _Atomic intptr_t *handle, char *err, size_
         return -1;
     }
     atomic_fetch_add(&fds_open, 1);
-    reg_set(fd, tid > 0 ? tid : -1);
+    reg_set(fd, tid); /* > 0: refused above otherwise */
     struct f_owner_ex owner = {F_OWNER_TID, tid};
     if (fcntl(fd, F_SETFL, O_ASYNC) < 0 || fcntl(fd, F_SETSIG, sig) < 0 || fcntl(fd, F_SETOWN_EX, &owner) < 0) {
         snprintf(err, errlen, "fcntl on perf counter of tid %d: %s", tid, strerror(errno));
