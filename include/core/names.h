@@ -73,5 +73,7 @@ uint64_t js_names_cached(void);
 uint64_t js_names_trim(uint64_t keep);
 /* Forget cached names and compile records (VM death). */
 void js_names_clear(void);
+/* Forget the compile facts only (before the VM replays its loaded code: js_methodids_on). */
+void js_names_compiled_clear(void);
 
 #endif

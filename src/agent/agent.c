@@ -3,7 +3,8 @@
  * Agent_OnLoad validates the options (a bad option stops JVM start-up, naming it), sets up
  * JVMTI (capabilities, events) and, at VMInit, hands the option string to js_execute. The
  * callbacks feed thread lifecycle and compiled-method facts to the core; ClassPrepare creates
- * jmethodIDs eagerly so AsyncGetCallTrace can name every frame. VMDeath stops and writes.
+ * jmethodIDs so AsyncGetCallTrace can name every frame. Those two and CompiledMethodUnload are on only
+ * while a session runs (core/methodids.h). VMDeath stops and writes.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -24,6 +25,7 @@
 #include "util/log.h"
 #include "util/version.h"
 #include "core/codenames.h"
+#include "core/methodids.h"
 #include "core/names.h"
 #include "core/vmevents.h"
 #include "core/profiler.h"
@@ -46,28 +48,6 @@ static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER; /* serialises the 
 static int current_tid(void)
 {
     return (int)syscall(SYS_gettid);
-}
-
-/* Create jmethodIDs for every method of klass (AsyncGetCallTrace reports only existing ids). */
-static void create_method_ids(jvmtiEnv *env, jclass klass)
-{
-    jint n = 0;
-    jmethodID *ids = NULL;
-    if ((*env)->GetClassMethods(env, klass, &n, &ids) == JVMTI_ERROR_NONE && ids)
-        (*env)->Deallocate(env, (unsigned char *)ids);
-}
-
-/* Same for every class already loaded (start-up before VMInit). */
-static void create_all_method_ids(jvmtiEnv *env, JNIEnv *jni)
-{
-    jint n = 0;
-    jclass *classes = NULL;
-    if ((*env)->GetLoadedClasses(env, &n, &classes) != JVMTI_ERROR_NONE) return;
-    for (jint i = 0; i < n; i++) {
-        create_method_ids(env, classes[i]);
-        (*jni)->DeleteLocalRef(jni, classes[i]);
-    }
-    (*env)->Deallocate(env, (unsigned char *)classes);
 }
 
 /* Java name of thread into buf ("" if unavailable). */
@@ -115,7 +95,6 @@ static js_status run_command(const char *cmd)
 
 static void JNICALL on_vm_init(jvmtiEnv *env, JNIEnv *jni, jthread thread)
 {
-    create_all_method_ids(env, jni);
     (*env)->GenerateEvents(env, JVMTI_EVENT_DYNAMIC_CODE_GENERATED); /* what the VM generated before we listened */
     find_thread_tid_field(jni);
     char name[64];
@@ -148,7 +127,7 @@ static void JNICALL on_class_load(jvmtiEnv *env, JNIEnv *jni, jthread thread, jc
 
 static void JNICALL on_class_prepare(jvmtiEnv *env, JNIEnv *jni, jthread thread, jclass klass)
 {
-    create_method_ids(env, klass);
+    js_methodids_class(env, klass); /* enabled while a session runs (core/methodids.c) */
 }
 
 static void JNICALL on_thread_start(jvmtiEnv *env, JNIEnv *jni, jthread thread)
@@ -246,9 +225,10 @@ static int setup_jvmti(void)
         js_error("JVMTI SetEventCallbacks failed");
         return -1;
     }
+    /* ClassPrepare and CompiledMethodLoad/Unload are not here: core/methodids.c turns them on while a session
+     * runs (both make jmethodIDs, which the VM keeps for good). */
     const jvmtiEvent events[] = {JVMTI_EVENT_VM_INIT,      JVMTI_EVENT_VM_DEATH,     JVMTI_EVENT_CLASS_LOAD,
-                                 JVMTI_EVENT_CLASS_PREPARE, JVMTI_EVENT_THREAD_START, JVMTI_EVENT_THREAD_END,
-                                 JVMTI_EVENT_COMPILED_METHOD_LOAD, JVMTI_EVENT_COMPILED_METHOD_UNLOAD,
+                                 JVMTI_EVENT_THREAD_START, JVMTI_EVENT_THREAD_END,
                                  JVMTI_EVENT_DYNAMIC_CODE_GENERATED};
     for (size_t i = 0; i < sizeof events / sizeof events[0]; i++)
         if ((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, events[i], NULL) != JVMTI_ERROR_NONE) {
@@ -298,14 +278,13 @@ int js_agent_init_live(JavaVM *vm, JNIEnv *jni)
     if (!atomic_load(&vm_ready)) {
         rc = setup(vm);
         if (rc == 0) {
-            /* The VMInit work, now: jmethodIDs for the classes loaded so far, compiled code so far, this thread. */
-            create_all_method_ids(jvmti, jni);
+            /* The VMInit work, now: generated code so far, this thread (jmethodIDs and compiled code come with a
+             * session's start: core/methodids.c). */
             find_thread_tid_field(jni);
             /* At start-up the CompiledMethodLoad capability turns DebugNonSafepoints on; loaded later, it is set here,
              * so methods compiled from now on keep their inlined frames at every pc */
             if (js_vmflag_set_default("DebugNonSafepoints", 1) == 1)
                 js_debug("DebugNonSafepoints turned on: inlined frames of methods compiled from now on are exact");
-            (*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD);
             (*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_DYNAMIC_CODE_GENERATED);
             atomic_store(&vm_ready, 1);
         }

@@ -755,6 +755,11 @@ void js_names_clear(void)
     forget_methods();
     unresolved = 0;
     pthread_mutex_unlock(&lock);
+    js_names_compiled_clear();
+}
+
+void js_names_compiled_clear(void)
+{
     pthread_mutex_lock(&compile_lock);
     for (size_t i = 0; i < codes.cap; i++)
         if (codes.slots[i].k1) free((code_rec *)(uintptr_t)codes.slots[i].v);

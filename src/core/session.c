@@ -12,6 +12,7 @@
 #include "core/java_names.h"
 #include "core/jfr_stream.h"
 #include "core/live.h"
+#include "core/methodids.h"
 #include "core/names.h"
 #include "core/snapshot.h"
 #include "core/thread_names.h"
@@ -20,10 +21,6 @@
 #include "sample/sampler.h"
 #include "sample/stats.h"
 #include "util/log.h"
-
-/* Methods whose names a new session keeps cached from earlier ones; past it the cache is emptied at the start (a
- * few hundred bytes a method with its line table: about 20 MB at most). */
-#define NAMES_KEEP 65536u
 
 static const char *const state_names[] = {"idle", "running", "stopping", "dead"};
 
@@ -34,6 +31,7 @@ void js_profiler_init(JavaVM *vm, jvmtiEnv *jvmti)
     js_java_names_init(vm, jvmti);
     js_vmevents_init(vm, jvmti);
     js_snapshot_init(vm, jvmti);
+    js_methodids_init(vm, jvmti);
     js_arming_init(vm);
 }
 
@@ -142,16 +140,16 @@ static js_status start_locked(const js_args *a, char *out, size_t outlen)
     }
     js_stats_reset();
     js_session_reset_counters();
-    uint64_t forgot = js_names_trim(NAMES_KEEP);
-    if (forgot) js_info("method-name cache: %llu methods cached, over %u: emptied (live ones are named again)",
-                        (unsigned long long)forgot, NAMES_KEEP);
+    js_session_trim_names();
     js_sess.args = *a;
     js_sess.args.capture = NULL; /* the caller's stream lives for this call only */
     js_status st = js_session_open_outputs(a, out, outlen);
     if (st != JS_OK) return st;
+    js_methodids_on(); /* before the first signal: AsyncGetCallTrace names only methods that have ids */
     if (js_arming_start(a, js_sess.stores[js_sess.active], js_jfr_stream_ring(), &js_sess.eng, err, sizeof err) != 0) {
         snprintf(out, outlen, "%s", err);
         js_error("%s", err);
+        js_methodids_off();
         js_session_close_outputs();
         return JS_ERR_ENGINE;
     }
@@ -162,6 +160,7 @@ static js_status start_locked(const js_args *a, char *out, size_t outlen)
         snprintf(out, outlen, "%s", err);
         js_error("%s", err);
         if (js_arming_stop()) js_sess.stores[0] = js_sess.stores[1] = NULL; /* never reuse what a handler may write */
+        js_methodids_off();
         js_session_close_outputs();
         return JS_ERR_ENGINE;
     }

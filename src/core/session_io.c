@@ -11,6 +11,8 @@
 #include "core/jfr_stream.h"
 #include "core/jfrsync.h"
 #include "core/live.h"
+#include "core/methodids.h"
+#include "core/names.h"
 #include "session_int.h"
 #include "core/stats_format.h"
 #include "core/java_names.h"
@@ -214,6 +216,7 @@ js_status js_session_stop_locked(const js_args *req, int from_housekeeper, char 
     js_sess.hk_started = 0;
     js_vmevents_stop();
     int left = js_arming_stop();
+    js_methodids_off(); /* no sample comes any more: classes loaded until the next start make no ids */
     js_store *active = js_sess.stores[js_sess.active]; /* folded below even if abandoned: reading it is safe */
     if (left) {
         js_warn("%d signal handler(s) still running 1 s after sampling stopped; their buffers are abandoned", left);
@@ -328,6 +331,17 @@ js_status js_session_dump_locked(const js_args *req, char *out, size_t outlen)
     return st;
 }
 
+/* Methods whose names are kept cached across sessions and loop= files; past it the cache is emptied (a few
+ * hundred bytes a method with its line table: about 20 MB at most). */
+#define NAMES_KEEP 65536u
+
+void js_session_trim_names(void)
+{
+    uint64_t forgot = js_names_trim(NAMES_KEEP);
+    if (forgot) js_info("method-name cache: %llu methods cached, over %u: emptied (live ones are named again)",
+                        (unsigned long long)forgot, NAMES_KEEP);
+}
+
 void js_session_next_file(void)
 {
     char msg[1024], err[512], path[JS_PATH_MAX];
@@ -353,4 +367,5 @@ void js_session_next_file(void)
         else js_log_lines(JS_LOG_INFO, msg);
     }
     js_sess.seq++;
+    js_session_trim_names(); /* a session of loop= files may run for weeks: its cache is bounded at each file */
 }
