@@ -26,7 +26,5 @@ int js_methodids_on(void);
 void js_methodids_off(void);
 /* ClassPrepare: ids for every method of klass. */
 void js_methodids_class(jvmtiEnv *env, jclass klass);
-/* 1 while the events are on (a session runs). */
-int js_methodids_active(void);
 
 #endif

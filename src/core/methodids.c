@@ -92,8 +92,3 @@ void js_methodids_off(void)
     jvmtiError e = switch_events(JVMTI_DISABLE);
     if (e != JVMTI_ERROR_NONE) js_debug("JVMTI refused to turn ClassPrepare or CompiledMethodLoad off (error %d)", (int)e);
 }
-
-int js_methodids_active(void)
-{
-    return atomic_load(&active);
-}
