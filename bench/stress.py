@@ -223,6 +223,8 @@ def nmt_summary(jcmd, pid, path, detail):
     m = re.search(r"Total: reserved=(\d+)KB, committed=(\d+)KB", r.stdout)
     if m:
         out["Total"] = int(m.group(2))
+    summary = r.stdout.split("Details:")[0]
+    out["malloc"] = sum(int(x) for x in re.findall(r"\(malloc=(\d+)KB", summary))  # the JVM's own malloc in use
     if detail:  # a site: its stack lines, then "(malloc=NKB type=X #n)" ("tag=" on newer JDKs)
         out["jmethodIDs"] = sum(int(b.group(2)) for b in re.finditer(
             r"((?:\[0x[0-9a-f]+\][^\n]*\n)+)\s*\(+malloc=(\d+)KB (?:type|tag)=", r.stdout)
@@ -308,6 +310,7 @@ class Run:
         state = r.stdout.split(" ", 1)[0]
         held = re.search(r"perf_counters_open=(\d+)", r.stdout)
         named = re.search(r"names_cached=(\d+)", r.stdout)
+        heap = re.search(r"heap_used_kib=(\d+) heap_free_kib=(\d+)", r.stdout)
         time.sleep(3)  # the session's threads end after stop returns
         rows = []
         for _ in range(6):
@@ -321,6 +324,8 @@ class Run:
                "stopped_session": stopped, "state": state, "workload": jvm.lines.get("STRESS_PAUSED", ""),
                "agent_counters": int(held.group(1)) if held else None,
                "names_cached": int(named.group(1)) if named else None,
+               "heap_used_kib": int(heap.group(1)) if heap else None,
+               "heap_free_kib": int(heap.group(2)) if heap else None,
                "nmt_committed_kib": nmt}
         log(f"jdk{self.label} quiet point {tag}: RSS {fig['rss_kib']} KiB, fds {fig['fds_min']}..{fig['fds_max']}, "
             f"threads {fig['threads']}, CPU {fig['cpu_s']:.0f} s, session stopped: {stopped}, {state}")
@@ -533,7 +538,8 @@ class Run:
               and agent(base) == ["jsampler-tasks"] and java(end) == java(base))
         run = [s for s in self.samples if s[5] in ("main", "quiet-end")]
         peak = lambda i: max((s[i] for s in run), default=0)
-        nmt_delta = sorted(((ne.get(k, 0) - nb.get(k, 0), k) for k in set(nb) | set(ne) if k not in ("Total", "jmethodIDs")),
+        nmt_delta = sorted(((ne.get(k, 0) - nb.get(k, 0), k) for k in set(nb) | set(ne)
+                            if k not in ("Total", "jmethodIDs", "malloc")),
                            reverse=True)
         untracked = lambda f, n: f["rss_kib"] - n.get("Total", 0)
         self.figures["nmt"] = {"base": nb, "end": ne}
@@ -548,6 +554,21 @@ class Run:
             "rss_minus_nmt_base_kib": untracked(base, nb), "rss_minus_nmt_end_kib": untracked(end, ne),
             "nmt_growth_kib": dict((k, d) for d, k in nmt_delta[:6]),
             "names_cached_base": base.get("names_cached"), "names_cached_end": end.get("names_cached")}
+        # RSS beyond NMT, split: malloc in use that NMT does not track (the agent's, the C library's, JNI libraries'),
+        # malloc the allocator keeps free, and the rest (stacks, mappings)
+        heap = ""
+        if None not in (base.get("heap_used_kib"), end.get("heap_used_kib")) and "malloc" in nb and "malloc" in ne:
+            untracked_malloc = lambda f, n: f["heap_used_kib"] - n["malloc"]
+            r = self.figures["resources"]
+            r.update({"heap_used_base_kib": base["heap_used_kib"], "heap_used_end_kib": end["heap_used_kib"],
+                      "heap_free_base_kib": base["heap_free_kib"], "heap_free_end_kib": end["heap_free_kib"],
+                      "nmt_malloc_base_kib": nb["malloc"], "nmt_malloc_end_kib": ne["malloc"],
+                      "malloc_untracked_base_kib": untracked_malloc(base, nb),
+                      "malloc_untracked_end_kib": untracked_malloc(end, ne)})
+            heap = (f"; malloc in use {base['heap_used_kib']} -> {end['heap_used_kib']} KiB, of which NMT tracks "
+                    f"{nb['malloc']} -> {ne['malloc']} (untracked {untracked_malloc(base, nb)} -> "
+                    f"{untracked_malloc(end, ne)}), free in the allocator {base['heap_free_kib']} -> "
+                    f"{end['heap_free_kib']}")
         self.check("resources", ok,
                    f"RSS {base['rss_kib']} -> {end['rss_kib']} KiB ({grow:+d}; "
                    + (f"less the JVM's jmethodIDs {ids:+d} KiB (NMT detail): {judged:+d}, " if "jmethodIDs" in ne else "")
@@ -558,7 +579,7 @@ class Run:
                    f"{nb.get('Total')} -> {ne.get('Total')} KiB committed (most grown: "
                    f"{', '.join(f'{k} {d:+d}' for d, k in nmt_delta[:3])}), RSS beyond it "
                    f"{untracked(base, nb)} -> {untracked(end, ne)} KiB; method names cached "
-                   f"{base.get('names_cached')} -> {end.get('names_cached')}"
+                   f"{base.get('names_cached')} -> {end.get('names_cached')}" + heap
                    + ("" if java(end) == java(base) else
                       f"; other threads differ: +{sorted(set(java(end)) - set(java(base)))} "
                       f"-{sorted(set(java(base)) - set(java(end)))}"))

@@ -1,5 +1,6 @@
 /* session_store.c - the session's pair of call-trace stores: one written by signal handlers, the other
  * empty and ready; swapped when the active one fills up, the full one folded into the profile and emptied. */
+#include <malloc.h>
 #include <stdio.h>
 
 #include "core/fold.h"
@@ -95,16 +96,21 @@ void js_session_format_status(int running, char *out, size_t outlen)
     js_stats_format(&s, stats, sizeof stats);
     char iv[32] = "-";
     double elapsed = 0, rate = 0;
+    /* The process's malloc heap, everyone's (the JVM's, ours, the C library's): in use (small blocks and mmapped ones)
+     * and free but kept by the allocator. With Native Memory Tracking's malloc total, it splits a long run's growth. */
+    struct mallinfo2 m = mallinfo2();
     if (running) {
         js_session_format_ns(js_sess.args.interval_ns, iv, sizeof iv);
         elapsed = (double)(js_session_now() - js_sess.started_ns) / 1e9;
         rate = elapsed > 0 ? (double)s.samples / elapsed : 0;
     }
     snprintf(out, outlen,
-             "event=%s engine=%s interval=%s elapsed_s=%.1f samples_per_s=%.1f perf_counters_open=%lld names_cached=%llu\n"
+             "event=%s engine=%s interval=%s elapsed_s=%.1f samples_per_s=%.1f perf_counters_open=%lld names_cached=%llu "
+             "heap_used_kib=%zu heap_free_kib=%zu\n"
              "store: traces=%llu/%u frames=%llu/%llu pairs=%llu/%u rotations=%llu not_aggregated_weight=%llu%s%s\n%s",
              running ? js_kind_name(&js_sess.args, JS_KIND_EXEC) : "-", running ? js_sess.eng.engine : "none", iv, elapsed, rate,
-             js_engine_perf_counters_open(), (unsigned long long)js_names_cached(),
+             js_engine_perf_counters_open(), (unsigned long long)js_names_cached(), (m.uordblks + m.hblkhd) / 1024,
+             m.fordblks / 1024,
              (unsigned long long)atomic_load(&js_sess.fill_traces), STORE_TRACES,
              (unsigned long long)atomic_load(&js_sess.fill_frames), (unsigned long long)STORE_FRAMES,
              (unsigned long long)atomic_load(&js_sess.fill_pairs), STORE_PAIRS,
