@@ -208,6 +208,16 @@ def diagnose(jvm, out_dir, why):
 JMETHOD_SITE = re.compile(r"jmethod_id")
 
 
+def nmt_sites(text):
+    """NMT detail's malloc call sites: {(category, 'f1 < f2 < f3 < f4'): KiB}."""
+    out = {}
+    for b in re.finditer(r"((?:\[0x[0-9a-f]+\][^\n]*\n)+)\s*\(+malloc=(\d+)KB (?:type|tag)=(\w+)", text):
+        frames = [re.sub(r"^\[0x[0-9a-f]+\]\s*", "", f).split("(")[0] for f in b.group(1).strip().split("\n")]
+        key = (b.group(3), " < ".join(frames[:4]))
+        out[key] = out.get(key, 0) + int(b.group(2))
+    return out
+
+
 def nmt_summary(jcmd, pid, path, detail):
     """The JVM's own memory by category (Native Memory Tracking), committed KiB: {'Total': n, 'Class': n, ...};
     with detail, also 'jmethodIDs': the KiB its call sites that make jmethodIDs hold. The text kept in path."""
@@ -226,9 +236,7 @@ def nmt_summary(jcmd, pid, path, detail):
     summary = r.stdout.split("Details:")[0]
     out["malloc"] = sum(int(x) for x in re.findall(r"\(malloc=(\d+)KB", summary))  # the JVM's own malloc in use
     if detail:  # a site: its stack lines, then "(malloc=NKB type=X #n)" ("tag=" on newer JDKs)
-        out["jmethodIDs"] = sum(int(b.group(2)) for b in re.finditer(
-            r"((?:\[0x[0-9a-f]+\][^\n]*\n)+)\s*\(+malloc=(\d+)KB (?:type|tag)=", r.stdout)
-            if JMETHOD_SITE.search(b.group(1)))
+        out["jmethodIDs"] = sum(kib for (_, frames), kib in nmt_sites(r.stdout).items() if JMETHOD_SITE.search(frames))
     return out
 
 
@@ -543,6 +551,12 @@ class Run:
                            reverse=True)
         untracked = lambda f, n: f["rss_kib"] - n.get("Total", 0)
         self.figures["nmt"] = {"base": nb, "end": ne}
+        try:  # a long run: the malloc call sites that grew most between the quiet points
+            a, b = (nmt_sites((self.out / f"nmt-{t}.txt").read_text()) for t in ("warm", "end"))
+            grown = sorted(((b.get(k, 0) - a.get(k, 0), k) for k in set(a) | set(b)), reverse=True)[:8]
+            self.figures["nmt"]["sites_grown_kib"] = [[d, c, f] for d, (c, f) in grown if d > 0]
+        except OSError:
+            pass
         self.figures["resources"] = {
             "rss_base_kib": base["rss_kib"], "rss_end_kib": end["rss_kib"], "rss_growth_kib": grow,
             "rss_bound_kib": p.rss_bound_kib, "rss_peak_kib": peak(1), "jmethodid_growth_kib": ids,
