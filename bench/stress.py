@@ -31,7 +31,9 @@ JVM's Native Memory Tracking in detail mode, and the RSS bound leaves out what i
 AsyncGetCallTrace needs an id for every method a session may sample, and HotSpot never frees one, not even when its
 class is unloaded (the run's summary gives both figures; docs/BENCHMARKS.md).
 
-Usage: /usr/bin/python3 bench/stress.py [--smoke] [--minutes M] [--cpu-hours H] [--jdks 17,25] [--out DIR]
+--control runs the same workload and jcmd driver without the profiler (the reference for the JVM's own growth).
+
+Usage: /usr/bin/python3 bench/stress.py [--smoke] [--control] [--minutes M] [--cpu-hours H] [--jdks 17,25] [--out DIR]
 Results: OUT/jdkNN/summary.txt and summary.json, resources.csv, the JVM's stdout and agent log, the drivers' logs.
 """
 import argparse
@@ -88,6 +90,7 @@ class Plan:
             self.min_full = None  # one per 2 minutes of main phase and driver, set once the phase is known
         self.rss_bound_kib = a.rss_bound_mib * 1024
         self.keep = a.keep or a.smoke
+        self.control = a.control
 
 
 # ------------------------------------------------------------------ the JVM and what /proc says of it
@@ -313,9 +316,10 @@ class Run:
         (self.run_dir / "control").write_text("pause\n")
         if not jvm.expect("STRESS_PAUSED", self.plan.stall_s):
             return None
-        stopped = attach.stop_any()
-        r = subprocess.run([str(CLI), "status", str(jvm.pid)], capture_output=True, text=True, timeout=120)
-        state = r.stdout.split(" ", 1)[0]
+        stopped = attach.stop_any() if attach else None
+        r = subprocess.run([str(CLI), "status", str(jvm.pid)] if attach else ["true"], capture_output=True, text=True,
+                           timeout=120)
+        state = r.stdout.split(" ", 1)[0] if attach else "no agent"
         held = re.search(r"perf_counters_open=(\d+)", r.stdout)
         named = re.search(r"names_cached=(\d+)", r.stdout)
         heap = re.search(r"heap_used_kib=(\d+) heap_free_kib=(\d+)", r.stdout)
@@ -364,7 +368,8 @@ class Run:
                 f"instance={instance},poll=1s,taskdir={taskdir}")
         cmd = [f"{self.home}/bin/java", "-Xms256m", "-Xmx256m", "-XX:+AlwaysPreTouch",
                f"-XX:NativeMemoryTracking={'summary' if p.smoke else 'detail'}",
-               f"-XX:ErrorFile={self.out}/hs_err_pid%p.log", f"-agentpath:{AGENT}={opts}",
+               f"-XX:ErrorFile={self.out}/hs_err_pid%p.log"] + (
+               ["-Dstress.control=true"] if p.control else [f"-agentpath:{AGENT}={opts}"]) + [
                "-cp", f"{JAR}:{classes}", "Stress", str(self.run_dir), str(int(p.stall_s)), str(int(p.stall_cpu_s))]
         (self.run_dir / "control").write_text("run\n")
         t0 = time.monotonic()
@@ -388,9 +393,13 @@ class Run:
         if not jvm.expect("STRESS_STARTED", 120):
             self.check("start", False, f"the JVM did not start (exit {jvm.proc.poll()}; see {self.out}/agent.log)")
             return self.finish(jvm, backend, taskdir, checker)
-        attach = AttachDriver(CLI, jvm.pid, self.out / "attach", p.deadline_s, self.out / "attach.log")
-        drivers += [attach, BackendDriver(backend, "stress", instance, p.deadline_s, self.out / "backend.log"),
-                    JcmdDriver(jcmd_of(jvm), jvm.pid, p.jcmd_s, p.deadline_s)]
+        attach = None if p.control else AttachDriver(CLI, jvm.pid, self.out / "attach", p.deadline_s,
+                                                     self.out / "attach.log")
+        if p.control:  # the JVM's attach listener (its thread and socket) up before the baseline, as attach has it
+            subprocess.run([jcmd_of(jvm), str(jvm.pid), "VM.version"], capture_output=True, timeout=120)
+        else:
+            drivers += [attach, BackendDriver(backend, "stress", instance, p.deadline_s, self.out / "backend.log")]
+        drivers.append(JcmdDriver(jcmd_of(jvm), jvm.pid, p.jcmd_s, p.deadline_s))
         for d in drivers:
             d.start()
         # warm-up, the first quiet point, the main phase, the last quiet point
@@ -471,12 +480,16 @@ class Run:
         full = {"api": int(api.get("api_full", 0)), "attach": drv.get("attach", {}).get("full", 0),
                 "backend": drv.get("backend", {}).get("task_ok", 0)}
         mins = p.min_full or {k: max(1, self.figures.get("main_s", 0) // 120) for k in full}
-        self.check("cycles", all(full[k] >= mins[k] for k in full) and "failures" in self.figures,
-                   f"full cycles {full} (at least {mins}); refusals: api start busy {api.get('api_start_busy')}, "
-                   f"dump/stop idle {api.get('api_dump_idle')}/{api.get('api_stop_idle')}; attach "
-                   f"{ {k: v for k, v in drv.get('attach', {}).items() if not k.endswith('_s')} }; backend "
-                   f"{drv.get('backend', {})}; jcmd {drv.get('jcmd', {})}")
+        if not p.control:
+            self.check("cycles", all(full[k] >= mins[k] for k in full) and "failures" in self.figures,
+                       f"full cycles {full} (at least {mins}); refusals: api start busy {api.get('api_start_busy')}, "
+                       f"dump/stop idle {api.get('api_dump_idle')}/{api.get('api_stop_idle')}; attach "
+                       f"{ {k: v for k, v in drv.get('attach', {}).items() if not k.endswith('_s')} }; backend "
+                       f"{drv.get('backend', {})}; jcmd {drv.get('jcmd', {})}")
         self.resources()
+        if p.control:  # the reference run: no profiler, so nothing of its own to check
+            self.figures["wall_s"] = round(time.monotonic() - self.started)
+            return self.summary()
         # every task uploaded and the taskdir emptied
         try:
             ups = backend.get("/uploads")
@@ -542,8 +555,9 @@ class Run:
         java = lambda f: sorted(n for n in f["thread_names"] if not n.startswith(JVM_POOLS))
         pools = lambda f: len([n for n in f["thread_names"] if n.startswith(JVM_POOLS)])
         new_fds = sorted(set(end["fd_targets"]) - set(base["fd_targets"]))
-        ok = (judged <= p.rss_bound_kib and end["fds_min"] <= base["fds_min"] and agent(end) == ["jsampler-tasks"]
-              and agent(base) == ["jsampler-tasks"] and java(end) == java(base))
+        rest = [] if p.control else ["jsampler-tasks"]
+        ok = (judged <= p.rss_bound_kib and end["fds_min"] <= base["fds_min"] and agent(end) == rest
+              and agent(base) == rest and java(end) == java(base))
         run = [s for s in self.samples if s[5] in ("main", "quiet-end")]
         peak = lambda i: max((s[i] for s in run), default=0)
         nmt_delta = sorted(((ne.get(k, 0) - nb.get(k, 0), k) for k in set(nb) | set(ne)
@@ -583,8 +597,8 @@ class Run:
                     f"{nb['malloc']} -> {ne['malloc']} (untracked {untracked_malloc(base, nb)} -> "
                     f"{untracked_malloc(end, ne)}), free in the allocator {base['heap_free_kib']} -> "
                     f"{end['heap_free_kib']}")
-        self.check("resources", ok,
-                   f"RSS {base['rss_kib']} -> {end['rss_kib']} KiB ({grow:+d}; "
+        self.check("resources", ok or p.control,  # the reference run's figures are for comparison, not judged
+                   ("reference, not judged: " if p.control else "") + f"RSS {base['rss_kib']} -> {end['rss_kib']} KiB ({grow:+d}; "
                    + (f"less the JVM's jmethodIDs {ids:+d} KiB (NMT detail): {judged:+d}, " if "jmethodIDs" in ne else "")
                    + f"bound {p.rss_bound_kib}; peak {peak(1)}); fds {base['fds_min']} -> {end['fds_min']} (peak {peak(2)}){' new: ' + str(new_fds) if new_fds else ''}"
                    f"{'; counters the agent holds: ' + str(end.get('agent_counters')) if new_fds else ''}; "
@@ -623,6 +637,9 @@ def main():
     ap.add_argument("--jdks", default=os.environ.get("STRESS_JDKS", "17,25").replace(" ", ","))
     ap.add_argument("--out", default=os.environ.get("STRESS_OUT", str(ROOT / "build/stress")))
     ap.add_argument("--keep", action="store_true", help="keep every valid output file (a long run keeps 1 in 100)")
+    ap.add_argument("--control", action="store_true",
+                    help="the reference run: the same workload and jcmd driver without the profiler (no library, no "
+                         "API, attach or task driver), for the JVM's own growth; its resources are reported, not judged")
     a = ap.parse_args()
     if a.smoke:
         a.out = os.environ.get("STRESS_OUT", str(ROOT / "build/stress-smoke"))

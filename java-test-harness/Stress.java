@@ -55,7 +55,9 @@ import jsampler.JSampler;
  * stacks) the JVM halts with status 3.
  *
  * <p>Usage: {@code java -cp jsampler.jar:classes Stress DIR [stallSec=600] [stallCpuSec=120]} (with
- * {@code -agentpath} loading the library; WalkStress.java and UnloadChurn.java compiled beside it).
+ * {@code -agentpath} loading the library; WalkStress.java and UnloadChurn.java compiled beside it). With
+ * {@code -Dstress.control=true} the workload runs without the profiler, for a reference run: no {@code api} and no
+ * {@code status} activity, and the library is never loaded.
  */
 public final class Stress {
     static final int RUN = 0;
@@ -135,7 +137,8 @@ public final class Stress {
         long stallCpuNs = (args.length > 2 ? Long.parseLong(args[2]) : 120) * 1_000_000_000L;
         Files.createDirectories(dir.resolve("api"));
         Path control = dir.resolve("control");
-        JSampler p = JSampler.getInstance();
+        boolean reference = Boolean.getBoolean("stress.control");
+        JSampler p = reference ? null : JSampler.getInstance();
         out = new PrintWriter(Files.newBufferedWriter(dir.resolve("api.log"), StandardCharsets.UTF_8,
                 StandardOpenOption.CREATE, StandardOpenOption.APPEND), true);
         byte[] extra = resource("/WalkStressExtra.class");
@@ -157,18 +160,20 @@ public final class Stress {
         ACTIVITIES.add(new Gc());
         ACTIVITIES.add(new Jni());
         ACTIVITIES.add(new Locks());
-        StressApi api = new StressApi(p, dir.resolve("api"));
-        ACTIVITIES.add(api);
-        ACTIVITIES.add(new Activity("status", 1) {
-            @Override
-            void step(int w) throws Exception {
-                String s = p.status();
-                if (!s.startsWith("state=")) {
-                    api.fail("status answered '" + s + "'");
+        StressApi api = reference ? null : new StressApi(p, dir.resolve("api"));
+        if (!reference) {
+            ACTIVITIES.add(api);
+            ACTIVITIES.add(new Activity("status", 1) {
+                @Override
+                void step(int w) throws Exception {
+                    String s = p.status();
+                    if (!s.startsWith("state=")) {
+                        api.fail("status answered '" + s + "'");
+                    }
+                    Thread.sleep(20);
                 }
-                Thread.sleep(20);
-            }
-        });
+            });
+        }
         for (Activity a : ACTIVITIES) {
             for (int i = 0; i < a.threads; i++) {
                 final int w = i;
@@ -225,7 +230,7 @@ public final class Stress {
             a.finish();
         }
         report("STRESS_DONE" + counters() + " unloaded_classes="
-                + ManagementFactory.getClassLoadingMXBean().getUnloadedClassCount() + api.summary());
+                + ManagementFactory.getClassLoadingMXBean().getUnloadedClassCount() + (api == null ? "" : api.summary()));
         out.close();
     }
 
@@ -297,7 +302,7 @@ public final class Stress {
         StringBuilder b = new StringBuilder();
         b.append(String.format(Locale.ROOT, "STRESS_STALL activity=%s progress=%d idle_s=%.1f cpu_s=%.1f%n", a.name,
                 a.progress.get(), idleNs / 1e9, cpuNs / 1e9));
-        b.append("agent: ").append(p.status()).append('\n');
+        b.append("agent: ").append(p == null ? "not loaded (control run)" : p.status()).append('\n');
         for (Map.Entry<Thread, StackTraceElement[]> e : Thread.getAllStackTraces().entrySet()) {
             Thread t = e.getKey();
             b.append('"').append(t.getName()).append("\" ").append(t.getState()).append('\n');
