@@ -244,7 +244,7 @@ class JcmdDriver(Driver):
         except subprocess.TimeoutExpired:
             self.fail(f"jcmd Thread.print did not return within {self.deadline_s} s")
             return
-        if r.returncode != 0 or "stress-status" not in r.stdout:
+        if r.returncode != 0 or "\"stress-soe\"" not in r.stdout:
             self.fail(f"jcmd Thread.print: exit {r.returncode} {r.stderr[:300]!r}")
         else:
             self.count("cycles")
