@@ -324,12 +324,14 @@ class Run:
         named = re.search(r"names_cached=(\d+)", r.stdout)
         heap = re.search(r"heap_used_kib=(\d+) heap_free_kib=(\d+)", r.stdout)
         time.sleep(3)  # the session's threads end after stop returns
+        # NMT first: its detail report names call sites through HotSpot's ELF decoder, which keeps the libraries it
+        # read open (files, memory); taken before the figures, that is in the baseline, not in the growth
+        nmt = nmt_summary(jcmd_of(jvm), jvm.pid, self.out / f"nmt-{tag}.txt", not self.plan.smoke)
         rows = []
         for _ in range(6):
             rows.append(proc_figures(jvm.pid))
             time.sleep(0.5)
         rows = [r_ for r_ in rows if r_]
-        nmt = nmt_summary(jcmd_of(jvm), jvm.pid, self.out / f"nmt-{tag}.txt", not self.plan.smoke)
         fig = {"rss_kib": int(statistics.median(r_[0] for r_ in rows)), "fds_min": min(r_[1] for r_ in rows),
                "fds_max": max(r_[1] for r_ in rows), "threads": min(r_[2] for r_ in rows),
                "cpu_s": rows[-1][3], "thread_names": thread_names(jvm.pid), "fd_targets": fd_targets(jvm.pid),

@@ -1,5 +1,6 @@
 /* session_io.c - a session's outputs: the streamed JFR recording, the folded profile for text
  * formats, and what stop, dump and loop= write. */
+#include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -270,6 +271,7 @@ js_status js_session_stop_locked(const js_args *req, int from_housekeeper, char 
         js_fold_init_profiles(js_sess.profiles);
     }
     atomic_store(&js_sess.state, JS_STATE_IDLE);
+    js_session_trim_heap();
     return st;
 }
 
@@ -335,6 +337,13 @@ js_status js_session_dump_locked(const js_args *req, char *out, size_t outlen)
  * hundred bytes a method with its line table: about 20 MB at most). */
 #define NAMES_KEEP 65536u
 
+void js_session_trim_heap(void)
+{
+    /* What a session's folding and writing freed stays with the C library's arenas otherwise (a stress run's RSS grew
+     * by the memory malloc held free, not by memory in use: docs/BENCHMARKS.md); give it back to the system. */
+    malloc_trim(0);
+}
+
 void js_session_trim_names(void)
 {
     uint64_t forgot = js_names_trim(NAMES_KEEP);
@@ -368,4 +377,5 @@ void js_session_next_file(void)
     }
     js_sess.seq++;
     js_session_trim_names(); /* a session of loop= files may run for weeks: its cache is bounded at each file */
+    js_session_trim_heap();
 }
