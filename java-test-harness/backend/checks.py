@@ -240,7 +240,9 @@ def check_restart_pending(ctx):
     td = ctx.dir("restart-tasks")
     jvm = Jvm(ctx, "restart1", agent_opts(port, "svc-rs", "first", td), ["TaskLoad", 0, 8, 1])
     wait_for(lambda: b.instance_seen("first"), 20, "the instance's keepAlive")
-    task = b.task("svc-rs", 3)
+    # the task names the first instance: a task for the whole service is also, and rightly, run by the second JVM if
+    # it is still live when that JVM polls, and its own upload would race the one this check is about
+    task = b.task("svc-rs", 3, instances=["first"])
     b.wait_log(task, "NOTIFIED", 10, "first")
     # NOTIFIED is logged as the poll's reply is made: stopped then, the reply may never reach the agent
     jvm.wait_log(rf"task {re.escape(task)}: profiling", 10)
