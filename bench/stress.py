@@ -656,7 +656,7 @@ def main():
             log(f"SKIP: no JDK {label} at {home}")
             continue
         ran += 1
-        r = Run(label, home, plan, Path(a.out) / f"jdk{label}")
+        r = Run(label, home, plan, Path(a.out).resolve() / f"jdk{label}")  # the JVM runs in OUT/jdkNN/run
         r.started = time.monotonic()
         log(f"jdk{label}: {'smoke' if a.smoke else 'long'} run into {r.out}")
         results[label] = r.go()

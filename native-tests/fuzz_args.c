@@ -75,13 +75,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         char cmd[2048];
         const char *file = "/var/tmp/jsampler-tasks/t@i.seg0.jfr";
         long long iv = o.interval_ns ? o.interval_ns : 10000000;
-        FZ_CHECK(js_task_start_command(&o, iv, 1 << 20, file, cmd, sizeof cmd) == 0, "start command does not fit");
+        FZ_CHECK(js_task_start_command(&o, iv, 1 << 20, 3000, file, cmd, sizeof cmd) == 0,
+                 "start command does not fit");
         js_args_defaults(&a);
         err[0] = 0;
         if (js_args_parse(cmd, &a, err, sizeof err) == 0) {
             check_args(&a);
             FZ_CHECK(a.action == JS_ACTION_START && strcmp(a.file, file) == 0 && !a.log[0] && !a.jfrfile[0],
                      "ExecArgs '%s' changed the output: '%s'", s, cmd);
+            FZ_CHECK(a.timeout_ns == 3000000000LL, "ExecArgs '%s' changed the task's timeout: '%s'", s, cmd);
         } else {
             FZ_CHECK(err[0], "start command refused without a reason");
         }

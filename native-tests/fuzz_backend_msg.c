@@ -40,8 +40,9 @@ static void start_task(const js_sw_task *t)
                  !strstr(jfr, ",") && strcmp(jfr + sizeof TASKDIR, ".jfr") != 0,
              "recording path '%s' leaves taskdir or is not one plain name", jfr);
     snprintf(seg, sizeof seg, "%.*s.seg0.jfr", (int)(strlen(jfr) - 4), jfr);
-    FZ_CHECK(js_task_start_command(&o, o.interval_ns ? o.interval_ns : 10000000, CAP, seg, cmd, sizeof cmd) == 0,
-             "start command does not fit");
+    long long timeout_ms = t->duration_s * 1000LL;
+    FZ_CHECK(js_task_start_command(&o, o.interval_ns ? o.interval_ns : 10000000, CAP, timeout_ms, seg, cmd,
+                                   sizeof cmd) == 0, "start command does not fit");
     js_args a;
     js_args_defaults(&a);
     if (js_args_parse(cmd, &a, err, sizeof err) != 0) {
@@ -52,6 +53,7 @@ static void start_task(const js_sw_task *t)
     FZ_CHECK(strcmp(a.file, seg) == 0, "the task moved the recording: file '%s' from '%s'", a.file, cmd);
     FZ_CHECK(!a.log[0] && !a.jfrfile[0], "the task names another file: '%s'", cmd);
     FZ_CHECK(a.jfr_max_size == CAP, "the task changed the size cap: '%s'", cmd);
+    FZ_CHECK(a.timeout_ns == timeout_ms * 1000000LL, "the task's session does not end with it: '%s'", cmd);
 }
 
 /* libFuzzer entry point. */

@@ -2,6 +2,7 @@
 tasks created through its admin interface, and what a SkyWalking user relies on checked at the end of each:
 notified within one poll, profiled for the task's duration, every byte uploaded once, the hot method on top, every
 failure reported with its reason, and the JVM running on. Each check is a function; run.py runs them per JDK."""
+import datetime
 import re
 import signal
 import subprocess
@@ -254,6 +255,41 @@ def check_restart_pending(ctx):
     b.wait_log(task, "EXECUTION_FINISHED", 20, "first")
     check(len(b.uploads(task)) == 1, "uploaded once")
     jvm2.kill()
+
+
+def sample_span_s(jfr_tool, path):
+    """Seconds from the first to the last jdk.ExecutionSample of a recording, as the JDK's jfr tool prints them."""
+    r = subprocess.run([jfr_tool, "print", "--json", "--events", "jdk.ExecutionSample", str(path)],
+                       capture_output=True, text=True)
+    check(r.returncode == 0, f"the JDK's jfr tool cannot read {path}: {r.stderr[:300]}")
+    times = [datetime.datetime.fromisoformat(t[:26]) for t in re.findall(r'"startTime": "([^"]+)"', r.stdout)]
+    check(len(times) >= 2, f"{path}: {len(times)} execution samples")
+    return (max(times) - min(times)).total_seconds()
+
+
+def check_held_up(ctx):
+    """The backend stops answering (SIGSTOP) while a 3-s task runs, and holds the task client in a call for 9 s, past
+    the task's end: the session ends on time all the same (the task's duration is its timeout=), so the recording
+    spans 3 s, not the wait; the upload follows once the backend answers again. (Before, a 3-s task ran 7 s.)"""
+    b = ctx.backend("heldup")
+    td = ctx.dir("heldup-tasks")
+    jvm = Jvm(ctx, "heldup", agent_opts(b.port, "svc-held", "i1", td), ["TaskLoad", 0, 40, 1])
+    wait_for(lambda: b.instance_seen("i1"), 20, "the instance's keepAlive")
+    task = b.task("svc-held", 3, execArgs="interval=5ms")
+    jvm.wait_log(rf"task {re.escape(task)}: profiling", 15)
+    b.proc.send_signal(signal.SIGSTOP)
+    try:
+        time.sleep(9)
+    finally:
+        b.proc.send_signal(signal.SIGCONT)
+    b.wait_log(task, "EXECUTION_FINISHED", 40, "i1")
+    up = b.uploads(task)
+    check(len(up) == 1 and up[0]["received"] == up[0]["contentSize"], f"uploaded once, whole: {up}")
+    span = sample_span_s(ctx.jfr_tool, up[0]["path"])
+    check(2.0 <= span <= 3.5, f"the samples span {span:.2f} s of a 3-s task (the client was held up 9 s)")
+    check(jvm.proc.poll() is None, "the JVM runs on")
+    jvm.kill()
+    ctx.note(f"held-up: a 3-s task's samples span {span:.2f} s with its client held up 9 s")
 
 
 def check_exit_mid_task(ctx):
@@ -690,6 +726,7 @@ CHECKS = {
     "killed-mid-upload": check_killed_mid_upload,
     "restart-pending": check_restart_pending,
     "exit-mid-task": check_exit_mid_task,
+    "held-up": check_held_up,
     "token": check_token,
     "token-hidden": check_token_hidden,
     "log-injection": check_log_injection,

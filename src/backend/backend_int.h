@@ -45,9 +45,10 @@ typedef struct {
  * err naming every token jsampler cannot honour. */
 int js_task_parse_exec(const char *exec, js_task_opts *o, char *err, size_t errlen);
 /* The dispatcher's start command of one recording segment: o's event, interval (when timed), kinds and
- * passed-through options, the size cap and the file. 0, or -1 when it does not fit len bytes. */
-int js_task_start_command(const js_task_opts *o, long long interval_ns, uint64_t max_bytes, const char *file,
-                          char *cmd, size_t len);
+ * passed-through options, the size cap, the time left of the task (timeout=, so the session ends on time even
+ * when this thread is held up in a call; 0: none) and the file. 0, or -1 when it does not fit len bytes. */
+int js_task_start_command(const js_task_opts *o, long long interval_ns, uint64_t max_bytes, long long timeout_ms,
+                          const char *file, char *cmd, size_t len);
 
 /* ---- pprof_task.c: PprofTaskQuery commands and what serves each event (pure) ---- */
 
@@ -245,6 +246,9 @@ void js_run_report(const js_backend_conf *c, js_spool_kind kind, const char *id,
 /* Run cmd through the host's dispatcher, the thread attached to the VM unless cmd is status; 0 or -1, the reply
  * (trailing newlines removed) in out. */
 int js_run_dispatch(const js_backend_host *h, const char *cmd, char *out, size_t outlen);
+/* Stop the task's session, which wrote file; 0 also when it had ended by itself (its timeout=, which a task's
+ * session gets so it ends on time when this thread is held up in a call) and file was written. */
+int js_run_stop(const js_backend_host *h, const char *file, char *out, size_t outlen);
 
 /* ---- pprof_run.c: one pprof task: a session for its duration, or a snapshot at once ---- */
 

@@ -93,7 +93,7 @@ int js_prun_take(js_prun *r, const js_pprof_task *t, const char *busy, long long
                  est / 1e6, c->upload_max / 1e6);
     }
     char cmd[JS_BACKEND_PATH_MAX + 400], reply[REPLY_MAX];
-    snprintf(cmd, sizeof cmd, "start,%s%s,lines,file=%s", p.cmd, interval, path);
+    snprintf(cmd, sizeof cmd, "start,%s%s,lines,timeout=%lldms,file=%s", p.cmd, interval, p.duration_ms, path);
     if (js_run_dispatch(r->host, cmd, reply, sizeof reply) != 0) {
         snprintf(err, sizeof err, "%s: the profiler refused to start: %s", t->events, reply);
         js_run_report(c, JS_SPOOL_PPROF, t->id, err);
@@ -120,7 +120,7 @@ void js_prun_finish(js_prun *r, int vm_exit)
         return;
     }
     char reply[REPLY_MAX];
-    if (js_run_dispatch(r->host, "stop", reply, sizeof reply) != 0) {
+    if (js_run_stop(r->host, r->file, reply, sizeof reply) != 0) {
         char msg[JS_TASK_MSG_MAX];
         snprintf(msg, sizeof msg, "%s: the profile could not be written: %s", r->task.events, reply);
         unlink(r->file);

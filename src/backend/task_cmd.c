@@ -211,13 +211,14 @@ int js_task_parse_exec(const char *exec, js_task_opts *o, char *err, size_t errl
     return 0;
 }
 
-int js_task_start_command(const js_task_opts *o, long long interval_ns, uint64_t max_bytes, const char *file,
-                          char *cmd, size_t len)
+int js_task_start_command(const js_task_opts *o, long long interval_ns, uint64_t max_bytes, long long timeout_ms,
+                          const char *file, char *cmd, size_t len)
 {
-    char ivopt[48] = "";
+    char ivopt[48] = "", toopt[48] = "";
     if (o->timed) snprintf(ivopt, sizeof ivopt, ",interval=%lld", interval_ns);
-    int n = snprintf(cmd, len, "start,event=%s%s%s%s,jfrmaxsize=%llu,file=%s%s%s", o->event, ivopt,
-                     o->kinds[0] ? "," : "", o->kinds, (unsigned long long)max_bytes, file, o->extra[0] ? "," : "",
-                     o->extra);
+    if (timeout_ms > 0) snprintf(toopt, sizeof toopt, ",timeout=%lldms", timeout_ms);
+    int n = snprintf(cmd, len, "start,event=%s%s%s%s,jfrmaxsize=%llu%s,file=%s%s%s", o->event, ivopt,
+                     o->kinds[0] ? "," : "", o->kinds, (unsigned long long)max_bytes, toopt, file,
+                     o->extra[0] ? "," : "", o->extra);
     return n < 0 || (size_t)n >= len ? -1 : 0;
 }
