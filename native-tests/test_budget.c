@@ -157,6 +157,50 @@ static void test_costly_handlers_held_to_a_fifth(void **state UNUSED)
     assert_true(walked >= 22 && walked <= 36);
 }
 
+/* A first long handler after short ones pays at most half the cap (a stalled vCPU's CPU time: 10 ms here), and the
+ * next sample is walked; a second long one in a row pays its CPU time in full. */
+static void test_first_long_handler_pays_at_most_half_the_cap(void **state UNUSED)
+{
+    js_thread t;
+    js_budget_mark m;
+    fresh(&t);
+    assert_int_equal(js_budget_enter(&t, INTERVAL_NS, &m), 0);
+    uint64_t k0 = clock_ns();
+    burn_cpu_us(10000);
+    js_budget_charge(&t, INTERVAL_NS, &m, clock_ns() - k0);
+    assert_int_equal(credit(&t), CAP_NS - CAP_NS / 2);
+    assert_int_equal(js_budget_enter(&t, INTERVAL_NS, &m), 0); /* walked, not throttled */
+    assert_true(m.read);
+    int64_t before = credit(&t);
+    k0 = clock_ns();
+    burn_cpu_us(3000);
+    js_budget_charge(&t, INTERVAL_NS, &m, clock_ns() - k0);
+    int64_t paid = before - credit(&t);
+    assert_true(paid >= 3000000 && paid < 3500000);
+    assert_int_equal(js_budget_enter(&t, INTERVAL_NS, &m), 1); /* spent: throttled */
+}
+
+/* Handlers of 5 ms CPU each (over half the cap), one per 1 ms of other CPU: only the first is forgiven part of its
+ * cost; the rest pay in full and about one in twenty is walked. */
+static void test_long_handlers_in_a_row_pay_in_full(void **state UNUSED)
+{
+    js_thread t;
+    js_budget_mark m;
+    fresh(&t);
+    int walked = 0, n = 100;
+    for (int i = 0; i < n; i++) {
+        if (!js_budget_enter(&t, INTERVAL_NS, &m)) {
+            uint64_t k0 = clock_ns();
+            burn_cpu_us(5000);
+            js_budget_charge(&t, INTERVAL_NS, &m, clock_ns() - k0);
+            walked++;
+        }
+        burn_cpu_us(1000);
+    }
+    /* 2 from the cap (the first at half price), then a quarter of the 100 ms outside at 5 ms each: about 7. */
+    assert_true(walked >= 4 && walked <= 10);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -164,6 +208,8 @@ int main(void)
         cmocka_unit_test(test_long_handler_pays_its_cpu),
         cmocka_unit_test(test_unread_long_handler_pays_as_short),
         cmocka_unit_test(test_costly_handlers_held_to_a_fifth),
+        cmocka_unit_test(test_first_long_handler_pays_at_most_half_the_cap),
+        cmocka_unit_test(test_long_handlers_in_a_row_pay_in_full),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,6 +12,9 @@
  * a long one whose start was not read is charged as a short one (its clock time may be a stalled vCPU's
  * milliseconds: charged whole, they throttled the samples after it) and makes the next handler read the clock.
  * So the credit a burst can draw on is the cap less one such part at most, as when every handler read the clock.
+ * A long handler that follows short ones pays at most half the cap: its CPU time can be a stalled vCPU's too (the
+ * VM charges the host's time to whatever thread ran; one handler of 52 ms throttled 87 samples after it), while
+ * handlers costly on the whole are long one after another, and from the second on they pay in full.
  */
 #ifndef JS_BUDGET_H
 #define JS_BUDGET_H

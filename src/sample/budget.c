@@ -64,6 +64,10 @@ void js_budget_charge(js_thread *t, long long interval_ns, const js_budget_mark 
     if (clock_ns > shrt && m->read) { /* long, start known: its CPU time exactly, and settled at its end */
         uint64_t cpu1 = thread_cpu_ns();
         uint64_t cost = cpu1 > m->cpu0 ? cpu1 - m->cpu0 : 0;
+        /* the first long one after short ones pays at most half the cap: a stalled vCPU's time, which the VM charges
+         * to the thread's CPU clock, then costs no throttled samples; a second long one in a row pays in full */
+        uint64_t half = (uint64_t)cap_of(interval_ns) / 2;
+        if (cost > half && !atomic_load_explicit(&t->handler_read_next, RLX)) cost = half;
         atomic_store_explicit(&t->handler_credit_ns, credit - (int64_t)cost, RLX);
         if (cpu1) atomic_store_explicit(&t->handler_cpu_ns, cpu1, RLX);
         atomic_store_explicit(&t->handler_read_next, cost > shrt, RLX); /* preempted, not costly: unread again */
