@@ -285,6 +285,11 @@ soak: all
 soak-walker: all
 	@sh bench/soak_walker.sh
 
+# ---- the malloc heap over 300 API sessions with and without class and thread churn (about 4 minutes) ----
+.PHONY: heap-cycles
+heap-cycles: all
+	@sh bench/heap_cycles.sh
+
 walker-cost: all
 	@sh bench/walker_cost.sh
 
