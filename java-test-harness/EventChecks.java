@@ -79,8 +79,8 @@ final class EventChecks {
      * computePart) rather than assumed; about 400 samples at 1 ms with p = 0.9 give a binomial sigma of 1.5 points,
      * so 5 points is over 3 sigma.
      */
-    void wallSplit() {
-        String name = "wall-split";
+    void wallSplit(boolean wallPart, boolean cpuPart) {
+        String name = cpuPart && !wallPart ? "wall-split-cpu" : "wall-split";
         if (!t.selected(name)) {
             return;
         }
@@ -88,116 +88,120 @@ final class EventChecks {
         List<String> problems = new ArrayList<>();
         List<String> details = new ArrayList<>();
         try {
-            // 1. Wall clock.
-            Path out = t.runDir(name).resolve("wall.collapsed");
-            Path jfr = t.runDir(name).resolve("wall.jfr");
-            IntegrationTest.Run r = t.launch(name, List.of(), "start,event=wall,interval=10ms,threads,file=" + out
-                    + ",jfrfile=" + jfr, "WallSplit", "10", "3");
-            IntegrationTest.requireCleanExit(r);
-            Map<String, String> truth = Tallies.truth(r, "TRUTH ");
-            IntegrationTest.Profile p = IntegrationTest.Profile.read(out, r);
-            Map<String, Long> perThread = Tallies.weightPerThread(p);
-            List<IntegrationTest.Stack> worker = Tallies.ofThread(p, WORKER);
-            long sleep = Tallies.weight(worker, s -> s.contains("WallSplit.sleepPart"));
-            long compute = Tallies.weight(worker, s -> s.contains("WallSplit.computePart"));
-            long inSleepCall = Tallies.weight(worker, s -> s.contains("WallSplit.sleepPart")
-                    && s.frames.stream().anyMatch(f -> f.startsWith("java/lang/Thread.sleep")));
-            long workerTotal = Tallies.weight(worker, s -> true);
-            double sampled = sleep + compute == 0 ? 0 : 100.0 * sleep / (sleep + compute);
-            double expected = 100 * Tallies.num(truth, "sleepPart");
-            details.add(String.format(Locale.ROOT, "event=wall: worker %d samples: sleepPart %d (%d in"
-                    + " Thread.sleep), computePart %d, elsewhere %d; sleepPart %.2f%% of the two, truth %.2f%% (%+.2f"
-                    + " pt); %s", workerTotal, sleep, inSleepCall, compute, workerTotal - sleep - compute, sampled,
-                    expected, sampled - expected, Tallies.truthLine(r)));
-            if (worker.isEmpty()) {
-                problems.add("no stack under a [" + WORKER + " tid=N] root");
-            } else if (sleep + compute < WALL_MIN_SAMPLES) {
-                problems.add("only " + (sleep + compute) + " wall samples of the worker in sleepPart/computePart"
-                        + " (need " + WALL_MIN_SAMPLES + "; about " + Math.round(Tallies.num(truth, "wall_ms") / 10)
-                        + " expected at 10ms)");
-            } else if (Math.abs(sampled - expected) > WALL_MAX_ERROR_POINTS) {
-                problems.add(String.format(Locale.ROOT, "event=wall: sleepPart has %.2f%% of the worker's samples,"
-                        + " measured %.2f%% of its time (limit %.1f points)", sampled, expected,
-                        WALL_MAX_ERROR_POINTS));
-            }
-            if (sleep > 0 && inSleepCall < 0.95 * sleep) {
-                problems.add("only " + inSleepCall + " of sleepPart's " + sleep + " wall samples are inside"
-                        + " java/lang/Thread.sleep*");
-            }
-            for (int i = 0; i < 3; i++) {
-                String idle = "wallsplit-idle-" + i;
-                long n = perThread.getOrDefault(idle, 0L);
-                details.add("event=wall: idle thread " + idle + ": " + n + " samples");
-                if (n < IDLE_MIN_RATIO * workerTotal) {
-                    problems.add("idle thread " + idle + " has " + n + " wall samples, the worker " + workerTotal
-                            + " (an idle thread must be sampled as often: expected at least half)");
+            if (wallPart) {
+                // 1. Wall clock.
+                Path out = t.runDir(name).resolve("wall.collapsed");
+                Path jfr = t.runDir(name).resolve("wall.jfr");
+                IntegrationTest.Run r = t.launch(name, List.of(), "start,event=wall,interval=10ms,threads,file=" + out
+                        + ",jfrfile=" + jfr, "WallSplit", "10", "3");
+                IntegrationTest.requireCleanExit(r);
+                Map<String, String> truth = Tallies.truth(r, "TRUTH ");
+                IntegrationTest.Profile p = IntegrationTest.Profile.read(out, r);
+                Map<String, Long> perThread = Tallies.weightPerThread(p);
+                List<IntegrationTest.Stack> worker = Tallies.ofThread(p, WORKER);
+                long sleep = Tallies.weight(worker, s -> s.contains("WallSplit.sleepPart"));
+                long compute = Tallies.weight(worker, s -> s.contains("WallSplit.computePart"));
+                long inSleepCall = Tallies.weight(worker, s -> s.contains("WallSplit.sleepPart")
+                        && s.frames.stream().anyMatch(f -> f.startsWith("java/lang/Thread.sleep")));
+                long workerTotal = Tallies.weight(worker, s -> true);
+                double sampled = sleep + compute == 0 ? 0 : 100.0 * sleep / (sleep + compute);
+                double expected = 100 * Tallies.num(truth, "sleepPart");
+                details.add(String.format(Locale.ROOT, "event=wall: worker %d samples: sleepPart %d (%d in"
+                        + " Thread.sleep), computePart %d, elsewhere %d; sleepPart %.2f%% of the two, truth %.2f%% (%+.2f"
+                        + " pt); %s", workerTotal, sleep, inSleepCall, compute, workerTotal - sleep - compute, sampled,
+                        expected, sampled - expected, Tallies.truthLine(r)));
+                if (worker.isEmpty()) {
+                    problems.add("no stack under a [" + WORKER + " tid=N] root");
+                } else if (sleep + compute < WALL_MIN_SAMPLES) {
+                    problems.add("only " + (sleep + compute) + " wall samples of the worker in sleepPart/computePart"
+                            + " (need " + WALL_MIN_SAMPLES + "; about " + Math.round(Tallies.num(truth, "wall_ms") / 10)
+                            + " expected at 10ms)");
+                } else if (Math.abs(sampled - expected) > WALL_MAX_ERROR_POINTS) {
+                    problems.add(String.format(Locale.ROOT, "event=wall: sleepPart has %.2f%% of the worker's samples,"
+                            + " measured %.2f%% of its time (limit %.1f points)", sampled, expected,
+                            WALL_MAX_ERROR_POINTS));
                 }
-            }
-            if (!problems.isEmpty()) {
-                details.addAll(p.top(8));
-            }
-            // Wall alone: jdk.ExecutionSample in the recording, which converts back to the same total.
-            JfrFiles.Tool summary = JfrFiles.tool(List.of(t.java.getParent().resolve("jfr").toString(), "summary",
-                    jfr.toString()));
-            long exec = JfrFiles.count(summary.out, "jdk.ExecutionSample");
-            long wallEvents = JfrFiles.count(summary.out, "profiler.WallClockSample");
-            Path back = t.runDir(name).resolve("wall-from-jfr.collapsed");
-            JfrFiles.Tool conv = JfrFiles.tool(List.of(t.agent.getParent().resolve("jsampler").toString(), "convert",
-                    jfr.toString(), back.toString()));
-            long backTotal = conv.exit == 0 && Files.isRegularFile(back) ? Tallies.readAllowEmpty(back, r).total() : -1;
-            details.add("jfrfile: " + exec + " jdk.ExecutionSample, " + wallEvents + " profiler.WallClockSample; "
-                    + "jsampler convert: total " + backTotal + ", text output " + p.total());
-            // async-profiler's converter counts an execution sample as CPU by the state STATE_DEFAULT: none here
-            Map<String, Long> states = JfrFiles.states(t.java.getParent().resolve("jfr"), jfr, "jdk.ExecutionSample");
-            details.add("jfrfile: jdk.ExecutionSample states " + states);
-            if (states.containsKey("STATE_DEFAULT") || states.isEmpty()) {
-                problems.add("wall samples in jdk.ExecutionSample must carry their thread states, none the CPU "
-                        + "sample's STATE_DEFAULT: " + states);
-            }
-            if (summary.exit != 0) {
-                problems.add("jfr summary fails on " + jfr + ": " + summary.out.lines().findFirst().orElse(""));
-            } else if (exec == 0 || wallEvents > 0) {
-                problems.add("with wall the only execution event the recording should hold jdk.ExecutionSample and"
-                        + " no profiler.WallClockSample: " + exec + " and " + wallEvents);
-            }
-            if (backTotal != p.total()) {
-                problems.add("jsampler convert of the recording gives a total of " + backTotal + ", the text output "
-                        + p.total() + (conv.exit != 0 ? " (" + conv.out.lines().findFirst().orElse("") + ")" : ""));
-            }
-            JfrFiles.Tool asWall = JfrFiles.tool(List.of(t.agent.getParent().resolve("jsampler").toString(), "convert",
-                    "--event", "wall", jfr.toString(), t.runDir(name).resolve("as-wall.collapsed").toString()));
-            if (asWall.exit == 0 || !asWall.out.contains("use --event cpu")) {
-                problems.add("jsampler convert --event wall on a wall-only recording should fail pointing to --event "
-                        + "cpu: exit " + asWall.exit + ": " + asWall.out.lines().findFirst().orElse(""));
-            }
+                if (sleep > 0 && inSleepCall < 0.95 * sleep) {
+                    problems.add("only " + inSleepCall + " of sleepPart's " + sleep + " wall samples are inside"
+                            + " java/lang/Thread.sleep*");
+                }
+                for (int i = 0; i < 3; i++) {
+                    String idle = "wallsplit-idle-" + i;
+                    long n = perThread.getOrDefault(idle, 0L);
+                    details.add("event=wall: idle thread " + idle + ": " + n + " samples");
+                    if (n < IDLE_MIN_RATIO * workerTotal) {
+                        problems.add("idle thread " + idle + " has " + n + " wall samples, the worker " + workerTotal
+                                + " (an idle thread must be sampled as often: expected at least half)");
+                    }
+                }
+                if (!problems.isEmpty()) {
+                    details.addAll(p.top(8));
+                }
+                // Wall alone: jdk.ExecutionSample in the recording, which converts back to the same total.
+                JfrFiles.Tool summary = JfrFiles.tool(List.of(t.java.getParent().resolve("jfr").toString(), "summary",
+                        jfr.toString()));
+                long exec = JfrFiles.count(summary.out, "jdk.ExecutionSample");
+                long wallEvents = JfrFiles.count(summary.out, "profiler.WallClockSample");
+                Path back = t.runDir(name).resolve("wall-from-jfr.collapsed");
+                JfrFiles.Tool conv = JfrFiles.tool(List.of(t.agent.getParent().resolve("jsampler").toString(), "convert",
+                        jfr.toString(), back.toString()));
+                long backTotal = conv.exit == 0 && Files.isRegularFile(back) ? Tallies.readAllowEmpty(back, r).total() : -1;
+                details.add("jfrfile: " + exec + " jdk.ExecutionSample, " + wallEvents + " profiler.WallClockSample; "
+                        + "jsampler convert: total " + backTotal + ", text output " + p.total());
+                // async-profiler's converter counts an execution sample as CPU by the state STATE_DEFAULT: none here
+                Map<String, Long> states = JfrFiles.states(t.java.getParent().resolve("jfr"), jfr, "jdk.ExecutionSample");
+                details.add("jfrfile: jdk.ExecutionSample states " + states);
+                if (states.containsKey("STATE_DEFAULT") || states.isEmpty()) {
+                    problems.add("wall samples in jdk.ExecutionSample must carry their thread states, none the CPU "
+                            + "sample's STATE_DEFAULT: " + states);
+                }
+                if (summary.exit != 0) {
+                    problems.add("jfr summary fails on " + jfr + ": " + summary.out.lines().findFirst().orElse(""));
+                } else if (exec == 0 || wallEvents > 0) {
+                    problems.add("with wall the only execution event the recording should hold jdk.ExecutionSample and"
+                            + " no profiler.WallClockSample: " + exec + " and " + wallEvents);
+                }
+                if (backTotal != p.total()) {
+                    problems.add("jsampler convert of the recording gives a total of " + backTotal + ", the text output "
+                            + p.total() + (conv.exit != 0 ? " (" + conv.out.lines().findFirst().orElse("") + ")" : ""));
+                }
+                JfrFiles.Tool asWall = JfrFiles.tool(List.of(t.agent.getParent().resolve("jsampler").toString(), "convert",
+                        "--event", "wall", jfr.toString(), t.runDir(name).resolve("as-wall.collapsed").toString()));
+                if (asWall.exit == 0 || !asWall.out.contains("use --event cpu")) {
+                    problems.add("jsampler convert --event wall on a wall-only recording should fail pointing to --event "
+                            + "cpu: exit " + asWall.exit + ": " + asWall.out.lines().findFirst().orElse(""));
+                }
 
-            // 2. CPU: the same workload, 4 s at 1 ms.
-            String cpuName = name + "-cpu";
-            Path cpuOut = t.runDir(cpuName).resolve("cpu.collapsed");
-            IntegrationTest.Run rc = t.launch(cpuName, List.of(), "start,event=cpu,interval=1ms,threads,file=" + cpuOut,
-                    "WallSplit", "4");
-            IntegrationTest.requireCleanExit(rc);
-            IntegrationTest.Profile pc = IntegrationTest.Profile.read(cpuOut, rc);
-            List<IntegrationTest.Stack> cw = Tallies.ofThread(pc, WORKER);
-            long cTotal = Tallies.weight(cw, s -> true);
-            long cCompute = Tallies.weight(cw, s -> s.contains("WallSplit.computePart"));
-            long cSleep = Tallies.weight(cw, s -> s.contains("WallSplit.sleepPart"));
-            double share = cTotal == 0 ? 0 : (double) cCompute / cTotal;
-            Map<String, String> ct = Tallies.truth(rc, "TRUTH ");
-            double cpuTruth = Tallies.num(ct, "cpu_compute_ms") / Math.max(1e-9, Tallies.num(ct, "cpu_ms"));
-            details.add(String.format(Locale.ROOT, "event=cpu: worker %d samples: computePart %d (%.1f%%; measured "
-                    + "%.1f%% of the worker's CPU), sleepPart %d; %s", cTotal, cCompute, 100 * share, 100 * cpuTruth,
-                    cSleep, Tallies.truthLine(rc)));
-            if (cTotal < CPU_MIN_SAMPLES) {
-                problems.add("event=cpu: only " + cTotal + " samples of the worker (need " + CPU_MIN_SAMPLES + ")");
-                details.addAll(pc.top(6));
-            } else if (cpuTruth < CPU_MIN_COMPUTE_SHARE) {
-                problems.add(String.format(Locale.ROOT, "event=cpu: the worker spent only %.1f%% of its CPU in "
-                        + "computePart (the workload needs at least %.0f%%)", 100 * cpuTruth, 100 * CPU_MIN_COMPUTE_SHARE));
-            } else if (Math.abs(share - cpuTruth) * 100 > CPU_MAX_ERROR_POINTS) {
-                problems.add(String.format(Locale.ROOT, "event=cpu: computePart has %.1f%% of the worker's samples, "
-                        + "%.1f%% of its CPU (limit %.0f points)", 100 * share, 100 * cpuTruth, CPU_MAX_ERROR_POINTS));
-                details.addAll(pc.top(6));
+            }
+            if (cpuPart) {
+                // 2. CPU: the same workload, 4 s at 1 ms.
+                String cpuName = "wall-split-cpu";
+                Path cpuOut = t.runDir(cpuName).resolve("cpu.collapsed");
+                IntegrationTest.Run rc = t.launch(cpuName, List.of(), "start,event=cpu,interval=1ms,threads,file=" + cpuOut,
+                        "WallSplit", "4");
+                IntegrationTest.requireCleanExit(rc);
+                IntegrationTest.Profile pc = IntegrationTest.Profile.read(cpuOut, rc);
+                List<IntegrationTest.Stack> cw = Tallies.ofThread(pc, WORKER);
+                long cTotal = Tallies.weight(cw, s -> true);
+                long cCompute = Tallies.weight(cw, s -> s.contains("WallSplit.computePart"));
+                long cSleep = Tallies.weight(cw, s -> s.contains("WallSplit.sleepPart"));
+                double share = cTotal == 0 ? 0 : (double) cCompute / cTotal;
+                Map<String, String> ct = Tallies.truth(rc, "TRUTH ");
+                double cpuTruth = Tallies.num(ct, "cpu_compute_ms") / Math.max(1e-9, Tallies.num(ct, "cpu_ms"));
+                details.add(String.format(Locale.ROOT, "event=cpu: worker %d samples: computePart %d (%.1f%%; measured "
+                        + "%.1f%% of the worker's CPU), sleepPart %d; %s", cTotal, cCompute, 100 * share, 100 * cpuTruth,
+                        cSleep, Tallies.truthLine(rc)));
+                if (cTotal < CPU_MIN_SAMPLES) {
+                    problems.add("event=cpu: only " + cTotal + " samples of the worker (need " + CPU_MIN_SAMPLES + ")");
+                    details.addAll(pc.top(6));
+                } else if (cpuTruth < CPU_MIN_COMPUTE_SHARE) {
+                    problems.add(String.format(Locale.ROOT, "event=cpu: the worker spent only %.1f%% of its CPU in "
+                            + "computePart (the workload needs at least %.0f%%)", 100 * cpuTruth, 100 * CPU_MIN_COMPUTE_SHARE));
+                } else if (Math.abs(share - cpuTruth) * 100 > CPU_MAX_ERROR_POINTS) {
+                    problems.add(String.format(Locale.ROOT, "event=cpu: computePart has %.1f%% of the worker's samples, "
+                            + "%.1f%% of its CPU (limit %.0f points)", 100 * share, 100 * cpuTruth, CPU_MAX_ERROR_POINTS));
+                    details.addAll(pc.top(6));
+                }
             }
         } catch (IntegrationTest.Failure f) {
             t.fail(name, f.getMessage(), f.evidence);
@@ -235,8 +239,8 @@ final class EventChecks {
      * 2 intervals of weight) when the workload measured a few hundred bytes allocated inside it
      * ({@code computeOnly_bytes}), and none when it measured 0.
      */
-    void allocSplit() {
-        String name = "alloc-split";
+    void allocSplit(boolean splitPart, boolean nonePart) {
+        String name = nonePart && !splitPart ? "alloc-split-none" : "alloc-split";
         if (!t.selected(name)) {
             return;
         }
@@ -244,107 +248,111 @@ final class EventChecks {
         List<String> problems = new ArrayList<>();
         List<String> details = new ArrayList<>();
         try {
-            // 1. The split.
-            Path out = t.runDir(name).resolve("alloc.collapsed");
-            IntegrationTest.Run r = t.launch(name, List.of(), "start,event=alloc,alloc=64k,file=" + out,
-                    "AllocSplit", "8", "split", "256");
-            IntegrationTest.requireCleanExit(r);
-            // A session of VM events takes no signal, and its text output counts bytes, not samples.
-            String start = r.startLine();
-            if (start == null || !start.contains(" signal=none")) {
-                problems.add("the start line of an alloc-only session should say signal=none: " + start);
-            }
-            if (r.agentLines().stream().noneMatch(l -> l.contains("wrote collapsed profile (") && l.contains(" bytes, "))) {
-                problems.add("the alloc profile's 'wrote' line should count bytes: " + r.agentLines());
-            }
-            Map<String, String> truth = Tallies.truth(r, "TRUTH ");
-            IntegrationTest.Profile p = IntegrationTest.Profile.read(out, r);
-            long big = p.samplesContaining("AllocSplit.allocBig");
-            long small = p.samplesContaining("AllocSplit.allocSmall");
-            long bigLeaf = Tallies.weight(p.stacks, s -> s.contains("AllocSplit.allocBig")
-                    && Tallies.leaf(s).equals("long[]_[i]"));
-            long smallLeaf = Tallies.weight(p.stacks, s -> s.contains("AllocSplit.allocSmall")
-                    && Tallies.leaf(s).equals("AllocSplit$Small_[i]"));
-            double trueBytes = Tallies.num(truth, "big_bytes") + Tallies.num(truth, "small_bytes");
-            long both = big + small;
-            double bigShare = both == 0 ? 0 : 100.0 * big / both;
-            double smallShare = both == 0 ? 0 : 100.0 * small / both;
-            double bigTruth = 100 * Tallies.num(truth, "allocBig");
-            double smallTruth = 100 * Tallies.num(truth, "allocSmall");
-            long estSamples = both / ALLOC_INTERVAL;
-            details.add(String.format(Locale.ROOT, "alloc=64k: allocBig %.2f%% (truth %.2f%%, %+.2f pt), allocSmall"
-                            + " %.2f%% (truth %.2f%%, %+.2f pt); %d bytes sampled in the two sites for %.0f allocated"
-                            + " (%.3f), about %d samples", bigShare, bigTruth, bigShare - bigTruth, smallShare,
-                    smallTruth, smallShare - smallTruth, both, trueBytes, both / trueBytes, estSamples));
-            details.add("leaves: allocBig " + Tallies.leafShares(p, "AllocSplit.allocBig") + "; allocSmall "
-                    + Tallies.leafShares(p, "AllocSplit.allocSmall"));
-            details.add(Tallies.truthLine(r));
-            if (big == 0 || small == 0) {
-                problems.add("no stack through " + (big == 0 ? "AllocSplit.allocBig" : "AllocSplit.allocSmall"));
-            } else {
-                if (estSamples < ALLOC_MIN_SAMPLES) {
-                    problems.add("only about " + estSamples + " samples in the two sites (need " + ALLOC_MIN_SAMPLES
-                            + ")");
+            if (splitPart) {
+                // 1. The split.
+                Path out = t.runDir(name).resolve("alloc.collapsed");
+                IntegrationTest.Run r = t.launch(name, List.of(), "start,event=alloc,alloc=64k,file=" + out,
+                        "AllocSplit", "8", "split", "256");
+                IntegrationTest.requireCleanExit(r);
+                // A session of VM events takes no signal, and its text output counts bytes, not samples.
+                String start = r.startLine();
+                if (start == null || !start.contains(" signal=none")) {
+                    problems.add("the start line of an alloc-only session should say signal=none: " + start);
                 }
-                double worst = Math.max(Math.abs(bigShare - bigTruth), Math.abs(smallShare - smallTruth));
-                if (worst > ALLOC_MAX_ERROR_POINTS) {
-                    problems.add(String.format(Locale.ROOT, "byte shares off by %.2f points (limit %.1f)", worst,
-                            ALLOC_MAX_ERROR_POINTS));
+                if (r.agentLines().stream().noneMatch(l -> l.contains("wrote collapsed profile (") && l.contains(" bytes, "))) {
+                    problems.add("the alloc profile's 'wrote' line should count bytes: " + r.agentLines());
                 }
-                if (Math.abs(both / trueBytes - 1) > ALLOC_MAX_VOLUME_ERROR) {
-                    problems.add(String.format(Locale.ROOT, "the two sites weigh %d bytes, they allocated %.0f"
-                            + " (ratio %.3f, limit 1 +- %.2f)", both, trueBytes, both / trueBytes,
-                            ALLOC_MAX_VOLUME_ERROR));
+                Map<String, String> truth = Tallies.truth(r, "TRUTH ");
+                IntegrationTest.Profile p = IntegrationTest.Profile.read(out, r);
+                long big = p.samplesContaining("AllocSplit.allocBig");
+                long small = p.samplesContaining("AllocSplit.allocSmall");
+                long bigLeaf = Tallies.weight(p.stacks, s -> s.contains("AllocSplit.allocBig")
+                        && Tallies.leaf(s).equals("long[]_[i]"));
+                long smallLeaf = Tallies.weight(p.stacks, s -> s.contains("AllocSplit.allocSmall")
+                        && Tallies.leaf(s).equals("AllocSplit$Small_[i]"));
+                double trueBytes = Tallies.num(truth, "big_bytes") + Tallies.num(truth, "small_bytes");
+                long both = big + small;
+                double bigShare = both == 0 ? 0 : 100.0 * big / both;
+                double smallShare = both == 0 ? 0 : 100.0 * small / both;
+                double bigTruth = 100 * Tallies.num(truth, "allocBig");
+                double smallTruth = 100 * Tallies.num(truth, "allocSmall");
+                long estSamples = both / ALLOC_INTERVAL;
+                details.add(String.format(Locale.ROOT, "alloc=64k: allocBig %.2f%% (truth %.2f%%, %+.2f pt), allocSmall"
+                                + " %.2f%% (truth %.2f%%, %+.2f pt); %d bytes sampled in the two sites for %.0f allocated"
+                                + " (%.3f), about %d samples", bigShare, bigTruth, bigShare - bigTruth, smallShare,
+                        smallTruth, smallShare - smallTruth, both, trueBytes, both / trueBytes, estSamples));
+                details.add("leaves: allocBig " + Tallies.leafShares(p, "AllocSplit.allocBig") + "; allocSmall "
+                        + Tallies.leafShares(p, "AllocSplit.allocSmall"));
+                details.add(Tallies.truthLine(r));
+                if (big == 0 || small == 0) {
+                    problems.add("no stack through " + (big == 0 ? "AllocSplit.allocBig" : "AllocSplit.allocSmall"));
+                } else {
+                    if (estSamples < ALLOC_MIN_SAMPLES) {
+                        problems.add("only about " + estSamples + " samples in the two sites (need " + ALLOC_MIN_SAMPLES
+                                + ")");
+                    }
+                    double worst = Math.max(Math.abs(bigShare - bigTruth), Math.abs(smallShare - smallTruth));
+                    if (worst > ALLOC_MAX_ERROR_POINTS) {
+                        problems.add(String.format(Locale.ROOT, "byte shares off by %.2f points (limit %.1f)", worst,
+                                ALLOC_MAX_ERROR_POINTS));
+                    }
+                    if (Math.abs(both / trueBytes - 1) > ALLOC_MAX_VOLUME_ERROR) {
+                        problems.add(String.format(Locale.ROOT, "the two sites weigh %d bytes, they allocated %.0f"
+                                + " (ratio %.3f, limit 1 +- %.2f)", both, trueBytes, both / trueBytes,
+                                ALLOC_MAX_VOLUME_ERROR));
+                    }
+                    if (bigLeaf < ALLOC_MIN_LEAF_SHARE * big) {
+                        problems.add("only " + bigLeaf + " of allocBig's " + big + " bytes end in long[]_[i]");
+                    }
+                    if (smallLeaf < ALLOC_MIN_LEAF_SHARE * small) {
+                        problems.add("only " + smallLeaf + " of allocSmall's " + small
+                                + " bytes end in AllocSplit$Small_[i]");
+                    }
                 }
-                if (bigLeaf < ALLOC_MIN_LEAF_SHARE * big) {
-                    problems.add("only " + bigLeaf + " of allocBig's " + big + " bytes end in long[]_[i]");
+                if (!problems.isEmpty()) {
+                    details.addAll(p.top(8));
                 }
-                if (smallLeaf < ALLOC_MIN_LEAF_SHARE * small) {
-                    problems.add("only " + smallLeaf + " of allocSmall's " + small
-                            + " bytes end in AllocSplit$Small_[i]");
-                }
-            }
-            if (!problems.isEmpty()) {
-                details.addAll(p.top(8));
-            }
 
-            // 2. No allocation in the hot method, default interval.
-            String noneName = name + "-none";
-            Path noneOut = t.runDir(noneName).resolve("alloc.collapsed");
-            IntegrationTest.Run rn = t.launch(noneName, List.of(), "start,event=alloc,file=" + noneOut,
-                    "AllocSplit", "6", "none", "256");
-            IntegrationTest.requireCleanExit(rn);
-            Map<String, String> nt = Tallies.truth(rn, "TRUTH ");
-            IntegrationTest.Profile pn = IntegrationTest.Profile.read(noneOut, rn);
-            long hot = pn.samplesContaining("AllocSplit.computeOnly");
-            long elsewhere = pn.samplesContaining("AllocSplit.allocElsewhere");
-            long elsewhereLeaf = Tallies.weight(pn.stacks, s -> s.contains("AllocSplit.allocElsewhere")
-                    && Tallies.leaf(s).equals("byte[]_[i]"));
-            double elsewhereTruth = Tallies.num(nt, "elsewhere_bytes");
-            long computeBytes = (long) Tallies.num(nt, "computeOnly_bytes");
-            details.add(String.format(Locale.ROOT, "event=alloc (512k), none mode: computeOnly %d bytes sampled"
-                            + " (%d measured inside it); allocElsewhere %d sampled for %.0f allocated (%.3f), %d of"
-                            + " them ending in byte[]_[i]", hot, computeBytes, elsewhere, elsewhereTruth,
-                    elsewhere / elsewhereTruth, elsewhereLeaf));
-            long allowed = computeBytes > 0 ? 2 * ALLOC_DEFAULT_INTERVAL : 0;
-            if (hot > allowed) {
-                problems.add("none mode: " + hot + " bytes sampled in computeOnly, which allocates "
-                        + computeBytes + " bytes (allowed: " + allowed + ")");
-                pn.stacks.stream().filter(s -> s.contains("AllocSplit.computeOnly")).limit(4)
-                        .forEach(s -> details.add("computeOnly| " + s));
             }
-            if (elsewhere == 0) {
-                problems.add("none mode: no stack through AllocSplit.allocElsewhere (the control)");
-                details.addAll(pn.top(6));
-            } else {
-                if (Math.abs(elsewhere / elsewhereTruth - 1) > ALLOC_MAX_VOLUME_ERROR) {
-                    problems.add(String.format(Locale.ROOT, "none mode: allocElsewhere weighs %d bytes, it"
-                            + " allocated %.0f (ratio %.3f, limit 1 +- %.2f)", elsewhere, elsewhereTruth,
-                            elsewhere / elsewhereTruth, ALLOC_MAX_VOLUME_ERROR));
+            if (nonePart) {
+                // 2. No allocation in the hot method, default interval.
+                String noneName = "alloc-split-none";
+                Path noneOut = t.runDir(noneName).resolve("alloc.collapsed");
+                IntegrationTest.Run rn = t.launch(noneName, List.of(), "start,event=alloc,file=" + noneOut,
+                        "AllocSplit", "6", "none", "256");
+                IntegrationTest.requireCleanExit(rn);
+                Map<String, String> nt = Tallies.truth(rn, "TRUTH ");
+                IntegrationTest.Profile pn = IntegrationTest.Profile.read(noneOut, rn);
+                long hot = pn.samplesContaining("AllocSplit.computeOnly");
+                long elsewhere = pn.samplesContaining("AllocSplit.allocElsewhere");
+                long elsewhereLeaf = Tallies.weight(pn.stacks, s -> s.contains("AllocSplit.allocElsewhere")
+                        && Tallies.leaf(s).equals("byte[]_[i]"));
+                double elsewhereTruth = Tallies.num(nt, "elsewhere_bytes");
+                long computeBytes = (long) Tallies.num(nt, "computeOnly_bytes");
+                details.add(String.format(Locale.ROOT, "event=alloc (512k), none mode: computeOnly %d bytes sampled"
+                                + " (%d measured inside it); allocElsewhere %d sampled for %.0f allocated (%.3f), %d of"
+                                + " them ending in byte[]_[i]", hot, computeBytes, elsewhere, elsewhereTruth,
+                        elsewhere / elsewhereTruth, elsewhereLeaf));
+                long allowed = computeBytes > 0 ? 2 * ALLOC_DEFAULT_INTERVAL : 0;
+                if (hot > allowed) {
+                    problems.add("none mode: " + hot + " bytes sampled in computeOnly, which allocates "
+                            + computeBytes + " bytes (allowed: " + allowed + ")");
+                    pn.stacks.stream().filter(s -> s.contains("AllocSplit.computeOnly")).limit(4)
+                            .forEach(s -> details.add("computeOnly| " + s));
                 }
-                if (elsewhereLeaf < ALLOC_MIN_LEAF_SHARE * elsewhere) {
-                    problems.add("none mode: only " + elsewhereLeaf + " of allocElsewhere's " + elsewhere
-                            + " bytes end in byte[]_[i]");
+                if (elsewhere == 0) {
+                    problems.add("none mode: no stack through AllocSplit.allocElsewhere (the control)");
+                    details.addAll(pn.top(6));
+                } else {
+                    if (Math.abs(elsewhere / elsewhereTruth - 1) > ALLOC_MAX_VOLUME_ERROR) {
+                        problems.add(String.format(Locale.ROOT, "none mode: allocElsewhere weighs %d bytes, it"
+                                + " allocated %.0f (ratio %.3f, limit 1 +- %.2f)", elsewhere, elsewhereTruth,
+                                elsewhere / elsewhereTruth, ALLOC_MAX_VOLUME_ERROR));
+                    }
+                    if (elsewhereLeaf < ALLOC_MIN_LEAF_SHARE * elsewhere) {
+                        problems.add("none mode: only " + elsewhereLeaf + " of allocElsewhere's " + elsewhere
+                                + " bytes end in byte[]_[i]");
+                    }
                 }
             }
         } catch (IntegrationTest.Failure f) {

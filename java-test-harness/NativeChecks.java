@@ -278,7 +278,7 @@ final class NativeChecks {
 
     /**
      * {@code cpu-scope}: async-profiler's record-cpu, target-cpu and alluser, on NativeLoad pinned to CPU 1 by taskset
-     * (skipped on one CPU). record-cpu (zip, 3 s, 1 ms): every collapsed stack starts with {@code [CPU-1]}
+     * (skipped on one CPU). record-cpu (zip, 2 s, 1 ms): every collapsed stack starts with {@code [CPU-1]}
      * (a {@code [throttled]} count is no stack), and every
      * jdk.ExecutionSample of the JFR recording written beside it ends in a frame {@code CPU-1} (async-profiler's
      * name). target-cpu=0: no sample (the thread never runs there); target-cpu=1: samples. alluser (syscalls, mostly
@@ -299,7 +299,7 @@ final class NativeChecks {
         String rec = name + "-record";
         Path out = t.runDir(rec).resolve("p.collapsed"), jfr = t.runDir(rec).resolve("p.jfr");
         IntegrationTest.Run r = t.launch(rec, pin, "start,event=cpu,interval=1ms,record-cpu,file=" + out + ",jfrfile="
-                + jfr, "NativeLoad", "zip", "3");
+                + jfr, "NativeLoad", "zip", "2");
         if (r.exitCode != 0) problems.add(rec + ": exit " + r.exitCode + " in " + r.dir);
         /* Samples the budget throttled (a loaded machine: 24 of 1,674 once in CI) have no stack, so no CPU frame: they
          * are one "[throttled]" row, counted apart; every stack must have the CPU. */
@@ -335,7 +335,7 @@ final class NativeChecks {
             String run = name + "-target" + cpu;
             Path o = t.runDir(run).resolve("p.collapsed");
             IntegrationTest.Run rt = t.launch(run, pin, "start,event=cpu,interval=1ms,target-cpu=" + cpu + ",file=" + o,
-                    "NativeLoad", "zip", "2");
+                    "NativeLoad", "zip", "1");
             if (rt.exitCode != 0) problems.add(run + ": exit " + rt.exitCode + " in " + rt.dir);
             on[cpu] = rooted(read(o, problems), "")[0];
         }
@@ -349,7 +349,7 @@ final class NativeChecks {
             String run = name + (u == 1 ? "-alluser" : "-all");
             Path o = t.runDir(run).resolve("p.collapsed");
             IntegrationTest.Run ra = t.launch(run, pin, "start,event=cpu,interval=1ms,cstack=fp" + (u == 1 ? ",alluser" : "")
-                    + ",file=" + o, "NativeLoad", "syscalls", "3");
+                    + ",file=" + o, "NativeLoad", "syscalls", "2");
             if (ra.exitCode != 0) problems.add(run + ": exit " + ra.exitCode + " in " + ra.dir);
             List<String[]> rows = read(o, problems);
             if (u == 1) kernel = weigh(rows, "", "do_syscall_64")[1];

@@ -23,7 +23,7 @@ import java.util.regex.Pattern;
  * holds: the binomial error of a share near 0.5 is sqrt(0.25/n), 0.41 points at the 14,000 samples of the 0.5 ms run (7 s of CPU)
  * (2 points is 4.9 of it); a run with fewer than 4,000 evaluator-or-loop samples is refused rather than judged. The
  * 10 ms run (about 1,000 samples, 10 s of CPU) is judged on its failed walks only: the walker does not know the interval, and a
- * share judged on so few samples would need a limit too wide to mean anything. To show the workload does exercise the recovery, a 0.5 ms run (5 s of CPU) with
+ * share judged on so few samples would need a limit too wide to mean anything. To show the workload does exercise the recovery, a 0.5 ms run (3 s of CPU, about 6,000 samples) with
  * {@code walker=agct} (AsyncGetCallTrace alone) must fail at least 5% of its walks (measured: 20 to 35% on JDK 17,
  * more on 25).
  *
@@ -161,7 +161,7 @@ final class WalkerChecks {
         List<String> problems = new ArrayList<>();
         List<String> details = new ArrayList<>();
         try {
-            PolyRun[] runs = {poly(name + "-500us", "interval=500us,", "4", "7"), poly(name + "-10ms", "", "6", "10")};
+            PolyRun[] runs = {poly(name + "-500us", "interval=500us,", "3.5", "7"), poly(name + "-10ms", "", "6", "10")};
             for (PolyRun run : runs) {
                 boolean judgeShare = run == runs[0];
                 details.add(run.toString());
@@ -194,7 +194,7 @@ final class WalkerChecks {
                             + "(limit %.1f)", run.label, Math.abs(run.sampled - run.truth), MAX_SHARE_ERROR));
                 }
             }
-            PolyRun agct = poly(name + "-agct", "interval=500us,walker=agct,", "3", "5");
+            PolyRun agct = poly(name + "-agct", "interval=500us,walker=agct,", "1.5", "3");
             details.add(agct.toString());
             if (agct.failedPercent() < MIN_AGCT_FAILED_PERCENT) {
                 problems.add(String.format(Locale.ROOT, "with walker=agct only %.2f%% of the walks failed: the "
@@ -230,7 +230,7 @@ final class WalkerChecks {
             String run = name + "-" + mode;
             try {
                 Path out = t.runDir(run).resolve(mode + ".collapsed");
-                IntegrationTest.Run r = t.launch(run, List.of(), 180, "", "RecoveryShapes", mode, "5", "2", "7.5",
+                IntegrationTest.Run r = t.launch(run, List.of(), 180, "", "RecoveryShapes", mode, "3.75", "2", "7.5",
                         "5", "event=cpu,interval=500us,cstack=no,file=" + out);
                 IntegrationTest.requireCleanExit(r);
                 if (!r.stdout.contains("RecoveryShapes done mode=" + mode)) {
