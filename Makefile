@@ -273,7 +273,7 @@ stress: all
 	@/usr/bin/python3 bench/stress.py --minutes $(STRESS_MINUTES) --cpu-hours $(STRESS_CPU_HOURS) --jdks "$(STRESS_JDKS)"
 
 stress-smoke: all
-	@/usr/bin/python3 bench/stress.py --smoke --jdks "$(STRESS_JDKS)"
+	@/usr/bin/python3 bench/stress.py --smoke --side-by-side --jdks "$(STRESS_JDKS)"
 
 # ---- memory soak (not part of make test): 10 minutes at 1 kHz on 8 threads with JFR streaming; see bench/soak.sh ----
 # ---- the agent's own cost on deep stacks with thread churn: see bench/agent_cost.sh ----

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""stress.py: the profiler under stress (make stress, for hours; make stress-smoke, about a minute per JDK, part of
-make test).
+"""stress.py: the profiler under stress (make stress, for hours; make stress-smoke, about a minute with the JDKs
+side by side, part of make test).
 
 One JVM per JDK runs java-test-harness/Stress.java (waves of short threads, recursion into StackOverflowError,
 deoptimisation, classes loaded and unloaded through throw-away loaders, heavy GC, JNI, contended monitors and
@@ -37,6 +37,7 @@ Usage: /usr/bin/python3 bench/stress.py [--smoke] [--control] [--minutes M] [--c
 Results: OUT/jdkNN/summary.txt and summary.json, resources.csv, the JVM's stdout and agent log, the drivers' logs.
 """
 import argparse
+import concurrent.futures
 import json
 import os
 import re
@@ -638,6 +639,8 @@ def main():
     ap.add_argument("--rss-bound-mib", type=int, default=int(os.environ.get("STRESS_RSS_BOUND_MIB", 64)))
     ap.add_argument("--jdks", default=os.environ.get("STRESS_JDKS", "17,25").replace(" ", ","))
     ap.add_argument("--out", default=os.environ.get("STRESS_OUT", str(ROOT / "build/stress")))
+    ap.add_argument("--side-by-side", action="store_true",
+                    help="run the JDKs at once, each with half the machine (make test's smoke form)")
     ap.add_argument("--keep", action="store_true", help="keep every valid output file (a long run keeps 1 in 100)")
     ap.add_argument("--control", action="store_true",
                     help="the reference run: the same workload and jcmd driver without the profiler (no library, no "
@@ -649,18 +652,28 @@ def main():
         if not p.is_file():
             sys.exit(f"stress: {p} is not built (run make)")
     plan = Plan(a)
-    results, ran = {}, 0
+    results, runs = {}, []
     for label in [j for j in a.jdks.replace(" ", ",").split(",") if j]:
         home = JDKS.get(label)
         if not home or not os.access(f"{home}/bin/java", os.X_OK):
             log(f"SKIP: no JDK {label} at {home}")
             continue
-        ran += 1
-        r = Run(label, home, plan, Path(a.out).resolve() / f"jdk{label}")  # the JVM runs in OUT/jdkNN/run
+        runs.append(Run(label, home, plan, Path(a.out).resolve() / f"jdk{label}"))  # the JVM runs in OUT/jdkNN/run
+
+    def go(r):
         r.started = time.monotonic()
-        log(f"jdk{label}: {'smoke' if a.smoke else 'long'} run into {r.out}")
-        results[label] = r.go()
+        log(f"jdk{r.label}: {'smoke' if a.smoke else 'long'} run into {r.out}")
+        results[r.label] = r.go()
+        return r
+
+    if a.side_by_side:  # each run has its own JVM, backend, ports and directory
+        with concurrent.futures.ThreadPoolExecutor(max_workers=len(runs) or 1) as pool:
+            done = list(pool.map(go, runs))
+    else:
+        done = [go(r) for r in runs]
+    for r in done:
         sys.stdout.write((r.out / "summary.txt").read_text())
+    ran = len(done)
     if not ran:
         log("no JDK found")
         return 1

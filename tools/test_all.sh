@@ -11,8 +11,9 @@
 # 4. backend: the SkyWalking task client against the grpcio test backend, JDK 17 and 25 side by side, each on three
 #    lanes (java-test-harness/backend/run.py); run apart from the JVM phase: timing and CPU matter to its size plan.
 # 5. readers: the JFR (its three scripts as targets of their own), pprof and browser checks, side by side.
-# 6. stress: make stress-smoke, the short form of make stress, on JDK 17 then 25 (about 90 s each): every hard case
-#    of a JVM at once while sessions start and stop from three entry points; it needs the machine to itself.
+# 6. stress: make stress-smoke, the short form of make stress, on JDK 17 and 25 side by side (about 90 s): every
+#    hard case of a JVM at once while sessions start and stop from three entry points; it needs no other phase beside
+#    it (its drivers' deadlines and its quiet points assume the two JVMs have the machine).
 # Stops at the first phase that fails.
 set -eu
 cd "$(dirname "$0")/.."
