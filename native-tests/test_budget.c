@@ -136,23 +136,31 @@ static void test_unread_long_handler_pays_as_short(void **state UNUSED)
     assert_true(m.read);
 }
 
-/* Handlers of 1 ms CPU each, one per 1 ms of other CPU: the credit (a quarter of the other CPU) pays for about one
- * in four after the cap's burst; the others are throttled. Every handler here reads the clock (long). */
-static void test_costly_handlers_held_to_a_fifth(void **state UNUSED)
+/* Of 100 samples of a fresh thread, each 1 ms of its CPU apart, how many were walked by handlers of handler_us of
+ * CPU each (the others throttled). */
+static int walked_of(uint64_t handler_us)
 {
     js_thread t;
     js_budget_mark m;
     fresh(&t);
-    int walked = 0, n = 100;
-    for (int i = 0; i < n; i++) {
+    int walked = 0;
+    for (int i = 0; i < 100; i++) {
         if (!js_budget_enter(&t, INTERVAL_NS, &m)) {
             uint64_t k0 = clock_ns();
-            burn_cpu_us(1000);
+            burn_cpu_us(handler_us);
             js_budget_charge(&t, INTERVAL_NS, &m, clock_ns() - k0);
             walked++;
         }
         burn_cpu_us(1000);
     }
+    return walked;
+}
+
+/* Handlers of 1 ms CPU each, one per 1 ms of other CPU: the credit (a quarter of the other CPU) pays for about one
+ * in four after the cap's burst; the others are throttled. Every handler here reads the clock (long). */
+static void test_costly_handlers_held_to_a_fifth(void **state UNUSED)
+{
+    int walked = walked_of(1000);
     /* 4 from the cap, then a quarter of the 100 ms outside: about 29. */
     assert_true(walked >= 22 && walked <= 36);
 }
@@ -184,19 +192,7 @@ static void test_first_long_handler_pays_at_most_half_the_cap(void **state UNUSE
  * cost; the rest pay in full and about one in twenty is walked. */
 static void test_long_handlers_in_a_row_pay_in_full(void **state UNUSED)
 {
-    js_thread t;
-    js_budget_mark m;
-    fresh(&t);
-    int walked = 0, n = 100;
-    for (int i = 0; i < n; i++) {
-        if (!js_budget_enter(&t, INTERVAL_NS, &m)) {
-            uint64_t k0 = clock_ns();
-            burn_cpu_us(5000);
-            js_budget_charge(&t, INTERVAL_NS, &m, clock_ns() - k0);
-            walked++;
-        }
-        burn_cpu_us(1000);
-    }
+    int walked = walked_of(5000);
     /* 2 from the cap (the first at half price), then a quarter of the 100 ms outside at 5 ms each: about 7. */
     assert_true(walked >= 4 && walked <= 10);
 }

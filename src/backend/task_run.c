@@ -55,7 +55,8 @@ int js_run_stop(const js_backend_host *h, const char *file, char *out, size_t ou
     if (js_run_dispatch(h, "stop", out, outlen) == 0) return 0;
     struct stat st;
     if (!strstr(out, "not running") || stat(file, &st) != 0 || st.st_size == 0) return -1;
-    js_debug("stop: %s; %s was written when the session ended by its timeout", out, file);
+    js_debug("stop: %s; %s was written when the session ended before (its timeout, or another entry point's stop)",
+             out, file);
     return 0;
 }
 
