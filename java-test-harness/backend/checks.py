@@ -258,7 +258,8 @@ def check_restart_pending(ctx):
 
 
 def sample_span_s(jfr_tool, path):
-    """Seconds from the first to the last jdk.ExecutionSample of a recording, as the JDK's jfr tool prints them."""
+    """Seconds from the first to the last jdk.ExecutionSample of a recording (wall's too, when it is the only
+    execution event), as the JDK's jfr tool prints them."""
     r = subprocess.run([jfr_tool, "print", "--json", "--events", "jdk.ExecutionSample", str(path)],
                        capture_output=True, text=True)
     check(r.returncode == 0, f"the JDK's jfr tool cannot read {path}: {r.stderr[:300]}")
@@ -275,7 +276,8 @@ def check_held_up(ctx):
     td = ctx.dir("heldup-tasks")
     jvm = Jvm(ctx, "heldup", agent_opts(b.port, "svc-held", "i1", td), ["TaskLoad", 0, 40, 1])
     wait_for(lambda: b.instance_seen("i1"), 20, "the instance's keepAlive")
-    task = b.task("svc-held", 3, execArgs="interval=5ms")
+    # wall samples every thread, running or not: a CI lane starved this JVM of CPU once (cpu: 0 samples in 3 s)
+    task = b.task("svc-held", 3, execArgs="event=wall,interval=20ms")
     jvm.wait_log(rf"task {re.escape(task)}: profiling", 15)
     b.proc.send_signal(signal.SIGSTOP)
     try:
