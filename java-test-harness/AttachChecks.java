@@ -504,8 +504,11 @@ final class AttachChecks {
             t.report(name, problems, details, t0);
             return;
         }
-        Path out = Path.of("/tmp", "jsampler-" + name + "-" + ProcessHandle.current().pid() + ".collapsed");
-        try (Target a = new Target(name, prefix, List.of(), shared(), "8", "2")) {
+        // one file per JDK: the two JDKs' checks run side by side in one harness, and each deletes its file at the end
+        Path out = Path.of("/tmp", "jsampler-" + name + "-" + t.label + "-" + ProcessHandle.current().pid()
+                + ".collapsed");
+        // one worker: about 3,000 samples in the 3 s
+        try (Target a = new Target(name, prefix, List.of(), shared(), "8", "1")) {
             a.awaitUp();
             long pid = a.javaPid();
             String lib = shared().resolve("libjsampler.so").toString();

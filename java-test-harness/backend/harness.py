@@ -138,7 +138,7 @@ class Backend:
 class RawServer:
     """A TCP server on 127.0.0.1 that is not a gRPC server, in this process: "garbage" answers every connection with
     random bytes and closes it; "reset" forwards to 127.0.0.1:upstream and, once, resets the connection (RST) that
-    has sent reset_after bytes towards the upstream, then forwards the rest normally."""
+    has sent reset_after bytes towards the upstream (no byte past them), then forwards the rest normally."""
 
     def __init__(self, mode, upstream=None, reset_after=0):
         import threading
@@ -204,12 +204,15 @@ class RawServer:
                     b = src.recv(65536)
                     if not b:
                         break
-                    dst.sendall(b)
-                    sent += len(b)
-                    if count and self.resets == 0 and self.reset_after and sent >= self.reset_after:
+                    if count and self.resets == 0 and self.reset_after and sent + len(b) >= self.reset_after:
+                        # the bytes up to the mark, then the reset: a read that held a whole upload, passed on
+                        # before the reset, let the server answer it first (the reset then hit the next poll)
+                        dst.sendall(b[:self.reset_after - sent])
                         self.resets += 1
                         self._reset(c, u)
                         return
+                    dst.sendall(b)
+                    sent += len(b)
             except OSError:
                 pass
             try:
