@@ -11,7 +11,7 @@ import java.util.regex.Pattern;
  * The in-process Java API (build/jsampler.jar) against the real agent:
  * <ul>
  * <li>{@code api-cycles}: the library loaded idle by -agentpath, JSampler.getInstance(): every command in every
- * state, 200 start/dump/stop cycles while 4 threads work, the hot method in every output, threads and file
+ * state, 200 start/dump/stop cycles while 2 threads work, the hot method in every output, threads and file
  * descriptors back to baseline, RSS within 20 MiB of its value after the first cycle (measured growth: see the
  * check's output).</li>
  * <li>{@code api-system-load}: no -agentpath; JSampler.getInstance(libPath) loads the library (System.load), which

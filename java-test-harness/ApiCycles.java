@@ -10,7 +10,7 @@ import jsampler.JSampler;
 import jsampler.JSamplerException;
 
 /**
- * Drives the profiler through the Java API (jsampler.JSampler) while 4 threads run a known hot method:
+ * Drives the profiler through the Java API (jsampler.JSampler) while 2 threads run a known hot method:
  * {@code cycles} start/dump/stop cycles (cpu and ctimer in turn, 1 ms), each dump and each stop output read back
  * and required to hold {@code ApiCycles.hot}; every command in every state (refusals throw with the agent's
  * message); and, after the cycles, thread and file-descriptor counts back to what they were after the first cycle,
@@ -21,6 +21,8 @@ import jsampler.JSamplerException;
  * {@code API_FAIL why} and exits 1.
  */
 public final class ApiCycles {
+    /* busy threads: two keep both kinds of session sampling all along; each more only took CPU from other checks */
+    static final int WORKERS = 2;
     static volatile boolean stop;
     static volatile long sink;
 
@@ -31,7 +33,7 @@ public final class ApiCycles {
         String lib = args.length > 2 && !args[2].equals("-") ? args[2] : null;
         long rssSlack = args.length > 3 ? Long.parseLong(args[3]) : 20480;
         List<Thread> workers = new ArrayList<>();
-        for (int i = 0; i < 4; i++) {
+        for (int i = 0; i < WORKERS; i++) {
             Thread t = new Thread(ApiCycles::work, "api-worker-" + i);
             t.start();
             workers.add(t);
@@ -105,7 +107,7 @@ public final class ApiCycles {
 
     /**
      * At least 40 ms of the session, then until it holds a sample (polled, at most 2 s more): ctimer samples on the
-     * 4 ms tick, and on a loaded machine 4 busy threads may get no tick for longer than 40 ms.
+     * 4 ms tick, and on a loaded machine 2 busy threads may get no tick for longer than 40 ms.
      */
     static void awaitSamples(JSampler p) throws InterruptedException {
         Thread.sleep(40);
