@@ -231,6 +231,32 @@ static void test_large_rehash(void **state UNUSED)
     js_profile_free(&p);
 }
 
+/* A recursion (one name under each of its own nodes, 20,000 deep, added 3 times) is looked up with about one slot
+ * per frame: the slot of (parent, name) depends on both (it once depended on the name alone for tables under 2^15
+ * slots, and such a chain was one probe run: 200 million probes here). */
+static void test_recursion_spread(void **state UNUSED)
+{
+    enum { DEPTH = 20000, TIMES = 3 };
+    js_profile p;
+    js_profile_init(&p);
+    uint32_t *fr = malloc(DEPTH * sizeof *fr);
+    assert_non_null(fr);
+    for (int i = 0; i < DEPTH; i++) fr[i] = js_profile_frame(&p, "Deep.recurse", JS_FT_JIT);
+    for (int k = 0; k < TIMES; k++) assert_int_equal(js_profile_add(&p, fr, DEPTH - (uint32_t)k, 1), 0);
+    free(fr);
+    js_calltree_names nm;
+    js_calltree t;
+    build(&nm, &t, &p, NULL, NULL);
+    assert_int_equal(t.n, 1 + DEPTH);
+    assert_int_equal(t.total[DEPTH - 1], 2); /* node i is i deep: the two deepest stacks pass DEPTH-1 */
+    assert_int_equal(t.total[DEPTH], 1);
+    printf("  %llu probes past the first slot in %d lookups\n", (unsigned long long)t.probes, DEPTH * TIMES);
+    assert_true(t.probes < (uint64_t)DEPTH * TIMES);
+    js_calltree_free(&t);
+    js_calltree_names_free(&nm);
+    js_profile_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -239,6 +265,7 @@ int main(void)
         cmocka_unit_test(test_build_filtered),
         cmocka_unit_test(test_walk_skip_siblings),
         cmocka_unit_test(test_large_rehash),
+        cmocka_unit_test(test_recursion_spread),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

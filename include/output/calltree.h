@@ -29,6 +29,7 @@ typedef struct {
     uint32_t *slots;        /* open addressing over (parent, nid) -> node */
     size_t nslots;          /* a power of two, at least twice n */
     uint32_t maxdepth;      /* frames of the deepest stack built in */
+    uint64_t probes;        /* slots looked at past the first in the lookups of the build (how clustered) */
 } js_calltree;
 
 /* Which stacks a tree holds: nonzero keeps st (ctx is the caller's). */

@@ -64,13 +64,13 @@ class Ctx:
         self.backends = []
 
 
-# pprof-events (four one-minute tasks; its CPU task needs 300 samples of a 15 s workload) runs on a lane of its own
-# beside the other checks, which mostly wait on their tasks' durations with light workloads: two lanes take them from
-# one queue, the longest first (SHARED_LANES, LONG_FIRST), so that neither lane waits on the other. The checks that need
-# the CPU their workload asks for come after both lanes, alone (with the other JDK's): basic judges shares over a 6 s
-# task (beside the lanes it got 152 samples of the 1,200 it is sized for), and the size plans are made from the CPU
-# the workload gets (beside the lanes a 16-thread workload got 0.9 CPUs and its recording fit without a plan;
-# docs/BENCHMARKS.md, "make test time").
+# pprof-events (four one-minute tasks; its CPU task wants 1,200 samples: CpuSplit busy until it used 15 CPU-s)
+# runs on a lane of its own beside the other checks, which mostly wait on their tasks' durations with light
+# workloads: two lanes take them from one queue, the longest first (SHARED_LANES, LONG_FIRST), so that neither lane
+# waits on the other. The checks that need the CPU their workload asks for come after both lanes, alone (with the
+# other JDK's): basic judges shares over a 6 s task (beside the lanes it got 152 samples of the 1,200 it is sized
+# for), and the size plans are made from the CPU the workload gets (beside the lanes a 16-thread workload got 0.9
+# CPUs and its recording fit without a plan; docs/BENCHMARKS.md, "make test time").
 OWN_LANE = ["pprof-events"]
 AFTER = ["basic", "size-plan", "size-adapt"]
 SHARED_LANES = 2

@@ -12,12 +12,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/hashmix.h"
+
 /* ---- keyed tables ---------------------------------------------------------------------------------- */
 
-/* Hash slot of key in a table of cap (a power of two) slots. */
+/* Hash slot of key in a table of cap (a power of two) slots. Mixed whole: the keys are the file's, and keys that
+ * differ only above bit 43 (k << 44) all fell in one slot of a product's bits 20.., n^2 probes for n of them. */
 static size_t slot_of(uint64_t key, size_t cap)
 {
-    return (size_t)((key * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1);
+    return (size_t)js_mix64(key) & (cap - 1);
 }
 
 /* Rebuilds the slot table of p with cap slots; 0 or -1. */

@@ -13,6 +13,7 @@
 
 #include "out_int.h"
 #include "pprof_int.h"
+#include "util/hashmix.h"
 
 #define MAX_LABELS 2
 
@@ -118,7 +119,7 @@ static uint64_t function_id(writer *w, int64_t name, int64_t file)
         if (!sl) return 0;
         for (size_t i = 0; i < w->nfnslots; i++) {
             if (!w->fn_slots[2 * i]) continue;
-            size_t h = (size_t)((w->fn_slots[2 * i] * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1);
+            size_t h = (size_t)js_mix64(w->fn_slots[2 * i]) & (cap - 1);
             while (sl[2 * h]) h = (h + 1) & (cap - 1);
             sl[2 * h] = w->fn_slots[2 * i];
             sl[2 * h + 1] = w->fn_slots[2 * i + 1];
@@ -127,7 +128,7 @@ static uint64_t function_id(writer *w, int64_t name, int64_t file)
         w->fn_slots = sl;
         w->nfnslots = cap;
     }
-    size_t h = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 20) & (w->nfnslots - 1);
+    size_t h = (size_t)js_mix64(key) & (w->nfnslots - 1); /* mixed whole: a product's bits 20.. ignore the high ones */
     for (; w->fn_slots[2 * h]; h = (h + 1) & (w->nfnslots - 1))
         if (w->fn_slots[2 * h] == key) return w->fn_slots[2 * h + 1];
     if (w->nfn == w->capfn) {
