@@ -30,7 +30,7 @@ import java.util.regex.Pattern;
  */
 final class SessionChecks {
     static final double MAX_SLOWDOWN = 2.0;
-    /* DeepRecursion's rounds: about 1 s profiled at 100us (measured 1.0-1.2 s; the ratio to the control 1.1) */
+    /* DeepRecursion's rounds: about 1-1.5 s profiled at 100us (measured; the ratio to the control 0.98-1.28) */
     static final String ROUNDS = "150";
     static final long TERM_DEADLINE_MS = 5000;
     static final Pattern DONE = Pattern.compile("DEEP_DONE rounds=\\d+ ms=(\\d+)");

@@ -233,7 +233,7 @@ static void test_large_rehash(void **state UNUSED)
 
 /* A recursion (one name under each of its own nodes, 20,000 deep, added 3 times) is looked up with about one slot
  * per frame: the slot of (parent, name) depends on both (it once depended on the name alone for tables under 2^15
- * slots, and such a chain was one probe run: 200 million probes here). */
+ * slots, and such a chain was one probe run: 367 million probes here). */
 static void test_recursion_spread(void **state UNUSED)
 {
     enum { DEPTH = 20000, TIMES = 3 };
