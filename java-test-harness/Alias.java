@@ -5,24 +5,28 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * A workload built to alias with a sampler of fixed period: each thread runs a, b, c (1 ms of its CPU each) and d
- * (7 ms) in a fixed rotation that repeats every 10 ms of CPU, the default interval. A sampler firing at exact
- * multiples of 10 ms sees the same phase every time. Each method spins until the thread's CPU clock has advanced by
- * its share, and the time each really took is summed, so the truth is measured, not assumed.
+ * A workload built to alias with a sampler of fixed period: each thread runs a, b, c (a tenth of the rotation's CPU
+ * each) and d (seven tenths) in a fixed rotation that repeats every {@code rotationUs} of CPU (10 ms, the default
+ * interval, unless told). A sampler firing at exact multiples of the rotation sees the same phase every time. Each
+ * method spins until the thread's CPU clock has advanced by its share, and the time each really took is summed, so
+ * the truth is measured, not assumed.
  *
- * <p>Usage: {@code java Alias [seconds=30] [threads=2] [minCpuSeconds=0]}: each thread stops once {@code seconds}
- * of wall time have passed and it used its part of {@code minCpuSeconds} (so a busy machine lengthens the run
- * rather than thins its samples), at the latest after six times {@code seconds}; prints
+ * <p>Usage: {@code java Alias [seconds=30] [threads=2] [minCpuSeconds=0] [rotationUs=10000]}: each thread stops once
+ * {@code seconds} of wall time have passed and it used its part of {@code minCpuSeconds} (so a busy machine
+ * lengthens the run rather than thins its samples), at the latest after six times {@code seconds}; prints
  * {@code TRUTH a=.. b=.. c=.. d=..} (shares of the four methods' CPU time) and {@code ALIAS_DONE}.
  */
 public final class Alias {
     static final ThreadMXBean MX = ManagementFactory.getThreadMXBean();
     static volatile long sink;
+    /** A tenth of the rotation, in ns of CPU. */
+    static long tenth;
 
     public static void main(String[] args) throws InterruptedException {
         double seconds = args.length > 0 ? Double.parseDouble(args[0]) : 30;
         int threads = args.length > 1 ? Integer.parseInt(args[1]) : 2;
         double minCpuSeconds = args.length > 2 ? Double.parseDouble(args[2]) : 0;
+        tenth = (args.length > 3 ? Long.parseLong(args[3]) : 10_000) * 100;
         long start = System.nanoTime();
         long end = start + (long) (seconds * 1e9);
         long hardEnd = start + (long) (6 * seconds * 1e9);
@@ -63,19 +67,19 @@ public final class Alias {
     }
 
     static long a() {
-        return spin(1_000_000);
+        return spin(tenth);
     }
 
     static long b() {
-        return spin(1_000_000);
+        return spin(tenth);
     }
 
     static long c() {
-        return spin(1_000_000);
+        return spin(tenth);
     }
 
     static long d() {
-        return spin(7_000_000);
+        return spin(7 * tenth);
     }
 
     /** Burn ns of this thread's CPU time; returns the CPU time really used. */
@@ -84,7 +88,8 @@ public final class Alias {
         long now = t0;
         long x = sink;
         while (now - t0 < ns) {
-            for (int i = 0; i < 2000; i++) {
+            // a few microseconds between clock reads: a part of 100 us overshoots by about 3 us
+            for (int i = 0; i < 500; i++) {
                 x ^= x << 13;
                 x ^= x >>> 7;
                 x ^= x << 17;

@@ -150,7 +150,7 @@ public final class IntegrationTest {
 
         alone("accuracy-cpu", () -> accuracy("cpu"));
         if (primary) {
-            // The longest check (125 s of CPU on two threads): first of the shared ones, so it ends before they do.
+            // A long check (25 s of CPU on two threads): first of the shared ones, so it ends before they do.
             safely("alias-cpu", new SamplingChecks(this)::aliasCpu);
         }
         if (primary) {

@@ -9,22 +9,31 @@ import java.util.regex.Pattern;
 
 /**
  * {@code alias-cpu}: the Alias workload (a, b, c at 10% of the CPU each and d at 70%, in a rotation that repeats
- * every 10 ms of CPU) profiled with event=cpu at the default 10 ms interval. With randomised periods (the default)
- * each of a, b, c must be within 1 point of its measured share; with {@code nojitter} (exact multiples of the
- * period) a share (of a, b, c or d) must be off by more than 3 points in one of up to three 8 s runs, which shows the
- * workload really aliases (measured: 1.8 to 50 points per run; how far depends on how the phase drifts).
+ * every interval of CPU) profiled with event=cpu. With randomised periods (the default) each of a, b, c must be within
+ * 1 point of its measured share; with {@code nojitter} (exact multiples of the period) a share (of a, b, c or d) must
+ * be off by more than 3 points in one of up to three runs, which shows the workload really aliases.
  *
- * <p>Why 1 point holds: the jittered phases are independent and uniform, so a method's sampled share has the
- * binomial error sqrt(p(1-p)/n); at n = 12,000 samples and p = 0.1 that is 0.27 points, and 1 point is 3.7 of it.
- * The run is sized for about 12,500 samples (its two threads run until they used 125 s of CPU, at 100 samples per
- * CPU second) and fails if it got fewer than 10,000, rather than judge a noisier estimate. The check shares the
- * machine with others: a thread's CPU-time clock, which drives its samples and its measured truth, does not advance
- * while another process runs; a busy machine makes the run longer, not different.
+ * <p>The check runs at 1 ms with a 1 ms rotation, not at the default 10 ms with a 10 ms one: aliasing depends on the
+ * ratio of the sampling period to the workload's cycle, and a random period is drawn relative to the interval
+ * (uniform in [interval/2, 3 interval/2), a new one every JS_JITTER_RUN samples), so both scale together and the
+ * check is the same at a tenth of the CPU. Measured (docs/BENCHMARKS.md, "alias-cpu at 1 ms"): at 1 ms with 12,500
+ * samples the largest a, b, c error was a little wider than the 10 ms check's with 12,500 (mean 0.52 over 9 runs
+ * against 0.40 over 20 CI runs; largest 1.01 against 0.88), so the run is sized for 25,000 samples (mean 0.22,
+ * largest 0.36 over 11 runs): 25 s of CPU instead of 125.
+ *
+ * <p>Why 1 point holds: the jittered phases are close to independent and uniform, so a method's sampled share has
+ * about the binomial error sqrt(p(1-p)/n); at n = 25,000 samples and p = 0.1 that is 0.19 points (runs of 8 samples
+ * at one period widen it somewhat: measured above). The run fails if it got fewer than 20,000 samples, rather than
+ * judge a noisier estimate. The check shares the machine with others: a thread's CPU-time clock, which drives its
+ * samples and its measured truth, does not advance while another process runs; a busy machine makes the run
+ * longer, not different.
  */
 final class SamplingChecks {
     static final double MAX_JITTER_ERROR = 1.0;
     static final double MIN_FIXED_ERROR = 3.0;
-    static final long MIN_SAMPLES = 10_000;
+    static final long MIN_SAMPLES = 20_000;
+    /** The sampling interval and the workload's rotation, in microseconds. */
+    static final int ROTATION_US = 1000;
     static final Pattern TRUTH = Pattern.compile("TRUTH a=([0-9.]+) b=([0-9.]+) c=([0-9.]+) d=([0-9.]+)");
     static final String[] METHODS = {"a", "b", "c", "d"};
 
@@ -45,8 +54,8 @@ final class SamplingChecks {
 
     Shares measure(String name, String options, String seconds, String minCpu, List<String> problems) {
         Path out = t.runDir(name).resolve("alias.collapsed");
-        IntegrationTest.Run r = t.launch(name, List.of(), 300, options + "file=" + out, "Alias", seconds, "2",
-                minCpu);
+        IntegrationTest.Run r = t.launch(name, List.of(), 300, options + "interval=" + ROTATION_US + "us,file=" + out,
+                "Alias", seconds, "2", minCpu, Integer.toString(ROTATION_US));
         Shares s = new Shares();
         if (r.timedOut || r.exitCode != 0) {
             problems.add(name + ": exit " + r.exitCode + (r.timedOut ? " (timed out)" : "") + " in " + r.dir);
@@ -104,14 +113,15 @@ final class SamplingChecks {
         long t0 = System.nanoTime();
         List<String> problems = new ArrayList<>();
         // The control: with fixed periods the workload aliases, by how much depends on how the phase drifts in the
-        // run (measured 1.8 to 50 points), so it gets up to three 8 s runs to show more than 3 points once.
+        // run, so it gets up to three 4 s runs to show more than 3 points once.
         List<String> details = new ArrayList<>();
         Shares fixed = null;
         for (int attempt = 1; attempt <= 3 && (fixed == null || fixed.maxError <= MIN_FIXED_ERROR); attempt++) {
-            fixed = measure(name + "-nojitter-" + attempt, "start,event=cpu,nojitter,", "8", "0", problems);
+            fixed = measure(name + "-nojitter-" + attempt, "start,event=cpu,nojitter,", "4", "0", problems);
             details.add(describe("nojitter, run " + attempt, fixed));
         }
-        Shares jitter = measure(name, "start,event=cpu,", "40", "125", problems);
+        // 25 s of CPU on two threads; at most 60 s of wall time (six times the 10 s asked) on a busy machine
+        Shares jitter = measure(name, "start,event=cpu,", "10", "25", problems);
         details.add(0, describe("jittered (default)", jitter));
         if (problems.isEmpty()) {
             if (jitter.samples < MIN_SAMPLES) {

@@ -11,7 +11,7 @@ import time
 import uuid
 from pathlib import Path
 
-from harness import (ROOT, Jvm, RawServer, analysis_shares, check, collapsed_shares, free_port,
+from harness import (ROOT, Jvm, RawServer, analysis_shares, check, free_port,
                      jfr_tool_events, skywalking_env, truth, wait_for)
 
 POLL = 1  # s: the agent's poll period in these checks (the default is 20 s)
@@ -487,9 +487,10 @@ def check_sw_env_agentpath(ctx):
 
 def check_size_plan(ctx, seconds=20, threads=16, uploadmax="512k"):
     """A task at interval=1ms on 16 busy threads with a small uploadmax: the rate is planned down (logged, and in
-    the JFR's settings), the upload fits, and the hot method's share is within 2 points of a full-rate recording of
-    the same workload (about 20,000 and 36,000 samples: the standard error of the difference is about 0.45 points;
-    the 10-minute benchmark, make task-size, holds it to 1 point)."""
+    the JFR's settings), the upload fits, and the hot method's share is within 2 points of CpuSplit's measured split
+    (about 16,000-20,000 samples: the standard error of a share near 0.5 is about 0.4 points; the 10-minute
+    benchmark, make task-size, holds it to 1 point). The split is measured over the whole busy time, which the task
+    lies inside: CpuSplit's split is the same in every round, so the task's part has the same truth."""
     b = ctx.backend("plan")
     jvm = Jvm(ctx, "plan", agent_opts(b.port, "svc-plan", "i1", ctx.dir("plan-tasks"), f"uploadmax={uploadmax}"),
               ["TaskLoad", 0, seconds + 6, threads])
@@ -508,15 +509,13 @@ def check_size_plan(ctx, seconds=20, threads=16, uploadmax="512k"):
     check(re.search(r'name = "interval"\s+value = "' + str(used_ns) + '"', settings),
           f"the interval used ({used_ns} ns) is in the JFR's settings")
     (planned, n1), _ = analysis_shares(b, task)
-    jvm.kill()
-    full_jfr = ctx.work / "plan-full.jfr"
-    full = Jvm(ctx, "plan-full", f"start,interval=1ms,file={full_jfr}", ["TaskLoad", 0, seconds, threads])
-    check(full.wait_exit(seconds + 30) == 0, "the full-rate run ends")
-    full_shares, n2 = collapsed_shares(full_jfr)
-    d = abs(planned["burnA"] - full_shares["burnA"])
-    check(d <= 0.02, f"burnA {planned['burnA']:.3f} ({n1} samples) vs full rate {full_shares['burnA']:.3f} ({n2})")
+    check(jvm.wait_exit(seconds + 30) == 0, "the workload ran to its end")
+    t = truth(jvm)
+    check(n1 >= 10000, f"only {n1} samples in burnA/B/C: the machine was too busy for the check's statistics")
+    d = abs(planned["burnA"] - t["burnA"])
+    check(d <= 0.02, f"burnA {planned['burnA']:.3f} ({n1} samples) vs {t['burnA']:.3f} measured")
     ctx.note(f"size-plan: interval {m.group(1)} ms, {up['contentSize']} bytes of {limit}; burnA "
-             f"{planned['burnA']:.3f} ({n1} samples) vs {full_shares['burnA']:.3f} at full rate ({n2})")
+             f"{planned['burnA']:.3f} ({n1} samples) vs {t['burnA']:.3f} measured")
 
 
 def check_size_adapt(ctx):
