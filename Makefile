@@ -110,9 +110,9 @@ TEST_OBJS = $(TEST_LIB_SRCS:src/%.c=$(TDIR)/obj/%.o)
 # make test runs side by side, never run two of them at once. test_capi loads $(LIB).
 TIMED_TESTS := test_engines test_sampler test_session test_backend_live
 run-native-tests: $(NATIVE_TESTS:%=$(BUILD)/tests-$(VARIANT)/%) $(LIB)
-	@set -e; pass=0; for t in $(filter-out $(LIB),$^); do echo "== $$t"; \
+	@set -e; pass=0; for t in $(filter-out $(LIB),$^); do echo "== $$t"; s=$$(date +%s); \
 	   case " $(TIMED_TESTS) " in *" $$(basename $$t) "*) flock $(BUILD)/.timed-tests.lock ./$$t ;; *) ./$$t ;; esac; \
-	   pass=$$((pass+1)); done; echo "native tests ($(VARIANT)): $$pass suites passed"
+	   echo "== $$t: $$(($$(date +%s) - s)) s"; pass=$$((pass+1)); done; echo "native tests ($(VARIANT)): $$pass suites passed"
 
 $(TDIR)/obj/%.o: src/%.c | $(GEN_HDRS)
 	@mkdir -p $(dir $@)

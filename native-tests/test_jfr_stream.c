@@ -153,8 +153,13 @@ static void *worker(void *arg)
 {
     js_profiler_thread_start((int)syscall(SYS_gettid), (void *)1, "worker", 0);
     volatile uint64_t x = 0;
-    while (atomic_load(&g_run_workers))
+    while (atomic_load(&g_run_workers)) {
+        if (!js_profiler_running()) { /* nothing samples it between sessions: it waits instead of burning CPU */
+            usleep(1000);
+            continue;
+        }
         for (int i = 0; i < 100000; i++) x += (uint64_t)i * 2654435761u;
+    }
     js_profiler_thread_end((int)syscall(SYS_gettid), NULL);
     return NULL;
 }

@@ -75,14 +75,19 @@ static int fake_walk(void *uc, js_raw_frame *f, int max)
 
 static const js_walker fake_walker = {"fake", fake_init, fake_walk};
 
-/* A busy thread known to the core as a Java thread (non-NULL env). */
+/* A thread known to the core as a Java thread (non-NULL env), busy while a session runs. */
 static void *worker(void *arg)
 {
     atomic_store(&g_worker_tid[(intptr_t)arg], (int)syscall(SYS_gettid));
     js_profiler_thread_start((int)syscall(SYS_gettid), (void *)1, "worker", 0);
     volatile uint64_t x = 0;
-    while (atomic_load(&g_run_workers))
+    while (atomic_load(&g_run_workers)) {
+        if (!js_profiler_running()) { /* nothing samples it between sessions: it waits instead of burning CPU */
+            usleep(1000);
+            continue;
+        }
         for (int i = 0; i < 100000; i++) x += (uint64_t)i * 2654435761u;
+    }
     js_profiler_thread_end((int)syscall(SYS_gettid), NULL);
     return NULL;
 }
