@@ -1,3 +1,4 @@
+import java.lang.management.CompilationMXBean;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.math.BigInteger;
@@ -29,8 +30,9 @@ import jsampler.JSampler;
  * </ul>
  *
  * <p>Usage: {@code java RecoveryShapes time|intrinsics [seconds=5] [threads=2] [minCpuSeconds=0] [warmupSeconds=0
- * profilerOptions]}. With profiler options the workers first run {@code warmupSeconds} unprofiled (class loading,
- * first compilations and their deoptimizations done), then the profiler, loaded idle by {@code -agentpath}, is started
+ * profilerOptions]}. With profiler options the workers first run unprofiled until the JIT compilers have been quiet
+ * for half a second (no compile time added: class loading, first compilations and their deoptimizations done), at
+ * least a second and at most {@code warmupSeconds}; then the profiler, loaded idle by {@code -agentpath}, is started
  * through {@link JSampler} with those options and stopped at the end. The measured part ends once {@code seconds}
  * have passed and the workers used {@code minCpuSeconds} of CPU in it (at most three times {@code seconds}: on a
  * busy machine a profile still gets its samples). Prints
@@ -69,7 +71,7 @@ public final class RecoveryShapes {
             });
             workers[i].start();
         }
-        Thread.sleep((long) (warmupSeconds * 1000));
+        warmUp(warmupSeconds);
         if (profilerOptions != null) {
             System.out.println("profiler: " + JSampler.getInstance().start(profilerOptions));
         }
@@ -85,6 +87,29 @@ public final class RecoveryShapes {
         }
         System.out.println("RecoveryShapes done mode=" + mode + " threads=" + threads + " calls=" + calls.get()
                 + " cpu_ms=" + cpuNanos.get() / 1_000_000 + " checksum=" + Long.toHexString(checksum.get()));
+    }
+
+    /** Waits until the JIT has added no compile time for 500 ms, at least 1 s and at most maxSeconds (all of it where
+     *  the JVM does not count compile time); says how long. */
+    static void warmUp(double maxSeconds) throws InterruptedException {
+        CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+        boolean counted = jit != null && jit.isCompilationTimeMonitoringSupported();
+        long t0 = System.nanoTime(), last = -1;
+        int quiet = 0;
+        while (System.nanoTime() - t0 < (long) (maxSeconds * 1e9)) {
+            Thread.sleep(250);
+            if (!counted) {
+                continue;
+            }
+            long ms = jit.getTotalCompilationTime();
+            quiet = ms == last ? quiet + 1 : 0;
+            last = ms;
+            if (quiet >= 2 && System.nanoTime() - t0 >= 1_000_000_000L) {
+                break;
+            }
+        }
+        System.out.printf(java.util.Locale.ROOT, "warm-up %.2f s (JIT %s)%n", (System.nanoTime() - t0) / 1e9,
+                quiet >= 2 ? "quiet" : "not quiet: stopped at the limit");
     }
 
     /**
