@@ -74,6 +74,8 @@ typedef struct {
     int unfinished_cut;     /* 1: that chunk runs past the end of the file; 0: its size was still 0 */
     int64_t start_ns, end_ns; /* the chunks read span [start_ns, end_ns), ns since the epoch (their headers'
                                * start and duration); 0, 0 when no chunk was read */
+    uint64_t pool_probes;     /* slots looked at to place constant pool entries: about one an entry, whatever keys
+                               * the file chose (a crafted file must not make the tables quadratic) */
 } js_jfr_read_stats;
 
 /* Reads the JFR recording in the seekable file fd (from offset 0 to its size) into p, which must be

@@ -134,6 +134,7 @@ static int run(js_jfrr_read_at fn, void *ctx, uint64_t size, const char *name, c
     snprintf(p->unit, sizeof p->unit, "%s", kind_units[o->kind]);
     rc = js_jfrr_read_chunks(r);
     js_jfrr_chunk_free(&r->k);
+    r->st.pool_probes = r->k.probes;
     if (stats) *stats = r->st;
 out:
     if (r) free(r->scratch);

@@ -92,16 +92,21 @@ static void find_roles(js_jfrr_chunk *k, js_jfr_read_kind kind)
 
 /* ---- chunks ------------------------------------------------------------------------------------------ */
 
-/* Resets the chunk state, freeing what it holds. */
+/* Resets the chunk state, freeing what it holds; the pools' probes are added up in k->probes, which stays. */
 void js_jfrr_chunk_free(js_jfrr_chunk *k)
 {
     js_jfrr_meta_free(&k->meta);
     free(k->text.buf);
     js_jfrr_pool *pools[] = {&k->sym, &k->str, &k->ftype, &k->cls, &k->meth, &k->thread, &k->trace};
-    for (size_t i = 0; i < sizeof pools / sizeof pools[0]; i++) js_jfrr_pool_free(pools[i]);
+    uint64_t probes = k->probes;
+    for (size_t i = 0; i < sizeof pools / sizeof pools[0]; i++) {
+        probes += pools[i]->probes;
+        js_jfrr_pool_free(pools[i]);
+    }
     free(k->frames);
     free(k->agg);
     memset(k, 0, sizeof *k);
+    k->probes = probes;
     k->sym.size = k->str.size = k->ftype.size = k->cls.size = sizeof(js_jfrr_name_rec);
     k->meth.size = sizeof(js_jfrr_method_rec);
     k->thread.size = sizeof(js_jfrr_thread_rec);

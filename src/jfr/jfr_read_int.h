@@ -139,6 +139,7 @@ typedef struct {
     size_t cap;
     uint8_t *recs;
     size_t n, rcap, size; /* records of `size` bytes */
+    uint64_t probes;      /* slots looked at to place entries (inserts and rehashes) */
 } js_jfrr_pool;
 /* Record of key, or NULL. */
 void *js_jfrr_pool_get(const js_jfrr_pool *p, uint64_t key);
@@ -202,6 +203,7 @@ typedef struct {
     js_jfrr_meta meta;
     js_jfrr_arena text;
     js_jfrr_pool sym, str, ftype, cls, meth, thread, trace;
+    uint64_t probes; /* the pools' probes of the chunks freed so far (kept across js_jfrr_chunk_free) */
     js_jfrr_frame_rec *frames;
     size_t nframes, cap_frames;
     js_jfrr_agg_ent *agg;
@@ -233,7 +235,7 @@ typedef struct {
 
 /* ---- the chunk loop's steps (each 0, or -1 with one line in the cursor's err) ------------------------- */
 
-/* Resets the chunk state, freeing what it holds (jfr_read_chunk.c). */
+/* Resets the chunk state, freeing what it holds; k->probes keeps adding up (jfr_read_chunk.c). */
 void js_jfrr_chunk_free(js_jfrr_chunk *k);
 /* Reads every chunk of the input into the profile (jfr_read_chunk.c). */
 int js_jfrr_read_chunks(js_jfrr_reader *r);

@@ -37,7 +37,7 @@ static int pool_rehash(js_jfrr_pool *p, size_t cap)
     for (size_t i = 0; i < p->cap; i++) {
         if (p->idx[i] == JS_JFRR_NONE) continue;
         size_t h = slot_of(p->keys[i], cap);
-        while (idx[h] != JS_JFRR_NONE) h = (h + 1) & (cap - 1);
+        for (p->probes++; idx[h] != JS_JFRR_NONE; p->probes++) h = (h + 1) & (cap - 1);
         keys[h] = p->keys[i];
         idx[h] = p->idx[i];
     }
@@ -77,7 +77,7 @@ static void *js_jfrr_pool_put(js_jfrr_pool *p, uint64_t key)
         p->rcap = rc;
     }
     size_t h = slot_of(key, p->cap);
-    while (p->idx[h] != JS_JFRR_NONE) h = (h + 1) & (p->cap - 1);
+    for (p->probes++; p->idx[h] != JS_JFRR_NONE; p->probes++) h = (h + 1) & (p->cap - 1);
     p->keys[h] = key;
     p->idx[h] = (uint32_t)p->n;
     void *rec = p->recs + p->n++ * p->size;
@@ -85,7 +85,7 @@ static void *js_jfrr_pool_put(js_jfrr_pool *p, uint64_t key)
     return rec;
 }
 
-/* Frees p's memory, keeping its record size. */
+/* Frees p's memory, keeping its record size (and nothing else: its probes are the caller's to keep). */
 void js_jfrr_pool_free(js_jfrr_pool *p)
 {
     free(p->keys);
