@@ -98,10 +98,10 @@ TEST_LIB_SRCS := $(COMMON_SRCS) $(filter-out src/agent/%,$(AGENT_SRCS)) $(wildca
 TEST_PB_OBJS   = $(PB_SRCS:$(BUILD)/gen/proto/%.c=$(TDIR)/obj/proto/%.o)
 # Each builds the agent first with the plain flags: the sub-make's CFLAGS would otherwise rebuild an out-of-date
 # library with the sanitizers' (test_capi loads it), which then fails to link.
-native-test: deps all
+native-test: deps $(LIB)
 	@$(MAKE) --no-print-directory run-native-tests VARIANT=plain
 
-check-asan: deps all
+check-asan: deps $(LIB)
 	@$(MAKE) --no-print-directory run-native-tests VARIANT=asan \
 	    CFLAGS="-O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
 
@@ -139,7 +139,7 @@ $(BUILD)/tests-$(VARIANT)/%: native-tests/%.c $(TDIR)/libjstest.a $(wildcard nat
 # engines drive the sampler's handshakes). test_sampler is left out: TSan defers signal handlers to its own safe
 # points, and that test relies on a signal sent to oneself being handled before the sending call returns.
 TSAN_TESTS := test_store test_threads test_session test_evring
-check-tsan: deps all
+check-tsan: deps $(LIB)
 	@$(MAKE) --no-print-directory run-native-tests VARIANT=tsan NATIVE_TESTS="$(TSAN_TESTS)" \
 	    CFLAGS="-O1 -g -fsanitize=thread -fno-omit-frame-pointer"
 
