@@ -1,7 +1,7 @@
 import java.io.IOException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
-import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -571,7 +571,9 @@ final class AttachChecks {
     static String plantStaleSocket(long pid) throws IOException {
         Path p = Path.of("/tmp/.java_pid" + pid);
         Files.deleteIfExists(p);
-        try (ServerSocketChannel ch = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+        // bound, never listening: a server channel would listen, and a process this harness spawns meanwhile (from
+        // another check's thread) can inherit its descriptor and keep it listening after the close here
+        try (SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX)) {
             ch.bind(UnixDomainSocketAddress.of(p));
         }
         return "planted a dead socket owned by uid " + Files.getAttribute(p, "unix:uid") + " at " + p;

@@ -82,32 +82,41 @@ static void socket_addr(const js_target *t, int tmp, struct sockaddr_un *addr)
     snprintf(addr->sun_path, sizeof addr->sun_path, "/proc/self/fd/%d/%s", tmp, name);
 }
 
-/* 1 if nothing listens on the socket file at addr (connect refused). */
-static int socket_dead(const struct sockaddr_un *addr)
+/* What a connect to the socket file at addr says: 0 if something accepted it, else its errno (ECONNREFUSED: nothing
+ * listens there; ENOENT: the file went away; EAGAIN: a listener whose queue is full, so alive). Retried on EINTR. */
+static int socket_probe(const struct sockaddr_un *addr)
 {
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return 0;
-    int dead = connect(fd, (const struct sockaddr *)addr, sizeof *addr) != 0 && errno == ECONNREFUSED;
+    if (fd < 0) return errno;
+    int rc, e = 0, tries = 0;
+    do rc = connect(fd, (const struct sockaddr *)addr, sizeof *addr);
+    while (rc != 0 && errno == EINTR && ++tries < 3);
+    if (rc != 0) e = errno;
     close(fd);
-    return dead;
+    return e;
 }
 
 js_attach_code js_attach_clear_stale(const js_target *t, char *err, size_t errlen)
 {
     struct sockaddr_un addr;
     struct stat a, b;
-    char name[32];
+    char name[32], why[96];
     int tmp = open_tmp(t, err, errlen);
     if (tmp < 0) return JS_AT_SYSTEM;
     socket_name(t, name, sizeof name);
     socket_addr(t, tmp, &addr);
     js_attach_code rc = JS_AT_OK;
     if (fstatat(tmp, name, &a, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISSOCK(a.st_mode) || a.st_uid == t->uid) goto out;
-    const char *why = "a listener answers on it";
-    if (socket_dead(&addr)) { /* unlink only the file probed: the JVM may have just put its own there */
+    int probe = socket_probe(&addr);
+    if (probe == ENOENT) goto out; /* gone since the stat: nothing to clear */
+    if (probe == ECONNREFUSED) { /* unlink only the file probed: the JVM may have just put its own there */
         if (fstatat(tmp, name, &b, AT_SYMLINK_NOFOLLOW) != 0 || b.st_ino != a.st_ino || b.st_dev != a.st_dev) goto out;
         if (unlinkat(tmp, name, 0) == 0) goto out;
-        why = strerror(errno);
+        snprintf(why, sizeof why, "unlink: %s", strerror(errno));
+    } else if (probe == 0) {
+        snprintf(why, sizeof why, "a listener answers on it");
+    } else {
+        snprintf(why, sizeof why, "it is not known to be dead: connect: %s", strerror(probe));
     }
     snprintf(err, errlen, "%s/tmp/%s belongs to uid %u, not to uid %u of process %d: a file left by an earlier process "
              "with this pid, which keeps the JVM from starting its attach listener, and it cannot be removed (%s); "
