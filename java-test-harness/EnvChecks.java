@@ -6,6 +6,8 @@ import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * The agent in the conditions it meets in production: beside other agents, with a JVM's limits.
@@ -290,6 +292,21 @@ final class EnvChecks {
                 if (log.contains("INFO: ") || b.stderr().contains("INFO: ")) {
                     problems.add("log= reset loglevel=warn: INFO lines were written");
                     log.lines().limit(4).forEach(l -> details.add("b log| " + l));
+                }
+                if (log.contains("no samples in this session")) {
+                    problems.add("a session with samples said it had none: " + log.strip());
+                }
+                // a session that records nothing says so, and why: here its 60-s period never ends in 0.3 s
+                expect(problems, "start at 60 s", jsampler("start", "-e", "cpu", "-i", "60s", p), 0);
+                Thread.sleep(300);
+                expect(problems, "stop", jsampler("stop", "-f", dir.resolve("b2.collapsed").toString(), p), 0);
+                String said = (Files.exists(bLog) ? Files.readString(bLog) : "").lines()
+                        .filter(l -> l.contains("WARN: no samples in this session")).findFirst().orElse("");
+                Matcher m = Pattern.compile("attached to (\\d+) threads").matcher(said);
+                if (!m.find() || Integer.parseInt(m.group(1)) < 2 || !said.contains("saw 0 signals while sampling")) {
+                    problems.add("a session without samples did not say so with its counts: '" + said + "'");
+                } else {
+                    details.add("no samples, said so: " + said.substring(said.indexOf("WARN")));
                 }
             }
         } catch (IOException e) {

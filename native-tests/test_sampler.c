@@ -156,7 +156,7 @@ static int setup(void **state)
 }
 
 /* Every accepted signal is one sample of weight 1 on the walked stack; foreign ones are counted, not stored;
- * after disarm nothing is stored. */
+ * after disarm nothing is stored, and what arrives is counted as unarmed. */
 static void test_counts_and_disarm(void **state UNUSED)
 {
     js_store *s = make_store();
@@ -176,6 +176,43 @@ static void test_counts_and_disarm(void **state UNUSED)
     assert_int_equal(js_sampler_disarm(), 0);
     send(pthread_self(), 20, OURS);
     assert_int_equal(js_store_total_weight(s), stored);
+    js_stats_get(&st); /* counted as arriving while not sampling, for a stop line that says why nothing was kept */
+    assert_int_equal(st.samples, 100);
+    assert_int_equal(st.unarmed, 20);
+    assert_int_equal(st.unsampled, 0);
+    js_store_destroy(s);
+}
+
+/* Wall signals: ours when queued with OURS + 1, their weight waiting in the thread's slot (engine.h). */
+static uint64_t fake_wall_weight(const siginfo_t *si, js_thread *t)
+{
+    return si->si_code == SI_QUEUE && si->si_value.sival_int == OURS + 1 ? 1 : 0;
+}
+
+static const js_signal_source fake_wall_source = {fake_wall_weight, JS_SK_WALL, NULL};
+
+/* A wall signal whose weight an earlier one took is ours but takes no sample: counted as unsampled, so that a
+ * session without samples can say where its signals went; one with its weight waiting is one sample of it. */
+static void test_wall_signal_without_weight_is_counted(void **state UNUSED)
+{
+    js_store *s = make_store();
+    char err[256];
+    js_stats_reset();
+    assert_int_equal(js_sampler_arm(&fake_wall_source, 1, &fake_walker, s, NULL, 64, 1000000, err, sizeof err), 0);
+    atomic_store(&me()->wall_due, 0);
+    send(pthread_self(), 5, OURS + 1);
+    js_stats_snapshot st;
+    js_stats_get(&st);
+    assert_int_equal(st.samples, 0);
+    assert_int_equal(st.unsampled, 5);
+    assert_int_equal(st.foreign, 0);
+    atomic_store(&me()->wall_due, 3);
+    send(pthread_self(), 1, OURS + 1);
+    js_stats_get(&st);
+    assert_int_equal(st.samples, 1);
+    assert_int_equal(st.weight, 3);
+    assert_int_equal(st.unsampled, 5);
+    assert_int_equal(js_sampler_disarm(), 0);
     js_store_destroy(s);
 }
 
@@ -654,6 +691,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_counts_and_disarm),
+        cmocka_unit_test(test_wall_signal_without_weight_is_counted),
         cmocka_unit_test(test_record_cpu_keeps_cut_last),
         cmocka_unit_test(test_record_cpu_fixed),
         cmocka_unit_test(test_disarm_waits_for_handler),

@@ -47,6 +47,8 @@ void js_arming_rescan(void);
 void js_arming_refresh_native(void);
 /* Threads the engine could not attach to since start, and the first error; 0 if none. */
 int js_arming_failures(char *first, size_t len);
+/* Threads a per-thread engine (cpu, ctimer) was attached to since the last start, those gone since included. */
+int js_arming_attached(void);
 /* Walk stacks with w from the next start (NULL: AsyncGetCallTrace, the default). For tests. */
 void js_arming_use_walker(const js_walker *w);
 /* VM hooks: a Java thread started (its name and java.lang.Thread id; env is not kept: the walker asks the

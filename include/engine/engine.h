@@ -57,6 +57,8 @@ void js_engine_perf_kernel_stacks(int on);
 /* From the next start: counters count only while their thread runs on CPU target_cpu (-1: on every CPU;
  * target-cpu=), and only in user mode when user_only (alluser). */
 void js_engine_perf_scope(int target_cpu, int user_only);
+/* Signals the wall engine's timer thread sent since its last start. */
+uint64_t js_engine_wall_signals(void);
 extern const js_engine js_engine_ctimer;
 extern const js_engine js_engine_itimer;
 

@@ -44,6 +44,10 @@ void js_stats_dropped(uint64_t weight);
 void js_stats_event(int kind, int stored, uint64_t weight);
 void js_stats_walk_error(int code);
 void js_stats_foreign_signal(void);
+/* A signal of ours that took no sample: a wall signal whose weight an earlier one took, or one outside begin/end. */
+void js_stats_unsampled_signal(void);
+/* A signal that reached the handler while the sampler was not armed (between sessions, or late after a stop). */
+void js_stats_unarmed_signal(void);
 /* A sample not walked because its thread's handlers used too much of its CPU time (kept as "[throttled]"). */
 void js_stats_throttled(uint64_t weight);
 void js_stats_handler_ns(uint64_t ns);
@@ -59,6 +63,7 @@ const char *js_recover_name(js_recover_kind k);
 
 typedef struct {
     uint64_t samples, weight, dropped, dropped_weight, foreign, throttled, throttled_weight;
+    uint64_t unsampled, unarmed;
     uint64_t walk_errors[JS_WALK_ERR_KINDS];
     uint64_t recovery[JS_RECOVER_KINDS];
     uint64_t truncated;

@@ -11,7 +11,7 @@ import time
 import uuid
 from pathlib import Path
 
-from harness import (ROOT, Jvm, RawServer, analysis_shares, check, free_port,
+from harness import (ROOT, CheckFailed, Jvm, RawServer, analysis_shares, check, free_port,
                      jfr_tool_events, skywalking_env, truth, wait_for)
 
 POLL = 1  # s: the agent's poll period in these checks (the default is 20 s)
@@ -288,8 +288,14 @@ def check_held_up(ctx):
     b.wait_log(task, "EXECUTION_FINISHED", 40, "i1")
     up = b.uploads(task)
     check(len(up) == 1 and up[0]["received"] == up[0]["contentSize"], f"uploaded once, whole: {up}")
-    span = sample_span_s(ctx.jfr_tool, up[0]["path"])
-    check(2.0 <= span <= 3.5, f"the samples span {span:.2f} s of a 3-s task (the client was held up 9 s)")
+    # what the agent said of its session goes with a failure: its stop line, and why a session recorded nothing
+    said = " | ".join(l for l in jvm.log().splitlines() if "profiling stopped" in l or "no samples" in l)
+    try:
+        span = sample_span_s(ctx.jfr_tool, up[0]["path"])
+    except CheckFailed as e:
+        raise CheckFailed(f"{e}; the agent said: {said}") from None
+    check(2.0 <= span <= 3.5, f"the samples span {span:.2f} s of a 3-s task (the client was held up 9 s); the agent "
+          f"said: {said}")
     check(jvm.proc.poll() is None, "the JVM runs on")
     jvm.kill()
     ctx.note(f"held-up: a 3-s task's samples span {span:.2f} s with its client held up 9 s")

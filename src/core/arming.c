@@ -34,6 +34,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static const js_engine *engine;  /* running engine, NULL when idle */
 static _Atomic int attach_wanted; /* the running engine attaches to each thread (engine->per_thread): read unlocked */
 static int failures;
+static int attached; /* threads the per-thread engine was attached to since start, under lock */
 static char first_failure[256];
 static int rescan_gen;           /* rescan generation, under lock */
 static const js_walker *walker;          /* the walker of the running session (set by js_arming_start) */
@@ -116,6 +117,8 @@ static void arm_thread(js_thread *t)
         atomic_store(&t->armed, 0);
         if (js_threads_comm(tid, comm, sizeof comm) != 0) js_threads_release(t); /* it ended meanwhile */
         else if (failures++ == 0) snprintf(first_failure, sizeof first_failure, "%s", err);
+    } else {
+        attached++;
     }
 }
 
@@ -480,6 +483,7 @@ int js_arming_start(const js_args *a, js_store *store, js_evring *ring, js_armin
     atomic_store(&attach_wanted, e && e->per_thread);
     wall_engine = a->wall_ns > 0 ? &js_engine_wall : NULL;
     failures = 0;
+    attached = 0;
     first_failure[0] = 0;
     pthread_mutex_unlock(&lock);
     js_arming_rescan(); /* drops slots of threads that ended while idle, attaches the live ones */
@@ -537,6 +541,14 @@ int js_arming_failures(char *first, size_t len)
     pthread_mutex_lock(&lock);
     int n = failures;
     snprintf(first, len, "%s", first_failure);
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
+int js_arming_attached(void)
+{
+    pthread_mutex_lock(&lock);
+    int n = attached;
     pthread_mutex_unlock(&lock);
     return n;
 }

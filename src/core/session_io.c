@@ -18,6 +18,7 @@
 #include "core/stats_format.h"
 #include "core/java_names.h"
 #include "core/vmevents.h"
+#include "engine/engine.h"
 #include "sample/sampler.h"
 #include "sample/stats.h"
 #include "util/log.h"
@@ -205,6 +206,17 @@ static void log_summary(void)
     for (char *p = buf; (p = strchr(p, '\n')) != NULL;) *p = ' ';
     js_info("profiling stopped: engine=%s %s rotations=%llu", js_sess.eng.engine, buf,
             (unsigned long long)atomic_load(&js_sess.rotations));
+    if (s.samples == 0 && strcmp(js_sess.eng.engine, "none") != 0) { /* say why a recording holds no sample */
+        char wall[64] = "";
+        if (js_sess.args.wall_ns > 0)
+            snprintf(wall, sizeof wall, "; the wall timer sent %llu signals", (unsigned long long)js_engine_wall_signals());
+        js_warn("no samples in this session: the handler saw %llu signals while sampling (%llu throttled, %llu dropped, "
+                "%llu not its own, %llu taking no sample: a wall tick already counted or outside begin/end) and %llu "
+                "while not sampling; per-thread counters or timers were attached to %d threads%s",
+                (unsigned long long)(s.throttled + s.dropped + s.foreign + s.unsampled),
+                (unsigned long long)s.throttled, (unsigned long long)s.dropped, (unsigned long long)s.foreign,
+                (unsigned long long)s.unsampled, (unsigned long long)s.unarmed, js_arming_attached(), wall);
+    }
 }
 
 js_status js_session_stop_locked(const js_args *req, int from_housekeeper, char *out, size_t outlen)

@@ -48,6 +48,7 @@ static struct {
     uint32_t cursor;     /* round-robin position: the next slot of the thread table */
     int sent, visited;   /* this tick: signals sent, threads looked at */
     uint64_t repeated;   /* samples credited again without a signal */
+    _Atomic uint64_t sent_total; /* signals sent since start (read by the session's stop line) */
 } W;
 
 static uint64_t now_ns(void)
@@ -121,7 +122,7 @@ static void visit(js_thread *t)
     si.si_pid = W.pid;
     si.si_uid = getuid();
     si.si_value.sival_ptr = (void *)(uintptr_t)(WALL_TAG << WALL_TAG_SHIFT);
-    if (syscall(SYS_rt_tgsigqueueinfo, W.pid, tid, W.sig, &si) == 0) W.sent++;
+    if (syscall(SYS_rt_tgsigqueueinfo, W.pid, tid, W.sig, &si) == 0) W.sent++, atomic_fetch_add(&W.sent_total, 1);
 }
 
 /* One tick: from where the last tick stopped, look at threads in table order until WALL_PER_TICK have been
@@ -198,6 +199,7 @@ static int wall_start(long long interval_ns, int jitter, int signo, char *err, s
     W.pid = getpid();
     W.tick = 1;
     W.cursor = 0;
+    atomic_store(&W.sent_total, 0);
     atomic_store(&W.stop, 0);
     int e = pthread_create(&W.thread, NULL, wall_main, NULL);
     if (e != 0) {
@@ -214,6 +216,11 @@ static void wall_stop(void)
     atomic_store(&W.stop, 1);
     pthread_join(W.thread, NULL);
     W.running = 0;
+}
+
+uint64_t js_engine_wall_signals(void)
+{
+    return atomic_load(&W.sent_total);
 }
 
 /* 1 if queued by this process with the wall tag, else 0 (the weight waits in the thread's slot: sampler.h). */

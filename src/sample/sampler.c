@@ -369,6 +369,7 @@ static void handler(int signo, siginfo_t *si, void *uc)
     int chain_it = 0;
     if (!atomic_load_explicit(&S.armed, SC)) {
         chain_it = 1; /* not sampling: nothing of this signal is ours */
+        js_stats_unarmed_signal();
         goto out;
     }
     int kind = 0;
@@ -381,9 +382,12 @@ static void handler(int signo, siginfo_t *si, void *uc)
         chain_it = 1;
         goto out;
     }
-    if (kind == JS_SK_WALL && (!t || (w = atomic_exchange_explicit(&t->wall_due, 0, RLX)) == 0))
-        goto out; /* ours, but its weight went with an earlier signal (or the thread left the table) */
-    if (!js_trap_keep()) goto out; /* begin=/end=: outside the profiling window */
+    if ((kind == JS_SK_WALL && (!t || (w = atomic_exchange_explicit(&t->wall_due, 0, RLX)) == 0)) ||
+        !js_trap_keep()) { /* ours, but its weight went with an earlier signal (or the thread left the table), or
+                            * outside the begin=/end= window */
+        js_stats_unsampled_signal();
+        goto out;
+    }
     int budgeted = kind == JS_SK_EXEC && t; /* wall signals are paced by the wall engine, not budgeted */
     js_budget_mark mark = {0, 0};
     if (budgeted && js_budget_enter(t, S.interval_ns, &mark)) {

@@ -16,6 +16,7 @@
 /* Process-wide: signal handlers have no context argument to carry a pointer. */
 static struct {
     _Atomic uint64_t samples, weight, dropped, dropped_weight, foreign, throttled, throttled_weight;
+    _Atomic uint64_t unsampled, unarmed;
     _Atomic uint64_t vm_events[JS_STATS_VM_KINDS], vm_weight[JS_STATS_VM_KINDS], vm_dropped[JS_STATS_VM_KINDS];
     _Atomic uint64_t walk_errors[JS_WALK_ERR_KINDS];
     _Atomic uint64_t recovery[JS_RECOVER_KINDS];
@@ -40,6 +41,8 @@ void js_stats_reset(void)
     atomic_store(&st.dropped, 0);
     atomic_store(&st.dropped_weight, 0);
     atomic_store(&st.foreign, 0);
+    atomic_store(&st.unsampled, 0);
+    atomic_store(&st.unarmed, 0);
     atomic_store(&st.throttled, 0);
     atomic_store(&st.throttled_weight, 0);
     for (int i = 0; i < JS_WALK_ERR_KINDS; i++) atomic_store(&st.walk_errors[i], 0);
@@ -127,6 +130,16 @@ void js_stats_foreign_signal(void)
     atomic_fetch_add_explicit(&st.foreign, 1, RELAXED);
 }
 
+void js_stats_unsampled_signal(void)
+{
+    atomic_fetch_add_explicit(&st.unsampled, 1, RELAXED);
+}
+
+void js_stats_unarmed_signal(void)
+{
+    atomic_fetch_add_explicit(&st.unarmed, 1, RELAXED);
+}
+
 /* Bucket of a duration: linear below LIN_LIMIT_NS, then logarithmic; HIST_BUCKETS past the top. */
 static unsigned bucket_of(uint64_t ns)
 {
@@ -184,6 +197,8 @@ void js_stats_get(js_stats_snapshot *o)
         o->vm_dropped[i] = atomic_load(&st.vm_dropped[i]);
     }
     o->foreign = atomic_load(&st.foreign);
+    o->unsampled = atomic_load(&st.unsampled);
+    o->unarmed = atomic_load(&st.unarmed);
     o->throttled = atomic_load(&st.throttled);
     o->throttled_weight = atomic_load(&st.throttled_weight);
     for (int i = 0; i < JS_WALK_ERR_KINDS; i++) o->walk_errors[i] = atomic_load(&st.walk_errors[i]);
