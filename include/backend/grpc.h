@@ -124,11 +124,22 @@ int js_grpc_recv(js_grpc_call *c, const uint8_t **msg, size_t *len);
 int js_grpc_finish(js_grpc_call *c);
 /* The status message of the last failure on c ("" if none). */
 const char *js_grpc_error(const js_grpc_call *c);
+/* Where a call's time went, in ms from its start (-1 where not reached): connected and ready to send the request,
+ * as libcurl measured them, and the whole call up to now. For a call that took long, to say where it waited. (Not
+ * the first byte of the answer: libcurl 7.88 marks it for HTTP/2 when the request goes, not when the answer comes.) */
+typedef struct {
+    long long connect_ms, sent_ms, total_ms;
+} js_grpc_timing;
+void js_grpc_timing_of(const js_grpc_call *c, js_grpc_timing *t);
 void js_grpc_close(js_grpc_call *c);
 
 /* One unary call: req -> the single response message, copied into resp (heap, caller frees) with
  * *resp_len. Returns the status; err gets the message. */
 int js_grpc_unary(const js_grpc_channel *ch, const char *path, const void *req, size_t req_len,
                   long long deadline_ms, uint8_t **resp, size_t *resp_len, char *err, size_t errlen);
+/* The same, with where its time went in *t (NULL: not wanted). */
+int js_grpc_unary_timed(const js_grpc_channel *ch, const char *path, const void *req, size_t req_len,
+                        long long deadline_ms, uint8_t **resp, size_t *resp_len, js_grpc_timing *t, char *err,
+                        size_t errlen);
 
 #endif

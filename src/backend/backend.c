@@ -291,18 +291,31 @@ static void wait_next(void)
     pthread_mutex_unlock(&B.lock);
 }
 
+#define SLOW_STEP_MS 5000 /* a step of the loop that takes this long is logged: the task's clock waited on it */
+
+/* Log a step of the loop that began at t0 (mono_ms) if it took long. */
+static void note_step(const char *what, long long t0)
+{
+    long long took = mono_ms() - t0;
+    if (took >= SLOW_STEP_MS) js_warn("task client: %s took %.1f s", what, took / 1e3);
+}
+
 static void *client_main(void *arg)
 {
     (void)arg;
     pthread_setname_np(pthread_self(), "jsampler-tasks"); /* for top -H and the idle benchmark */
     while (!B.stop) {
-        long long now = mono_ms();
+        long long now = mono_ms(), t0 = now;
         if (B.run.active && now >= B.run.end_ms) js_run_finish(&B.run, 0), B.next_upload = now;
         else if (B.run.active) js_run_check(&B.run);
+        note_step("the task's stop or its rate check", t0);
+        t0 = mono_ms();
         if (B.prun.active && now >= B.prun.end_ms) js_prun_finish(&B.prun, 0), B.next_upload = now;
-        if (!B.stop && mono_ms() >= B.next_beat) heartbeat();
-        if (!B.stop && (B.polling || B.pprof_polling) && mono_ms() >= B.next_poll) poll_tasks();
-        if (!B.stop && mono_ms() >= B.next_upload) upload_one();
+        note_step("the pprof task's stop", t0);
+        if (!B.stop && (t0 = mono_ms()) >= B.next_beat) heartbeat(), note_step("the heartbeat", t0);
+        if (!B.stop && (B.polling || B.pprof_polling) && (t0 = mono_ms()) >= B.next_poll)
+            poll_tasks(), note_step("the task poll (with the tasks it started)", t0);
+        if (!B.stop && (t0 = mono_ms()) >= B.next_upload) upload_one(), note_step("an upload", t0);
         if (!B.stop) wait_next();
     }
     if (B.run.active) js_run_finish(&B.run, 1);

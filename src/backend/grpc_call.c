@@ -23,7 +23,7 @@ struct js_grpc_call {
     CURL *easy;
     CURLM *multi;
     struct curl_slist *hdrs;
-    long long deadline;       /* CLOCK_MONOTONIC ms */
+    long long started, deadline; /* CLOCK_MONOTONIC ms */
     const volatile int *cancel;
     int tls;
     /* request side */
@@ -188,7 +188,8 @@ js_grpc_call *js_grpc_open(const js_grpc_channel *ch, const char *path, long lon
 {
     js_grpc_call *c = calloc(1, sizeof *c);
     if (!c) return NULL;
-    c->deadline = now_ms() + deadline_ms;
+    c->started = now_ms();
+    c->deadline = c->started + deadline_ms;
     c->status = JS_GRPC_OK;
     c->tls = ch->tls;
     c->cancel = ch->cancel;
@@ -385,8 +386,29 @@ void js_grpc_close(js_grpc_call *c)
     free(c);
 }
 
+/* One of libcurl's times of the call, in ms (-1 if it has none: libcurl gives 0 for a point not reached). */
+static long long curl_ms(const js_grpc_call *c, CURLINFO what)
+{
+    curl_off_t us = 0;
+    return curl_easy_getinfo(c->easy, what, &us) == CURLE_OK && us > 0 ? (long long)(us / 1000) : -1;
+}
+
+void js_grpc_timing_of(const js_grpc_call *c, js_grpc_timing *t)
+{
+    t->connect_ms = curl_ms(c, CURLINFO_CONNECT_TIME_T);
+    t->sent_ms = curl_ms(c, CURLINFO_PRETRANSFER_TIME_T);
+    t->total_ms = now_ms() - c->started;
+}
+
 int js_grpc_unary(const js_grpc_channel *ch, const char *path, const void *req, size_t req_len,
                   long long deadline_ms, uint8_t **resp, size_t *resp_len, char *err, size_t errlen)
+{
+    return js_grpc_unary_timed(ch, path, req, req_len, deadline_ms, resp, resp_len, NULL, err, errlen);
+}
+
+int js_grpc_unary_timed(const js_grpc_channel *ch, const char *path, const void *req, size_t req_len,
+                        long long deadline_ms, uint8_t **resp, size_t *resp_len, js_grpc_timing *t, char *err,
+                        size_t errlen)
 {
     *resp = NULL;
     *resp_len = 0;
@@ -413,6 +435,7 @@ int js_grpc_unary(const js_grpc_channel *ch, const char *path, const void *req, 
         }
     }
     snprintf(err, errlen, "%s", st == JS_GRPC_OK ? "" : c->err);
+    if (t) js_grpc_timing_of(c, t);
     js_grpc_close(c);
     return st;
 }

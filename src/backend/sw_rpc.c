@@ -16,6 +16,7 @@
 
 #include "proto/asyncprofiler/AsyncProfiler.pb-c.h"
 #include "proto/management/Management.pb-c.h"
+#include "util/log.h"
 #include "util/version.h"
 
 #define MAX_PROPS 16
@@ -37,6 +38,25 @@ void js_sw_client_target(js_sw_client *s, int i)
     if (!s->deadline_ms) s->deadline_ms = 30000;
 }
 
+#define SLOW_CALL_MS 5000 /* a call that takes this long is logged with where its time went */
+
+/* ms as seconds, or "never" for a point the call did not reach (-1). */
+static const char *secs(long long ms, char *buf, size_t len)
+{
+    if (ms < 0) snprintf(buf, len, "never");
+    else snprintf(buf, len, "%.1f s", ms / 1e3);
+    return buf;
+}
+
+/* Log a call of path that took long: where its time went, as libcurl measured it. */
+static void note_slow(const char *path, const js_grpc_timing *t)
+{
+    if (t->total_ms < SLOW_CALL_MS) return;
+    char a[24], b[24];
+    js_warn("backend call %s took %.1f s: connected after %s, ready to send the request after %s, the rest waiting "
+            "for the backend", path, t->total_ms / 1e3, secs(t->connect_ms, a, sizeof a), secs(t->sent_ms, b, sizeof b));
+}
+
 int js_sw_unary(js_sw_client *s, const char *path, const ProtobufCMessage *msg, uint8_t **resp, size_t *resp_len,
                  char *err, size_t errlen)
 {
@@ -47,8 +67,10 @@ int js_sw_unary(js_sw_client *s, const char *path, const ProtobufCMessage *msg, 
         return JS_GRPC_RESOURCE_EXHAUSTED;
     }
     protobuf_c_message_pack(msg, buf);
-    int st = js_grpc_unary(&s->ch, path, buf, n, s->deadline_ms, resp, resp_len, err, errlen);
+    js_grpc_timing t;
+    int st = js_grpc_unary_timed(&s->ch, path, buf, n, s->deadline_ms, resp, resp_len, &t, err, errlen);
     free(buf);
+    note_slow(path, &t);
     return st;
 }
 
@@ -327,6 +349,11 @@ js_upload_result js_sw_upload(js_sw_client *s, const js_spool_entry *e, uint64_t
         res = upload_body(c, k, fd, size, sent, err, errlen);
     }
     if (fd >= 0) close(fd);
+    if (c) {
+        js_grpc_timing t;
+        js_grpc_timing_of(c, &t);
+        note_slow(k->path, &t);
+    }
     js_grpc_close(c);
     return res;
 }
