@@ -216,6 +216,7 @@ js_status js_profiler_stop(const js_args *a, char *out, size_t outlen)
     if (rewrite_retained(a)) st = js_session_write_retained(a, out, outlen);
     else if ((st = need_running("stop", out, outlen)) == JS_OK) st = js_session_stop_locked(a, 0, out, outlen);
     pthread_mutex_unlock(&js_cmd_lock);
+    js_session_trim_if_due();
     return st;
 }
 

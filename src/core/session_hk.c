@@ -115,6 +115,7 @@ static void *housekeeper(void *arg)
             }
         }
         pthread_mutex_unlock(&js_cmd_lock);
+        js_session_trim_if_due(); /* after a loop= file or the timeout's stop */
         nap = since_new >= IDLE_AFTER_MS ? REFRESH_IDLE_MS : REFRESH_MS;
     }
     if (attached) (*js_sess.vm)->DetachCurrentThread(js_sess.vm);

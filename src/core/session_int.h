@@ -50,6 +50,7 @@ typedef struct {
     pthread_t hk;
     int hk_started;
     _Atomic int hk_stop;
+    _Atomic int trim_due; /* a stop or a loop= file freed memory: trim once the command lock is released */
 } js_session;
 
 extern js_session js_sess;
@@ -80,8 +81,9 @@ js_status js_session_stop_locked(const js_args *req, int from_housekeeper, char 
 js_status js_session_dump_locked(const js_args *req, char *out, size_t outlen);
 /* Write the retained profiles of the last session as req asks (stop or dump after the session ended). */
 js_status js_session_write_retained(const js_args *req, char *out, size_t outlen);
-/* Return the memory malloc holds free to the system (malloc_trim), after a stop or a loop= file. */
-void js_session_trim_heap(void);
+/* Return the memory malloc holds free to the system (malloc_trim) if a stop or a loop= file asked for it since
+ * (js_sess.trim_due). Call with js_cmd_lock not held. */
+void js_session_trim_if_due(void);
 /* Empty the method-name cache if it holds over NAMES_KEEP methods (at a start and at each loop= file). */
 void js_session_trim_names(void);
 /* loop=: finish the current file(s) and start the next. */

@@ -283,7 +283,7 @@ js_status js_session_stop_locked(const js_args *req, int from_housekeeper, char 
         js_fold_init_profiles(js_sess.profiles);
     }
     atomic_store(&js_sess.state, JS_STATE_IDLE);
-    js_session_trim_heap();
+    atomic_store(&js_sess.trim_due, 1); /* after the lock is released: js_session_trim_if_due */
     return st;
 }
 
@@ -349,11 +349,21 @@ js_status js_session_dump_locked(const js_args *req, char *out, size_t outlen)
  * hundred bytes a method with its line table: about 20 MB at most). */
 #define NAMES_KEEP 65536u
 
-void js_session_trim_heap(void)
+#define TRIM_SLOW_NS 1000000000ULL /* a trim this long is logged */
+
+void js_session_trim_if_due(void)
 {
     /* What a session's folding and writing freed stays with the C library's arenas otherwise (a stress run's RSS grew
-     * by the memory malloc held free, not by memory in use: docs/BENCHMARKS.md); give it back to the system. */
+     * by the memory malloc held free, not by memory in use: docs/BENCHMARKS.md); give it back to the system. It runs
+     * with no lock of ours held: it takes each arena's lock and madvises every free page range, which on a busy
+     * virtual machine (each madvise a TLB shootdown across the vCPUs) may take seconds, and no command waits on it. */
+    if (!atomic_exchange(&js_sess.trim_due, 0)) return;
+    uint64_t t0 = js_session_now();
     malloc_trim(0);
+    uint64_t took = js_session_now() - t0;
+    if (took >= TRIM_SLOW_NS)
+        js_warn("giving the memory malloc held free back to the system (malloc_trim) took %.1f s", took / 1e9);
+    else js_debug("malloc_trim took %.1f ms", took / 1e6);
 }
 
 void js_session_trim_names(void)
@@ -389,5 +399,5 @@ void js_session_next_file(void)
     }
     js_sess.seq++;
     js_session_trim_names(); /* a session of loop= files may run for weeks: its cache is bounded at each file */
-    js_session_trim_heap();
+    atomic_store(&js_sess.trim_due, 1);
 }
