@@ -53,7 +53,8 @@ final class AsprofChecks {
         }
         long t0 = System.nanoTime();
         List<String> problems = new ArrayList<>(), details = new ArrayList<>();
-        try (AttachChecks.Target g = a.new Target(name, List.of(), List.of(), "30", "1")) {
+        try (AttachChecks.Target g = a.new Target(name, List.of(), List.of(), "30", "1", AttachChecks.NO_MIN_CPU,
+                AttachChecks.HALF_DUTY)) {
             g.awaitUp();
             String pid = Long.toString(g.pid);
             AttachChecks.Out c = a.jsampler("-d", "2", "-e", "cpu", "-i", "1ms", "-o", "collapsed", pid);

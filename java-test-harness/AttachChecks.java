@@ -180,6 +180,14 @@ final class AttachChecks {
         }
     }
 
+    /**
+     * CpuSplit's minCpuSeconds and duty for a target busy half its time, for checks that judge only which method
+     * dominates a few seconds of samples (which holds at any duty) or that a session has samples at all: the targets
+     * live through a whole check, and at full duty the attach targets burned 80 CPU-s of a clean-clone run. Checks
+     * that compare shares with the truth on at least 1,000 samples keep full duty.
+     */
+    static final String NO_MIN_CPU = "0", HALF_DUTY = "0.5";
+
     static boolean isJava(long pid) {
         try {
             return Files.readString(Path.of("/proc/" + pid + "/maps")).contains("/libjvm.so");
@@ -284,7 +292,7 @@ final class AttachChecks {
         } catch (IOException | InterruptedException e) {
             problems.add("harness: " + e);
         }
-        try (Target b = new Target(name + "-collect", List.of(), List.of(), "8", "1")) {
+        try (Target b = new Target(name + "-collect", List.of(), List.of(), "8", "1", NO_MIN_CPU, HALF_DUTY)) {
             b.awaitUp();
             Path out = dir.resolve("collect.collapsed");
             expect("collect", jsampler("collect", "-d", "3", "-i", "1ms", "-f", out.toString(), Long.toString(b.pid)),
@@ -386,7 +394,7 @@ final class AttachChecks {
         long t0 = System.nanoTime();
         List<String> problems = new ArrayList<>(), details = new ArrayList<>();
         Path out = t.runDir(name).resolve("cycle.collapsed");
-        try (Target a = new Target(name, List.of(), List.of(), "120", "1")) {
+        try (Target a = new Target(name, List.of(), List.of(), "120", "1", NO_MIN_CPU, HALF_DUTY)) {
             a.awaitUp();
             String pid = Long.toString(a.pid);
             long tasks = 0, fds = 0, c0 = System.nanoTime();
@@ -453,12 +461,12 @@ final class AttachChecks {
             expect("usage: -d not a number", jsampler("collect", "-d", "x", "1"), 2, "-d expects seconds", problems,
                     details);
             try (Target off = new Target(name + "-disabled", List.of(), List.of("-XX:+DisableAttachMechanism"), "30",
-                    "1")) {
+                    "1", NO_MIN_CPU, HALF_DUTY)) {
                 off.awaitUp();
                 expect("attach disabled", jsampler("start", Long.toString(off.pid)), 4, "DisableAttachMechanism",
                         problems, details);
             }
-            try (Target a = new Target(name, List.of(), List.of(), "30", "1")) {
+            try (Target a = new Target(name, List.of(), List.of(), "30", "1", NO_MIN_CPU, HALF_DUTY)) {
                 a.awaitUp();
                 String pid = Long.toString(a.pid);
                 expect("relative library", jsampler("start", "--libpath", "build/libjsampler.so", pid), 4, "not absolute",
@@ -507,8 +515,8 @@ final class AttachChecks {
         // one file per JDK: the two JDKs' checks run side by side in one harness, and each deletes its file at the end
         Path out = Path.of("/tmp", "jsampler-" + name + "-" + t.label + "-" + ProcessHandle.current().pid()
                 + ".collapsed");
-        // one worker: about 3,000 samples in the 3 s
-        try (Target a = new Target(name, prefix, List.of(), shared(), "8", "1")) {
+        // one worker busy half its time: about 1,500 samples in the 3 s
+        try (Target a = new Target(name, prefix, List.of(), shared(), "8", "1", NO_MIN_CPU, HALF_DUTY)) {
             a.awaitUp();
             long pid = a.javaPid();
             String lib = shared().resolve("libjsampler.so").toString();

@@ -17,9 +17,11 @@ import java.util.concurrent.atomic.LongAdder;
  * <p>At exit it prints one machine-readable line:
  * <pre>TRUTH burnA=0.5012 burnB=0.2998 burnC=0.1990 cpu_ms=12034 threads=2 rounds=1187 checksum=...</pre>
  *
- * <p>Usage: {@code java CpuSplit [seconds=5] [threads=2] [minCpuSeconds=0]}. The workers stop once {@code seconds}
- * of wall time have passed and the burn methods have used at least {@code minCpuSeconds} of CPU in total (so a
- * busy machine still yields enough samples), but never later than three times {@code seconds}.
+ * <p>Usage: {@code java CpuSplit [seconds=5] [threads=2] [minCpuSeconds=0] [duty=1]}. The workers stop once
+ * {@code seconds} of wall time have passed and the burn methods have used at least {@code minCpuSeconds} of CPU in
+ * total (so a busy machine still yields enough samples), but never later than three times {@code seconds}. With a
+ * {@code duty} below 1 each worker rests after each round for as long as makes its rounds that share of its time (a
+ * target that only has to be sampled, not to fill a core): CPU samples and the truth keep the same split.
  */
 public final class CpuSplit {
     static final int UNITS_A = 5;
@@ -45,6 +47,11 @@ public final class CpuSplit {
         double seconds = args.length > 0 ? Double.parseDouble(args[0]) : 5.0;
         int threads = args.length > 1 ? Integer.parseInt(args[1]) : 2;
         double minCpuSeconds = args.length > 2 ? Double.parseDouble(args[2]) : 0.0;
+        double duty = args.length > 3 ? Double.parseDouble(args[3]) : 1.0;
+        if (!(duty > 0 && duty <= 1)) {
+            System.err.println("CpuSplit: duty must be in (0, 1]: " + duty);
+            System.exit(2);
+        }
         if (!MX.isCurrentThreadCpuTimeSupported()) {
             System.err.println("CpuSplit: thread CPU time is not supported by this JVM");
             System.exit(2);
@@ -58,7 +65,7 @@ public final class CpuSplit {
 
         Thread[] workers = new Thread[threads];
         for (int i = 0; i < threads; i++) {
-            workers[i] = new Thread(() -> work(softEnd, hardEnd, minCpuNanos), "cpusplit-" + i);
+            workers[i] = new Thread(() -> work(softEnd, hardEnd, minCpuNanos, duty), "cpusplit-" + i);
             workers[i].start();
         }
         for (Thread w : workers) {
@@ -73,8 +80,8 @@ public final class CpuSplit {
                 (System.nanoTime() - start) / 1_000_000, checksum.get()));
     }
 
-    /** One worker: rounds of burnA, burnB, burnC, each call timed in thread CPU time. */
-    static void work(long softEnd, long hardEnd, long minCpuNanos) {
+    /** One worker: rounds of burnA, burnB, burnC, each call timed in thread CPU time, resting after each to duty. */
+    static void work(long softEnd, long hardEnd, long minCpuNanos, double duty) {
         ThreadLocalRandom random = ThreadLocalRandom.current();
         long seed = random.nextLong() | 1;
         while (true) {
@@ -97,6 +104,9 @@ public final class CpuSplit {
             long now = System.nanoTime();
             if (now >= hardEnd || (now >= softEnd && used >= minCpuNanos)) {
                 break;
+            }
+            if (duty < 1) {
+                java.util.concurrent.locks.LockSupport.parkNanos((long) ((t3 - t0) * (1 / duty - 1)));
             }
         }
         checksum.accumulateAndGet(seed, (x, y) -> x ^ y);
