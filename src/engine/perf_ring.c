@@ -9,7 +9,8 @@
 #include <unistd.h>
 
 #define MAX_FDS 65536
-#define RING_PAGES 5 /* the control page and four data pages: about 60 records of a 32-frame chain */
+#define RING_PAGES JS_PERF_RING_PAGES /* the control page and four data pages: about 60 records of a 32-frame chain */
+_Static_assert(((RING_PAGES - 1) & (RING_PAGES - 2)) == 0, "the data pages are a power of two (perf_event_open and ring_copy)");
 
 /* Process-wide like the counters: the ring of each counter fd. A ring is unmapped only once no handler is
  * reading any ring (Dekker-style: a handler counts itself in, then loads the pointer; detach clears the pointer,
@@ -70,24 +71,37 @@ void js_perf_ring_detach(int fd)
     }
 }
 
-static int read_ring(struct perf_event_mmap_page *pg, uintptr_t *ips, int max);
-
 int js_perf_ring_kernel_ips(int fd, uintptr_t *ips, int max)
 {
     void *_Atomic *tab = atomic_load(&R.by_fd);
     if (fd < 0 || fd >= MAX_FDS || !tab) return 0;
     atomic_fetch_add(&R.readers, 1);
     struct perf_event_mmap_page *pg = atomic_load(&tab[fd]);
-    int n = pg ? read_ring(pg, ips, max) : 0;
+    int n = pg ? js_perf_ring_read(pg, R.page, ips, max) : 0;
     atomic_fetch_sub(&R.readers, 1);
     return n;
 }
 
-/* The kernel frames of pg's newest sample record; consumes every record. */
-static int read_ring(struct perf_event_mmap_page *pg, uintptr_t *ips, int max)
+/* len bytes at ring offset off into dst: the data area is a power of two long (mask = its size - 1), and records
+ * wrap round its end (the kernel aligns records and their 8-byte fields to 8 bytes, so a field read here never
+ * straddles it; the split copy keeps any length right). */
+static void ring_copy(void *dst, const uint8_t *data, uint64_t off, size_t len, uint64_t mask)
 {
-    const uint8_t *data = (const uint8_t *)pg + R.page;
-    uint64_t size = (RING_PAGES - 1) * R.page, head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE), tail = pg->data_tail;
+    size_t at = (size_t)(off & mask), room = (size_t)(mask + 1) - at;
+    if (room >= len) {
+        memcpy(dst, data + at, len);
+    } else {
+        memcpy(dst, data + at, room);
+        memcpy((uint8_t *)dst + room, data, len - room);
+    }
+}
+
+int js_perf_ring_read(void *ring, size_t page, uintptr_t *ips, int max)
+{
+    struct perf_event_mmap_page *pg = ring;
+    const uint8_t *data = (const uint8_t *)pg + page;
+    uint64_t size = (RING_PAGES - 1) * page, mask = size - 1;
+    uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE), tail = pg->data_tail;
     int n = 0;
     if (head - tail > size - 512) { /* full (or lapped): the newest overflows were lost, the last record is stale */
         __atomic_store_n(&pg->data_tail, head, __ATOMIC_RELEASE);
@@ -95,16 +109,16 @@ static int read_ring(struct perf_event_mmap_page *pg, uintptr_t *ips, int max)
     }
     while (tail + sizeof(struct perf_event_header) <= head) {
         struct perf_event_header h;
-        for (size_t i = 0; i < sizeof h; i++) ((uint8_t *)&h)[i] = data[(tail + i) % size];
+        ring_copy(&h, data, tail, sizeof h, mask);
         if (h.size < sizeof h || tail + h.size > head) break;
         if (h.type == PERF_RECORD_SAMPLE && h.size >= sizeof h + 8) { /* the last sample wins */
             uint64_t nr, off = tail + sizeof h;
-            for (size_t i = 0; i < 8; i++) ((uint8_t *)&nr)[i] = data[(off + i) % size];
+            ring_copy(&nr, data, off, 8, mask);
             off += 8;
             n = 0;
             for (uint64_t k = 0; k < nr && off + 8 <= tail + h.size; k++, off += 8) {
                 uint64_t ip;
-                for (size_t i = 0; i < 8; i++) ((uint8_t *)&ip)[i] = data[(off + i) % size];
+                ring_copy(&ip, data, off, 8, mask);
                 if (ip >= (uint64_t)PERF_CONTEXT_MAX) continue; /* context markers */
                 if (n < max) ips[n++] = (uintptr_t)ip;
             }

@@ -7,7 +7,11 @@
 #ifndef JS_PERF_RING_INT_H
 #define JS_PERF_RING_INT_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+/* Pages of a counter's mapping: the control page, then the data area (a power of two of pages). */
+#define JS_PERF_RING_PAGES 5
 
 /* Map fd's ring (normal thread): 0, or -1 (no kernel stacks for this counter). */
 int js_perf_ring_attach(int fd);
@@ -15,5 +19,7 @@ int js_perf_ring_attach(int fd);
 void js_perf_ring_detach(int fd);
 /* Signal-safe: the kernel frames of fd's newest sample, leaf first, into ips[0..max); their number. */
 int js_perf_ring_kernel_ips(int fd, uintptr_t *ips, int max);
+/* Signal-safe: the same from a mapping at ring (JS_PERF_RING_PAGES pages of `page` bytes), consuming every record. */
+int js_perf_ring_read(void *ring, size_t page, uintptr_t *ips, int max);
 
 #endif
