@@ -21,6 +21,7 @@
 #include "core/arming.h"
 #include "core/profiler.h"
 #include "core/status.h"
+#include "../src/core/session_int.h"
 #include "engine/engine.h"
 #include "sample/sampler.h"
 #include "sample/stats.h"
@@ -542,6 +543,33 @@ static void test_stuck_handler_handles_released(void **state UNUSED)
     assert_int_equal(perf_fds(), 0);
 }
 
+static void *hold_session(void *arg)
+{
+    pthread_mutex_lock(&js_cmd_lock); /* a command that does not come back: a start held up in the kernel */
+    atomic_store((_Atomic int *)arg, 1);
+    sleep_ms(1500);
+    pthread_mutex_unlock(&js_cmd_lock);
+    return NULL;
+}
+
+/* VM death while a command holds the session: the shutdown waits a bounded time, then lets the JVM exit (nothing
+ * changed, logged); with the command done, the next shutdown works. */
+static void test_shutdown_gives_up_on_a_held_session(void **state UNUSED)
+{
+    _Atomic int held = 0;
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, hold_session, (void *)&held), 0);
+    while (!atomic_load(&held)) sleep_ms(1);
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    assert_int_equal(js_profiler_shutdown_wait(200), -1);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    long ms = (b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000;
+    assert_true(ms >= 190 && ms < 1000);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    expect("status", JS_OK, "state=idle"); /* not dead: the shutdown changed nothing */
+}
+
 static void test_dead_state(void **state UNUSED)
 {
     char cmd[256];
@@ -567,6 +595,7 @@ int main(void)
         cmocka_unit_test(test_handles_outlive_handlers),
         cmocka_unit_test(test_stuck_handler_handles_released),
         cmocka_unit_test(test_start_refused_while_handler_inside),
+        cmocka_unit_test(test_shutdown_gives_up_on_a_held_session),
         cmocka_unit_test(test_dead_state),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

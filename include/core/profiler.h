@@ -46,7 +46,13 @@ int js_profiler_running(void);
  * then, or NULL). */
 void js_profiler_thread_start(int tid, void *env, const char *name, int64_t java_tid);
 void js_profiler_thread_end(int tid, const char *name);
-/* VM death: stop a running session, writing its output; later commands are refused. */
+/* VM death: stop a running session, writing its output; later commands are refused. A command that holds the session
+ * (a start or stop on another thread) is waited for at most JS_SHUTDOWN_WAIT_MS: a start held up in the kernel (a
+ * perf_event_open waiting out an RCU grace period on a starved machine, seen for 45 s) must not hold the JVM's exit.
+ * Past it the JVM exits without that session's output, as the warning says. */
+#define JS_SHUTDOWN_WAIT_MS 10000
 void js_profiler_shutdown(void);
+/* The same with the wait given: 0, or -1 if it gave up (nothing changed; logged). */
+int js_profiler_shutdown_wait(int wait_ms);
 
 #endif

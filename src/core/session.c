@@ -268,7 +268,22 @@ void js_profiler_thread_end(int tid, const char *name)
 
 void js_profiler_shutdown(void)
 {
-    pthread_mutex_lock(&js_cmd_lock);
+    (void)js_profiler_shutdown_wait(JS_SHUTDOWN_WAIT_MS);
+}
+
+int js_profiler_shutdown_wait(int wait_ms)
+{
+    struct timespec dl;
+    clock_gettime(CLOCK_MONOTONIC, &dl);
+    dl.tv_sec += wait_ms / 1000;
+    dl.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
+    if (dl.tv_nsec >= 1000000000L) dl.tv_sec++, dl.tv_nsec -= 1000000000L;
+    if (pthread_mutex_clocklock(&js_cmd_lock, CLOCK_MONOTONIC, &dl) != 0) {
+        js_warn("the JVM exits while a profiler command has held the session for over %d ms (a system call the "
+                "kernel holds up?): the exit does not wait for it, and a session it started writes no output",
+                wait_ms);
+        return -1;
+    }
     if (atomic_load(&js_sess.state) == JS_STATE_RUNNING) {
         js_args none;
         js_args_defaults(&none);
@@ -277,4 +292,5 @@ void js_profiler_shutdown(void)
     }
     atomic_store(&js_sess.state, JS_STATE_DEAD);
     pthread_mutex_unlock(&js_cmd_lock);
+    return 0;
 }
