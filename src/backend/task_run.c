@@ -22,19 +22,12 @@ static long long epoch_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static long long mono_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 #define SLOW_DISPATCH_MS 5000 /* a part of a command that takes this long is logged, to say where the task waited */
 
 /* Log the part `what` of command cmd if it took long since t0 (mono ms); the time now. */
 static long long note_slow(const char *what, const char *cmd, long long t0)
 {
-    long long now = mono_now_ms();
+    long long now = js_backend_mono_ms();
     if (now - t0 >= SLOW_DISPATCH_MS) js_warn("task client: %s for '%.40s' took %.1f s", what, cmd, (now - t0) / 1e3);
     return now;
 }
@@ -42,7 +35,7 @@ static long long note_slow(const char *what, const char *cmd, long long t0)
 int js_run_dispatch(const js_backend_host *h, const char *cmd, char *out, size_t outlen)
 {
     out[0] = 0;
-    long long t0 = mono_now_ms();
+    long long t0 = js_backend_mono_ms();
     int entered = strcmp(cmd, "status") != 0 && h->vm_enter ? h->vm_enter() == 0 : 0;
     t0 = note_slow("joining the VM", cmd, t0);
     int rc = h->execute(cmd, out, outlen);
