@@ -406,10 +406,52 @@ static void test_spool_refuses_open_dir(void **state)
     rmdir(dir);
 }
 
+/* A clock the test moves, and a profiler whose start takes 7 s of it (a perf_event_open held up by the kernel). */
+static long long fake_now_ms = 1000000;
+static long long fake_clock(void) { return fake_now_ms; }
+static char started_cmd[2048];
+
+static int slow_start(const char *cmd, char *out, size_t outlen)
+{
+    if (strncmp(cmd, "start,", 6) == 0) {
+        snprintf(started_cmd, sizeof started_cmd, "%s", cmd);
+        fake_now_ms += 7000;
+    }
+    snprintf(out, outlen, "profiling started");
+    return 0;
+}
+
+/* The task's clock starts when its session does: after a start that took 7 s, a 6-s task still ends 6 s later, as
+ * the session's own timeout= (the whole duration) counts from its start too. */
+static void test_task_clock_starts_with_the_session(void **state)
+{
+    (void)state;
+    js_backend_conf c;
+    char err[256];
+    assert_int_equal(js_backend_conf_load("backend=oap:11800,service=s,taskdir=/tmp", &c, err, sizeof err), 1);
+    static const js_backend_host host = {slow_start, NULL, NULL};
+    js_run r;
+    memset(&r, 0, sizeof r);
+    r.conf = &c;
+    r.host = &host;
+    r.mono_ms = fake_clock;
+    js_sw_task t;
+    memset(&t, 0, sizeof t);
+    snprintf(t.id, sizeof t.id, "clock-task");
+    snprintf(t.exec_args, sizeof t.exec_args, "event=cpu");
+    t.duration_s = 6;
+    long long asked = fake_now_ms;
+    assert_int_equal(js_run_start(&r, &t), 0);
+    assert_non_null(strstr(started_cmd, "timeout=6000ms"));
+    assert_int_equal(r.start_ms, asked + 7000);
+    assert_int_equal(r.end_ms, asked + 7000 + 6000);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_split),
+        cmocka_unit_test(test_task_clock_starts_with_the_session),
         cmocka_unit_test(test_conf_options),
         cmocka_unit_test(test_conf_errors_name_the_option),
         cmocka_unit_test(test_conf_environment),

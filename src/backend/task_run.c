@@ -125,11 +125,16 @@ int js_run_start(js_run *r, const js_sw_task *t)
     r->replans = 0;
     r->stopped = 0;
     r->start_ms = r->mono_ms();
-    r->end_ms = r->start_ms + r->duration_s * 1000LL;
+    r->end_ms = r->start_ms + r->duration_s * 1000LL; /* the first segment's timeout=: the whole duration */
     if (start_segment(r, iv, c->upload_max, err, sizeof err) != 0) {
         js_run_report_error(c, t->id, err);
         return -1;
     }
+    /* The task's clock starts when the session does, as the session's own timeout= does: a start held up (a
+     * perf_event_open that waited 7 s for the kernel beside five other starting JVMs) would otherwise leave the
+     * task a fraction of its duration, or none. */
+    r->start_ms = r->seg_start_ms;
+    r->end_ms = r->start_ms + r->duration_s * 1000LL;
     js_info("task %s: profiling %s for %d s (ExecArgs '%s'), interval %.1f ms%s; about %.1f busy CPUs, "
             "%.1f MB expected of uploadmax %.1f MB%s%s", t->id, r->opts.event, r->duration_s, t->exec_args,
             iv / 1e6, iv != requested ? " (raised so the recording fits uploadmax)" : "", r->cpus, est / 1e6,
