@@ -182,7 +182,9 @@ def check_oversize(ctx):
 def check_slow_backend(ctx):
     """A backend that takes 3 s to accept an upload: the upload waits within its deadline and completes."""
     b = ctx.backend("slow", "--slow-collect", "3")
-    jvm = Jvm(ctx, "slow", agent_opts(b.port, "svc-slow", "i1", ctx.dir("slow-tasks")), ["TaskLoad", 0, 15, 1])
+    # the JVM outlives the check (killed at its end): a session start the kernel held up 7 s, then the 2-s task and
+    # the 3-s answer, would otherwise meet the JVM's exit (the upload then waits for the next agent, no failure)
+    jvm = Jvm(ctx, "slow", agent_opts(b.port, "svc-slow", "i1", ctx.dir("slow-tasks")), ["TaskLoad", 0, 40, 1])
     wait_for(lambda: b.instance_seen("i1"), 20, "the instance's keepAlive")
     task = b.task("svc-slow", 2)
     try:
