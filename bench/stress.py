@@ -396,12 +396,14 @@ class Run:
         if not jvm.expect("STRESS_STARTED", 120):
             self.check("start", False, f"the JVM did not start (exit {jvm.proc.poll()}; see {self.out}/agent.log)")
             return self.finish(jvm, backend, taskdir, checker)
+        turn = threading.Event()  # the backend driver's turn (stress_drivers.BackendDriver.BUSY_TURN)
         attach = None if p.control else AttachDriver(CLI, jvm.pid, self.out / "attach", p.deadline_s,
-                                                     self.out / "attach.log")
+                                                     self.out / "attach.log", turn=turn)
         if p.control:  # the JVM's attach listener (its thread and socket) up before the baseline, as attach has it
             subprocess.run([jcmd_of(jvm), str(jvm.pid), "VM.version"], capture_output=True, timeout=120)
         else:
-            drivers += [attach, BackendDriver(backend, "stress", instance, p.deadline_s, self.out / "backend.log")]
+            drivers += [attach, BackendDriver(backend, "stress", instance, p.deadline_s, self.out / "backend.log",
+                                              turn=turn)]
         drivers.append(JcmdDriver(jcmd_of(jvm), jvm.pid, p.jcmd_s, p.deadline_s))
         for d in drivers:
             d.start()

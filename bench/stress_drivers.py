@@ -95,9 +95,10 @@ class AttachDriver(Driver):
          ["-f", "{B}-dump-%e.html"], []),
     ]
 
-    def __init__(self, cli, pid, out_dir, deadline_s, log_path, foreign_stop=0.1):
+    def __init__(self, cli, pid, out_dir, deadline_s, log_path, foreign_stop=0.1, turn=None):
         super().__init__("attach")
         self.foreign_stop = foreign_stop
+        self.turn = turn  # set while the backend driver waits for a turn: no session of ours meanwhile
         self.cli, self.pid, self.out_dir, self.deadline_s = str(cli), str(pid), Path(out_dir), deadline_s
         self.out_dir.mkdir(parents=True, exist_ok=True)
         self.log = open(log_path, "a")
@@ -131,6 +132,10 @@ class AttachDriver(Driver):
         return "FAIL", r.stdout
 
     def cycle(self):
+        if self.turn is not None and self.turn.is_set():
+            self.count("yielded")
+            time.sleep(0.5)
+            return
         n = self.n
         self.n += 1
         name, start, dump, stop = self.CONFIGS[n % len(self.CONFIGS)]
@@ -179,9 +184,16 @@ class BackendDriver(Driver):
         ({"events": ["CPU", "LOCK"], "execArgs": "interval=2ms,cstack=fp"}, 2),
     ]
 
-    def __init__(self, backend, service, instance, deadline_s, log_path):
+    # After this many tasks in a row found another session running, the attach driver starts no session while the
+    # next task runs (one task: a turn, not a lock-out): the Java API and attach drivers kept the profiler busy for all
+    # 22 tasks of one smoke run, which then had no full backend cycle to judge.
+    BUSY_TURN = 2
+
+    def __init__(self, backend, service, instance, deadline_s, log_path, turn=None):
         super().__init__("backend")
         self.b, self.service, self.instance, self.deadline_s = backend, service, instance, deadline_s
+        self.turn = turn
+        self.busy_streak = 0
         self.log = open(log_path, "a")
         self.n = 0
         self.rng = random.Random(25)
@@ -216,6 +228,13 @@ class BackendDriver(Driver):
         if not got:
             got = ("FAIL", f"no outcome within {duration + self.deadline_s} s")
         kind, msg = got
+        self.busy_streak = self.busy_streak + 1 if kind == "busy" else 0
+        if self.turn is not None:
+            if self.turn.is_set():  # the turn lasts one task: the attach driver needs its cycles too
+                self.turn.clear()
+                self.busy_streak = 0
+            elif self.busy_streak >= self.BUSY_TURN:
+                self.turn.set()
         if kind == "FAIL":
             self.fail(f"backend: task {task} ({kw}): {msg}")
         self.count("cycles")
