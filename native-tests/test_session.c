@@ -546,6 +546,7 @@ static void test_stuck_handler_handles_released(void **state UNUSED)
 static void *hold_session(void *arg)
 {
     pthread_mutex_lock(&js_cmd_lock); /* a command that does not come back: a start held up in the kernel */
+    js_session_held_by("start");
     atomic_store((_Atomic int *)arg, 1);
     sleep_ms(1500);
     pthread_mutex_unlock(&js_cmd_lock);
@@ -568,6 +569,40 @@ static void test_shutdown_gives_up_on_a_held_session(void **state UNUSED)
     assert_true(ms >= 190 && ms < 1000);
     assert_int_equal(pthread_join(th, NULL), 0);
     expect("status", JS_OK, "state=idle"); /* not dead: the shutdown changed nothing */
+}
+
+static long ms_since(const struct timespec *a)
+{
+    struct timespec b;
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    return (b.tv_sec - a->tv_sec) * 1000 + (b.tv_nsec - a->tv_nsec) / 1000000;
+}
+
+/* A command held up (a start in the kernel) holds the others for a bounded time only: they are refused, naming it,
+ * and a command whose wait outlasts it runs. */
+static void test_commands_wait_a_bounded_time(void **state UNUSED)
+{
+    _Atomic int held = 0;
+    pthread_t th;
+    js_session_set_cmd_wait(200);
+    assert_int_equal(pthread_create(&th, NULL, hold_session, (void *)&held), 0);
+    while (!atomic_load(&held)) sleep_ms(1);
+    struct timespec a;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    expect("stop", JS_ERR_STATE, "another profiler command (start) has held the session");
+    long ms = ms_since(&a);
+    assert_true(ms >= 190 && ms < 1000);
+    expect("dump", JS_ERR_STATE, "dump not run, try again");
+    js_session_set_cmd_wait(5000);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "start,interval=1ms,file=%s/waited.collapsed", g_dir);
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    expect(cmd, JS_OK, NULL); /* waits out the rest of the 1.5 s hold, then runs */
+    assert_true(ms_since(&a) >= 500);
+    expect("stop", JS_OK, NULL);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    js_session_set_cmd_wait(0);
+    expect("status", JS_OK, "state=idle");
 }
 
 static void test_dead_state(void **state UNUSED)
@@ -596,6 +631,7 @@ int main(void)
         cmocka_unit_test(test_stuck_handler_handles_released),
         cmocka_unit_test(test_start_refused_while_handler_inside),
         cmocka_unit_test(test_shutdown_gives_up_on_a_held_session),
+        cmocka_unit_test(test_commands_wait_a_bounded_time),
         cmocka_unit_test(test_dead_state),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

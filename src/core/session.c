@@ -24,6 +24,60 @@
 
 static const char *const state_names[] = {"idle", "running", "stopping", "dead"};
 
+/* Commands wait this long for one that holds the session before they are refused (a start held up in the kernel:
+ * perf_event_open waiting out an RCU grace period on a starved machine took 45 s). The JVM's exit waits less:
+ * JS_SHUTDOWN_WAIT_MS. */
+#define CMD_WAIT_MS 30000
+static _Atomic int cmd_wait_ms = CMD_WAIT_MS; /* process-wide like the lock; tests shorten it */
+
+void js_session_set_cmd_wait(int ms)
+{
+    atomic_store(&cmd_wait_ms, ms > 0 ? ms : CMD_WAIT_MS);
+}
+
+/* The command that holds js_cmd_lock and since when (monotonic ns), for the refusal of the ones that wait on it.
+ * Written under the lock, read by the waiters without it. */
+static _Atomic(const char *) cmd_holder;
+static _Atomic uint64_t cmd_since_ns;
+
+/* Take js_cmd_lock for command what, trying every 10 ms for wait_ms (rather than pthread_mutex_clocklock, which
+ * ThreadSanitizer's runtime here does not know). 0 when held; -1 when another command kept it, with which and for how
+ * long in out. */
+static int cmd_lock(const char *what, int wait_ms, char *out, size_t outlen)
+{
+    const struct timespec step = {0, 10 * 1000000L};
+    for (int waited = 0; pthread_mutex_trylock(&js_cmd_lock) != 0; waited += 10) {
+        if (waited >= wait_ms) {
+            const char *holder = atomic_load(&cmd_holder);
+            uint64_t since = atomic_load(&cmd_since_ns), now = js_session_now();
+            snprintf(out, outlen,
+                     "%s: another profiler command (%s) has held the session for %.1f s (a system call the kernel "
+                     "holds up?)",
+                     what, holder ? holder : "?", now > since ? (now - since) / 1e9 : 0.0);
+            return -1;
+        }
+        nanosleep(&step, NULL);
+    }
+    js_session_held_by(what);
+    return 0;
+}
+
+void js_session_held_by(const char *what)
+{
+    atomic_store(&cmd_holder, what);
+    atomic_store(&cmd_since_ns, js_session_now());
+}
+
+/* cmd_lock for a command: refused (out, logged) after cmd_wait_ms. */
+static int cmd_enter(const char *what, char *out, size_t outlen)
+{
+    if (cmd_lock(what, atomic_load(&cmd_wait_ms), out, outlen) == 0) return 0;
+    size_t n = strlen(out);
+    if (n < outlen) snprintf(out + n, outlen - n, ": %s not run, try again", what);
+    js_warn("%s", out);
+    return -1;
+}
+
 void js_profiler_init(JavaVM *vm, jvmtiEnv *jvmti)
 {
     js_sess.vm = vm;
@@ -177,7 +231,7 @@ static js_status start_locked(const js_args *a, char *out, size_t outlen)
 
 js_status js_profiler_start(const js_args *a, char *out, size_t outlen)
 {
-    pthread_mutex_lock(&js_cmd_lock);
+    if (cmd_enter("start", out, outlen) != 0) return JS_ERR_STATE;
     js_status st;
     int s = atomic_load(&js_sess.state);
     if (s != JS_STATE_IDLE) {
@@ -211,7 +265,7 @@ static int rewrite_retained(const js_args *a)
 
 js_status js_profiler_stop(const js_args *a, char *out, size_t outlen)
 {
-    pthread_mutex_lock(&js_cmd_lock);
+    if (cmd_enter("stop", out, outlen) != 0) return JS_ERR_STATE;
     js_status st;
     if (rewrite_retained(a)) st = js_session_write_retained(a, out, outlen);
     else if ((st = need_running("stop", out, outlen)) == JS_OK) st = js_session_stop_locked(a, 0, out, outlen);
@@ -222,7 +276,7 @@ js_status js_profiler_stop(const js_args *a, char *out, size_t outlen)
 
 js_status js_profiler_dump(const js_args *a, char *out, size_t outlen)
 {
-    pthread_mutex_lock(&js_cmd_lock);
+    if (cmd_enter("dump", out, outlen) != 0) return JS_ERR_STATE;
     js_status st;
     if (rewrite_retained(a)) st = js_session_write_retained(a, out, outlen);
     else if ((st = need_running("dump", out, outlen)) == JS_OK) st = js_session_dump_locked(a, out, outlen);
@@ -273,16 +327,10 @@ void js_profiler_shutdown(void)
 
 int js_profiler_shutdown_wait(int wait_ms)
 {
-    /* tried every 10 ms rather than pthread_mutex_clocklock, which ThreadSanitizer's runtime here does not know */
-    const struct timespec step = {0, 10 * 1000000L};
-    for (int waited = 0; pthread_mutex_trylock(&js_cmd_lock) != 0; waited += 10) {
-        if (waited >= wait_ms) {
-            js_warn("the JVM exits while a profiler command has held the session for over %d ms (a system call the "
-                    "kernel holds up?): the exit does not wait for it, and a session it started writes no output",
-                    wait_ms);
-            return -1;
-        }
-        nanosleep(&step, NULL);
+    char why[256];
+    if (cmd_lock("the JVM's exit", wait_ms, why, sizeof why) != 0) {
+        js_warn("%s: the JVM exits without waiting longer, and a session that command started writes no output", why);
+        return -1;
     }
     if (atomic_load(&js_sess.state) == JS_STATE_RUNNING) {
         js_args none;

@@ -107,6 +107,7 @@ static void *housekeeper(void *arg)
             js_java_names_refresh();
         }
         if (pthread_mutex_trylock(&js_cmd_lock) != 0) continue;
+        js_session_held_by("the session's housekeeping");
         if (!atomic_load(&js_sess.hk_stop) && atomic_load(&js_sess.state) == JS_STATE_RUNNING) {
             since_new = refresh_names() ? 0 : since_new + nap;
             if (since_round >= ROUND_MS) {

@@ -57,6 +57,11 @@ extern js_session js_sess;
 extern pthread_mutex_t js_cmd_lock;
 
 uint64_t js_session_now(void);
+/* Note who has just taken js_cmd_lock (a command's name, a static string): a command that waits too long for the lock
+ * names it in its refusal. */
+void js_session_held_by(const char *what);
+/* How long start, stop and dump wait for the lock before they are refused (ms; 0 = the default, 30 s): for tests. */
+void js_session_set_cmd_wait(int ms);
 JNIEnv *js_session_env(void);
 void js_session_format_ns(long long ns, char *buf, size_t len);
 

@@ -357,7 +357,8 @@ void js_session_trim_if_due(void)
      * by the memory malloc held free, not by memory in use: docs/BENCHMARKS.md); give it back to the system. It runs
      * with no lock of ours held: it takes each arena's lock and madvises every free page range, which on a busy
      * virtual machine (each madvise a TLB shootdown across the vCPUs) may take seconds, and no command waits on it. */
-    if (!atomic_exchange(&js_sess.trim_due, 0)) return;
+    if (!atomic_load_explicit(&js_sess.trim_due, memory_order_relaxed) || !atomic_exchange(&js_sess.trim_due, 0))
+        return; /* read first: the housekeeper asks every round, and a write would take the cache line each time */
     uint64_t t0 = js_session_now();
     malloc_trim(0);
     uint64_t took = js_session_now() - t0;
