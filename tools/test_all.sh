@@ -2,7 +2,7 @@
 # test_all.sh - make test: every test, in phases, each timed (build/test-times.txt: seconds and CPU seconds per
 # phase; a summary at the end).
 #
-# 1. build: the agent, the CLI, the Java API.
+# 1. build: the agent, the CLI, the Java API (a job per CPU).
 # 2. native: the layer check, the cmocka suites of the three variants (plain, ASan/UBSan, TSan) and a few seconds of
 #    libFuzzer per parser (fuzz-smoke), side by side:
 #    their checks are not judged on time, and most of a suite's time is waiting.
@@ -44,7 +44,7 @@ phase() {
     echo "$name $(($(date +%s) - t0)) cpu $(($(cpu_now) - c0))" >> "$times"
 }
 
-phase build $MAKE --no-print-directory all
+phase build $MAKE --no-print-directory -j"$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)" all
 phase native $MAKE --no-print-directory -j3 -O check-layers native-test check-asan check-tsan fuzz-smoke
 phase java $MAKE --no-print-directory java-test
 phase backend $MAKE --no-print-directory backend-test
