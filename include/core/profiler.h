@@ -5,7 +5,9 @@
  * dump and status may arrive at any time from any thread; each is answered (text + status). A
  * start while running, a stop or dump while idle, or any command after VM death is refused with
  * one clear line and JS_ERR_STATE. Commands are serialised by one lock that no JVMTI callback
- * takes: thread start/end go to the arming module's short lock.
+ * takes: thread start/end go to the arming module's short lock. A command waits for that lock at most 30 s (a start
+ * held up in the kernel must not hold every other entry point): then it is refused, JS_ERR_STATE, naming the command
+ * that holds it. status takes no lock.
  *
  * Bounded for weeks: samples go to one of two call-trace stores; the housekeeping thread swaps
  * them when the active one fills up (and at every loop= file), folds the full one into the
