@@ -35,43 +35,10 @@ void js_session_set_cmd_wait(int ms)
     atomic_store(&cmd_wait_ms, ms > 0 ? ms : CMD_WAIT_MS);
 }
 
-/* The command that holds js_cmd_lock and since when (monotonic ns), for the refusal of the ones that wait on it.
- * Written under the lock, read by the waiters without it. */
-static _Atomic(const char *) cmd_holder;
-static _Atomic uint64_t cmd_since_ns;
-
-/* Take js_cmd_lock for command what, trying every 10 ms for wait_ms (rather than pthread_mutex_clocklock, which
- * ThreadSanitizer's runtime here does not know). 0 when held; -1 when another command kept it, with which and for how
- * long in out. */
-static int cmd_lock(const char *what, int wait_ms, char *out, size_t outlen)
-{
-    const struct timespec step = {0, 10 * 1000000L};
-    for (int waited = 0; pthread_mutex_trylock(&js_cmd_lock) != 0; waited += 10) {
-        if (waited >= wait_ms) {
-            const char *holder = atomic_load(&cmd_holder);
-            uint64_t since = atomic_load(&cmd_since_ns), now = js_session_now();
-            snprintf(out, outlen,
-                     "%s: another profiler command (%s) has held the session for %.1f s (a system call the kernel "
-                     "holds up?)",
-                     what, holder ? holder : "?", now > since ? (now - since) / 1e9 : 0.0);
-            return -1;
-        }
-        nanosleep(&step, NULL);
-    }
-    js_session_held_by(what);
-    return 0;
-}
-
-void js_session_held_by(const char *what)
-{
-    atomic_store(&cmd_holder, what);
-    atomic_store(&cmd_since_ns, js_session_now());
-}
-
-/* cmd_lock for a command: refused (out, logged) after cmd_wait_ms. */
+/* js_session_lock for a command: refused (out, logged) after cmd_wait_ms. */
 static int cmd_enter(const char *what, char *out, size_t outlen)
 {
-    if (cmd_lock(what, atomic_load(&cmd_wait_ms), out, outlen) == 0) return 0;
+    if (js_session_lock(what, atomic_load(&cmd_wait_ms), out, outlen) == 0) return 0;
     size_t n = strlen(out);
     if (n < outlen) snprintf(out + n, outlen - n, ": %s not run, try again", what);
     js_warn("%s", out);
@@ -183,7 +150,7 @@ static int check_kinds(const js_args *a, char *out, size_t outlen)
     return -1;
 }
 
-/* Start, with cmd_lock held and the session idle. */
+/* Start, with js_cmd_lock held and the session idle. */
 static js_status start_locked(const js_args *a, char *out, size_t outlen)
 {
     char err[768];
@@ -298,7 +265,7 @@ uint64_t js_profiler_samples(void)
 
 js_status js_profiler_status(char *out, size_t outlen)
 {
-    /* No lock: status must answer even while a long dump holds cmd_lock. Fields read here are
+    /* No lock: status must answer even while a long dump holds js_cmd_lock. Fields read here are
      * atomics or settled while running. */
     int s = atomic_load(&js_sess.state);
     char body[3072];
@@ -328,7 +295,7 @@ void js_profiler_shutdown(void)
 int js_profiler_shutdown_wait(int wait_ms)
 {
     char why[256];
-    if (cmd_lock("the JVM's exit", wait_ms, why, sizeof why) != 0) {
+    if (js_session_lock("the JVM's exit", wait_ms, why, sizeof why) != 0) {
         js_warn("%s: the JVM exits without waiting longer, and a session that command started writes no output", why);
         return -1;
     }

@@ -57,6 +57,9 @@ extern js_session js_sess;
 extern pthread_mutex_t js_cmd_lock;
 
 uint64_t js_session_now(void);
+/* Take js_cmd_lock for command what (a static string), trying every 10 ms for wait_ms. 0 when held; -1 when another
+ * command kept it, with which and for how long written into out. */
+int js_session_lock(const char *what, int wait_ms, char *out, size_t outlen);
 /* Note who has just taken js_cmd_lock (a command's name, a static string): a command that waits too long for the lock
  * names it in its refusal. */
 void js_session_held_by(const char *what);
