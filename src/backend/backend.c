@@ -14,6 +14,7 @@
 
 #include "backend_int.h"
 #include "util/log.h"
+#include "util/monotime.h"
 
 #define HEARTBEAT_MS 30000LL
 #define PROPERTIES_EVERY 10   /* heartbeats */
@@ -78,14 +79,6 @@ static struct timespec mono_deadline(long long ms)
     return ts;
 }
 
-/* Milliseconds of CLOCK_MONOTONIC: the client's clock (backend_int.h). */
-long long js_backend_mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* ms scattered by +-20% so a restarted fleet does not call in lock-step. */
 static long long jittered(long long ms)
 {
@@ -127,7 +120,7 @@ static void note_failure(const char *what, int code, const char *err)
     B.failures++;
     long long wait = BACKOFF_MIN_MS << (B.failures < 10 ? B.failures - 1 : 9);
     if (wait > B.conf.poll_ms) wait = B.conf.poll_ms;
-    long long at = js_backend_mono_ms() + jittered(wait);
+    long long at = js_mono_ms() + jittered(wait);
     B.next_poll = B.next_beat = B.next_upload = at;
     if (B.conf.ntargets > 1) {
         B.target = (B.target + 1) % B.conf.ntargets;
@@ -145,7 +138,7 @@ static void heartbeat(void)
     if (st == JS_GRPC_OK) {
         note_ok("heartbeat");
         B.beats++;
-        B.next_beat = js_backend_mono_ms() + HEARTBEAT_MS;
+        B.next_beat = js_mono_ms() + HEARTBEAT_MS;
     } else if (!B.stop) {
         note_failure("heartbeat", st, err);
     }
@@ -168,12 +161,12 @@ static void take_task(const js_sw_task *t)
         char msg[JS_TASK_MSG_MAX];
         snprintf(msg, sizeof msg, "not started: task %s is profiling this instance for %lld more s; create the task "
                                   "again after it ends", B.run.active ? B.run.task.id : B.prun.task.id,
-                 ((B.run.active ? B.run.end_ms : B.prun.end_ms) - js_backend_mono_ms()) / 1000 + 1);
+                 ((B.run.active ? B.run.end_ms : B.prun.end_ms) - js_mono_ms()) / 1000 + 1);
         js_run_report_error(&B.conf, t->id, msg);
     } else if (js_run_start(&B.run, t) == 0) {
         atomic_fetch_add(&B.tasks_run, 1);
     }
-    B.next_upload = js_backend_mono_ms(); /* an error report goes out at once */
+    B.next_upload = js_mono_ms(); /* an error report goes out at once */
 }
 
 /* A pprof task from the poll: new ones are served (or reported). */
@@ -187,10 +180,10 @@ static void take_pprof_task(const js_pprof_task *t)
     }
     if (t->create_ms < 0 && strcmp(t->id, B.last_invalid) == 0) return; /* comes back every poll: reported once */
     if (t->create_ms < 0) snprintf(B.last_invalid, sizeof B.last_invalid, "%s", t->id);
-    long long left_s = (B.run.end_ms - js_backend_mono_ms()) / 1000 + 1;
+    long long left_s = (B.run.end_ms - js_mono_ms()) / 1000 + 1;
     if (js_prun_take(&B.prun, t, B.run.active ? B.run.task.id : NULL, left_s) == 0)
         atomic_fetch_add(&B.tasks_run, 1);
-    B.next_upload = js_backend_mono_ms(); /* a snapshot or an error report goes out at once */
+    B.next_upload = js_mono_ms(); /* a snapshot or an error report goes out at once */
 }
 
 /* getPprofTaskCommands; 0, or -1 after a failure (noted). */
@@ -224,7 +217,7 @@ static void poll_tasks(void)
     int st = JS_GRPC_OK;
     if (B.polling) st = js_sw_poll(&B.cli, B.last_cmd_ms, tasks, MAX_TASKS_PER_POLL, &n, err, sizeof err);
     B.run.probe_cpu_ns = B.prun.probe_cpu_ns = js_plan_process_cpu_ns(); /* the plan's CPU reading: one poll period */
-    B.run.probe_at_ns = B.prun.probe_at_ns = js_backend_mono_ms() * 1000000LL;
+    B.run.probe_at_ns = B.prun.probe_at_ns = js_mono_ms() * 1000000LL;
     if (st == JS_GRPC_UNIMPLEMENTED) {
         js_warn("backend %s does not serve async-profiler tasks (UNIMPLEMENTED): task polling is off", target());
         B.polling = 0;
@@ -236,7 +229,7 @@ static void poll_tasks(void)
         note_ok("task poll");
     }
     if (B.pprof_polling && !B.stop && poll_pprof() != 0) return;
-    B.next_poll = js_backend_mono_ms() + jittered(B.conf.poll_ms);
+    B.next_poll = js_mono_ms() + jittered(B.conf.poll_ms);
     for (int i = 0; i < n; i++) take_task(&tasks[i]);
 }
 
@@ -246,7 +239,7 @@ static void upload_one(void)
     js_spool_entry e;
     int fd = -1;
     if (!js_spool_next(B.conf.taskdir, &e, &fd)) {
-        B.next_upload = js_backend_mono_ms() + B.conf.poll_ms;
+        B.next_upload = js_mono_ms() + B.conf.poll_ms;
         return;
     }
     uint64_t sent = 0;
@@ -260,14 +253,14 @@ static void upload_one(void)
         else js_info("%s %s: uploaded %llu bytes to %s", what, e.id, (unsigned long long)sent, target());
         atomic_fetch_add(&B.uploads, 1);
         js_spool_done(&e, fd);
-        B.next_upload = js_backend_mono_ms(); /* maybe more waiting */
+        B.next_upload = js_mono_ms(); /* maybe more waiting */
     } else if (r == JS_UP_OVERSIZE) {
         note_ok("upload");
         js_warn("%s %s: %s refused the %s as too large (%sTERMINATED_BY_OVERSIZE); set uploadmax= to the "
                 "backend's limit", what, e.id, target(), e.kind == JS_SPOOL_PPROF ? "profile" : "recording",
                 e.kind == JS_SPOOL_PPROF ? "PPROF_" : "");
         js_spool_done(&e, fd);
-        B.next_upload = js_backend_mono_ms();
+        B.next_upload = js_mono_ms();
     } else {
         js_spool_release(fd);
         if (!B.stop) note_failure("upload", -1, err);
@@ -284,8 +277,8 @@ static void wait_next(void)
     if (B.next_upload < next) next = B.next_upload;
     if (B.run.active && B.run.end_ms < next) next = B.run.end_ms;
     if (B.prun.active && B.prun.end_ms < next) next = B.prun.end_ms;
-    if (B.run.active && js_backend_mono_ms() + 1000 < next) next = js_backend_mono_ms() + 1000; /* the re-plan check */
-    long long ms = next - js_backend_mono_ms();
+    if (B.run.active && js_mono_ms() + 1000 < next) next = js_mono_ms() + 1000; /* the re-plan check */
+    long long ms = next - js_mono_ms();
     if (ms <= 0) return;
     struct timespec ts = mono_deadline(ms);
     pthread_mutex_lock(&B.lock);
@@ -295,10 +288,10 @@ static void wait_next(void)
 
 #define SLOW_STEP_MS 5000 /* a step of the loop that takes this long is logged: the task's clock waited on it */
 
-/* Log a step of the loop that began at t0 (js_backend_mono_ms) if it took long. */
+/* Log a step of the loop that began at t0 (js_mono_ms) if it took long. */
 static void note_step(const char *what, long long t0)
 {
-    long long took = js_backend_mono_ms() - t0;
+    long long took = js_mono_ms() - t0;
     if (took >= SLOW_STEP_MS) js_warn("task client: %s took %.1f s", what, took / 1e3);
 }
 
@@ -307,17 +300,17 @@ static void *client_main(void *arg)
     (void)arg;
     pthread_setname_np(pthread_self(), "jsampler-tasks"); /* for top -H and the idle benchmark */
     while (!B.stop) {
-        long long now = js_backend_mono_ms(), t0 = now;
+        long long now = js_mono_ms(), t0 = now;
         if (B.run.active && now >= B.run.end_ms) js_run_finish(&B.run, 0), B.next_upload = now;
         else if (B.run.active) js_run_check(&B.run);
         note_step("the task's stop or its rate check", t0);
-        t0 = js_backend_mono_ms();
+        t0 = js_mono_ms();
         if (B.prun.active && now >= B.prun.end_ms) js_prun_finish(&B.prun, 0), B.next_upload = now;
         note_step("the pprof task's stop", t0);
-        if (!B.stop && (t0 = js_backend_mono_ms()) >= B.next_beat) heartbeat(), note_step("the heartbeat", t0);
-        if (!B.stop && (B.polling || B.pprof_polling) && (t0 = js_backend_mono_ms()) >= B.next_poll)
+        if (!B.stop && (t0 = js_mono_ms()) >= B.next_beat) heartbeat(), note_step("the heartbeat", t0);
+        if (!B.stop && (B.polling || B.pprof_polling) && (t0 = js_mono_ms()) >= B.next_poll)
             poll_tasks(), note_step("the task poll (with the tasks it started)", t0);
-        if (!B.stop && (t0 = js_backend_mono_ms()) >= B.next_upload) upload_one(), note_step("an upload", t0);
+        if (!B.stop && (t0 = js_mono_ms()) >= B.next_upload) upload_one(), note_step("an upload", t0);
         if (!B.stop) wait_next();
     }
     if (B.run.active) js_run_finish(&B.run, 1);
@@ -342,14 +335,14 @@ int js_backend_start(const js_backend_conf *c, const js_backend_host *host, char
         B.last_cmd_ms = -1;
         B.polling = B.pprof_polling = 1;
         B.pprof_last_ms = -1;
-        B.seed = (unsigned)getpid() ^ (unsigned)js_backend_mono_ms();
+        B.seed = (unsigned)getpid() ^ (unsigned)js_mono_ms();
         B.run.conf = &B.conf;
         B.run.host = &B.host;
-        B.run.mono_ms = js_backend_mono_ms;
+        B.run.mono_ms = js_mono_ms;
         B.prun.conf = &B.conf;
         B.prun.host = &B.host;
-        B.prun.mono_ms = js_backend_mono_ms;
-        B.next_poll = B.next_beat = B.next_upload = js_backend_mono_ms();
+        B.prun.mono_ms = js_mono_ms;
+        B.next_poll = B.next_beat = B.next_upload = js_mono_ms();
         pthread_attr_t attr;
         pthread_attr_init(&attr);
         pthread_attr_setstacksize(&attr, 256 << 10);

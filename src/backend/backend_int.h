@@ -15,9 +15,6 @@
 #define JS_TASK_MAX_DURATION_S 1200 /* the SkyWalking Java agent's asyncprofiler.max_duration */
 #define JS_TASK_MSG_MAX 512
 
-/* Milliseconds of CLOCK_MONOTONIC: the task client's clock (backend.c). */
-long long js_backend_mono_ms(void);
-
 /* One AsyncProfilerTaskQuery command. */
 typedef struct {
     char serial[64];

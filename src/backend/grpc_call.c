@@ -3,6 +3,7 @@
  * request body from a paused read callback (bidirectional streams), responses reassembled from
  * the write callback, status from the header callback (trailers arrive there too). */
 #include "backend/grpc.h"
+#include "util/monotime.h"
 
 #include <curl/curl.h>
 #include <stdio.h>
@@ -44,13 +45,6 @@ struct js_grpc_call {
     char curl_err[CURL_ERROR_SIZE];
     char err[JS_GRPC_ERR_MAX];
 };
-
-static long long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 int js_grpc_global_init(char *err, size_t errlen)
 {
@@ -188,7 +182,7 @@ js_grpc_call *js_grpc_open(const js_grpc_channel *ch, const char *path, long lon
 {
     js_grpc_call *c = calloc(1, sizeof *c);
     if (!c) return NULL;
-    c->started = now_ms();
+    c->started = js_mono_ms();
     c->deadline = c->started + deadline_ms;
     c->status = JS_GRPC_OK;
     c->tls = ch->tls;
@@ -283,7 +277,7 @@ static void drive(js_grpc_call *c, int (*done)(const js_grpc_call *))
             end_call(c, 0);
             break;
         }
-        long long left_ms = c->deadline - now_ms();
+        long long left_ms = c->deadline - js_mono_ms();
         if (left_ms <= 0) {
             end_call(c, 1);
             break;
@@ -397,7 +391,7 @@ void js_grpc_timing_of(const js_grpc_call *c, js_grpc_timing *t)
 {
     t->connect_ms = curl_ms(c, CURLINFO_CONNECT_TIME_T);
     t->sent_ms = curl_ms(c, CURLINFO_PRETRANSFER_TIME_T);
-    t->total_ms = now_ms() - c->started;
+    t->total_ms = js_mono_ms() - c->started;
 }
 
 int js_grpc_unary(const js_grpc_channel *ch, const char *path, const void *req, size_t req_len,

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "util/log.h"
+#include "util/monotime.h"
 
 #define REPLY_MAX 4096
 
@@ -27,7 +28,7 @@ static long long epoch_ms(void)
 /* Log the part `what` of command cmd if it took long since t0 (mono ms); the time now. */
 static long long note_slow(const char *what, const char *cmd, long long t0)
 {
-    long long now = js_backend_mono_ms();
+    long long now = js_mono_ms();
     if (now - t0 >= SLOW_DISPATCH_MS) js_warn("task client: %s for '%.40s' took %.1f s", what, cmd, (now - t0) / 1e3);
     return now;
 }
@@ -35,7 +36,7 @@ static long long note_slow(const char *what, const char *cmd, long long t0)
 int js_run_dispatch(const js_backend_host *h, const char *cmd, char *out, size_t outlen)
 {
     out[0] = 0;
-    long long t0 = js_backend_mono_ms();
+    long long t0 = js_mono_ms();
     int entered = strcmp(cmd, "status") != 0 && h->vm_enter ? h->vm_enter() == 0 : 0;
     t0 = note_slow("joining the VM", cmd, t0);
     int rc = h->execute(cmd, out, outlen);

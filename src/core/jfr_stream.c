@@ -20,6 +20,7 @@
 #include "sample/trap.h"
 #include "sample/sampler.h"
 #include "sample/walker.h"
+#include "util/monotime.h"
 
 #define RING_STRIPES 16
 #define RING_PER_STRIPE 8192 /* 16 x 8192 events: over 6 s of 100 us samples on 2 CPUs between drains */
@@ -77,14 +78,6 @@ static struct {
     js_jfr_setting settings[MAX_SETTINGS];
     char values[MAX_SETTINGS][64];
 } J = {.lock = PTHREAD_MUTEX_INITIALIZER};
-
-/* CLOCK_MONOTONIC in ns: the clock the handler stamps events with. */
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /* The live store an event's trace is in: by its full generation, or by the generation bits of its trace id when
  * the producer gave none. NULL if the stream no longer knows that store (abandoned). */
@@ -244,7 +237,7 @@ static uint64_t trace_key(const js_ring_event *e, const js_store **store)
     *store = s;
     if (!h) return 0;
     int n;
-    for (uint64_t t0 = mono_ns(); !js_store_trace(s, slot, &n) && mono_ns() - t0 < PUBLISH_WAIT_NS;) sched_yield();
+    for (uint64_t t0 = js_mono_ns(); !js_store_trace(s, slot, &n) && js_mono_ns() - t0 < PUBLISH_WAIT_NS;) sched_yield();
     return js_store_trace(s, slot, &n) ? h : UNPUBLISHED_KEY;
 }
 
@@ -300,7 +293,7 @@ static void write_event(const js_ring_event *e, void *ctx)
     if (rc != 0) fail(err);
     else if (w == J.w && ++J.since_rotate_check >= ROTATE_CHECK_EVENTS) { /* a burst of new stacks within one drain */
         J.since_rotate_check = 0;
-        if (js_jfr_maybe_rotate(w, mono_ns(), err, sizeof err) != 0) fail(err);
+        if (js_jfr_maybe_rotate(w, js_mono_ns(), err, sizeof err) != 0) fail(err);
     }
 }
 
@@ -328,7 +321,7 @@ static void pump(void)
         write_windows();
         js_evring_drain(J.ring, write_event, NULL, 0, NULL);
         char err[512];
-        if (!J.failed && js_jfr_maybe_rotate(J.w, mono_ns(), err, sizeof err) != 0) fail(err);
+        if (!J.failed && js_jfr_maybe_rotate(J.w, js_mono_ns(), err, sizeof err) != 0) fail(err);
     }
     pthread_mutex_unlock(&J.lock);
 }
@@ -339,7 +332,7 @@ static void write_process(void *ctx, const js_jfr_process *p)
     (void)ctx;
     char err[512];
     pthread_mutex_lock(&J.lock);
-    if (J.w && !J.failed && js_jfr_process_sample(J.w, mono_ns(), p, err, sizeof err) != 0) fail(err);
+    if (J.w && !J.failed && js_jfr_process_sample(J.w, js_mono_ns(), p, err, sizeof err) != 0) fail(err);
     pthread_mutex_unlock(&J.lock);
 }
 
@@ -347,11 +340,11 @@ static void write_process(void *ctx, const js_jfr_process *p)
  * period after the start), so a recording of k whole periods holds k readings whatever the stop's delay. */
 static void sample_processes(void)
 {
-    uint64_t now = mono_ns();
+    uint64_t now = js_mono_ns();
     if (!J.procs || now < J.proc_next) return;
     js_procsampler_round(J.procs, now, write_process, NULL);
     J.proc_next += J.proc_ns;
-    if (J.proc_next <= mono_ns()) J.proc_next = mono_ns() + J.proc_ns; /* a round longer than a period */
+    if (J.proc_next <= js_mono_ns()) J.proc_next = js_mono_ns() + J.proc_ns; /* a round longer than a period */
 }
 
 /* Writer thread: attached to the VM (names come through JVMTI), pumps until told to stop. */
@@ -411,7 +404,7 @@ static js_jfr_writer *open_file(const char *path, const js_args *a, char *err, s
     o.type_base = a->jfrsync[0] ? JS_JFR_TYPE_BASE_MAX : 0; /* above the JDK's ids, whose chunks lead the file */
     o.nsettings = fill_settings(a);
     o.settings = J.settings;
-    return js_jfr_open(path, &o, &source, mono_ns(), err, errlen);
+    return js_jfr_open(path, &o, &source, js_mono_ns(), err, errlen);
 }
 
 int js_jfr_stream_start(JavaVM *vm, const char *path, const js_args *a, const js_store *s0, const js_store *s1,
@@ -439,7 +432,7 @@ int js_jfr_stream_start(JavaVM *vm, const char *path, const js_args *a, const js
     J.w = open_file(path, a, err, errlen);
     if (!J.w) return -1;
     J.proc_ns = (uint64_t)a->proc_ns;
-    J.proc_next = mono_ns() + J.proc_ns / 2;
+    J.proc_next = js_mono_ns() + J.proc_ns / 2;
     js_procsampler_free(J.procs);
     J.procs = NULL;
     if (J.proc_ns && !(J.procs = js_procsampler_create()))
@@ -483,7 +476,7 @@ int js_jfr_stream_dump(const char *file, char *msg, size_t msglen)
     js_jfr_stream_flush();
     pthread_mutex_lock(&J.lock);
     char err[512] = "";
-    int rc = J.failed ? -1 : js_jfr_end_chunk(J.w, mono_ns(), err, sizeof err);
+    int rc = J.failed ? -1 : js_jfr_end_chunk(J.w, js_mono_ns(), err, sizeof err);
     if (rc != 0 && !J.failed) fail(err);
     js_jfr_stats st;
     js_jfr_get_stats(J.w, &st);
@@ -518,7 +511,7 @@ static int close_file(js_jfr_writer *w, const char *path, uint64_t lost, uint64_
     js_jfr_stats st;
     js_jfr_get_stats(w, &st);
     char err[512] = "";
-    if (js_jfr_close(w, mono_ns(), err, sizeof err) != 0) fail(err);
+    if (js_jfr_close(w, js_mono_ns(), err, sizeof err) != 0) fail(err);
     if (J.failed) {
         snprintf(msg, msglen, "JFR recording '%s' is incomplete: %s", path, J.error);
         return -1;

@@ -1,6 +1,7 @@
 /* procsample.c - see procsample.h. */
 #include "core/procsample.h"
 
+#include "util/monotime.h"
 #include "util/safefile.h"
 
 #include <dirent.h>
@@ -31,14 +32,6 @@ struct js_procsampler {
     uint64_t boot_ms; /* btime of /proc/stat */
     uint64_t ram_bytes;
 };
-
-/* CLOCK_MONOTONIC in ns. */
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /* Parse an unsigned decimal at *p (after spaces), moving *p past it; -1 if there is none. */
 static int next_u64(const char **p, const char *end, uint64_t *out)
@@ -218,11 +211,11 @@ int js_procsampler_round(js_procsampler *ps, uint64_t start_ns, void (*emit)(voi
     int npids = list_pids(ps), ncur = 0, read = 0;
     js_jfr_process *p = malloc(sizeof *p);
     if (!p) return 0;
-    for (int i = 0; i < npids && now_ns() - start_ns < JS_PROC_ROUND_NS; i++) {
+    for (int i = 0; i < npids && js_mono_ns() - start_ns < JS_PROC_ROUND_NS; i++) {
         char path[64], buf[STAT_MAX];
         snprintf(path, sizeof path, "/proc/%d/stat", (int)ps->pids[i]);
         ssize_t n = js_read_small(path, buf, sizeof buf);
-        uint64_t at = now_ns(), ut, st, start, rss;
+        uint64_t at = js_mono_ns(), ut, st, start, rss;
         memset(p, 0, sizeof *p);
         if (n <= 0 || js_proc_parse_stat(buf, (size_t)n, p, &ut, &st, &start, &rss) != 0) continue;
         read++;

@@ -21,6 +21,7 @@
 #include "sample/sampler.h"
 #include "sample/stats.h"
 #include "util/log.h"
+#include "util/monotime.h"
 
 static const char *const state_names[] = {"idle", "running", "stopping", "dead"};
 
@@ -185,7 +186,7 @@ static js_status start_locked(const js_args *a, char *out, size_t outlen)
         js_session_close_outputs();
         return JS_ERR_ENGINE;
     }
-    js_sess.started_ns = js_session_now();
+    js_sess.started_ns = js_mono_ns();
     js_sess.deadline_ns = a->timeout_ns ? js_sess.started_ns + (uint64_t)a->timeout_ns : 0;
     js_sess.next_loop_ns = a->loop_ns ? js_sess.started_ns + (uint64_t)a->loop_ns : 0;
     atomic_store(&js_sess.state, JS_STATE_RUNNING);

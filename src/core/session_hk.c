@@ -18,6 +18,7 @@
 #include "session_int.h"
 #include "sample/stats.h"
 #include "util/log.h"
+#include "util/monotime.h"
 
 #define REFRESH_MS 5       /* names refresh while new traces appear */
 #define REFRESH_IDLE_MS 20 /* ... and once none appeared for IDLE_AFTER_MS */
@@ -56,7 +57,7 @@ static int round_locked(void)
                 "(deep stacks at a short interval); those samples are counted under [throttled]. Consider a longer "
                 "interval or a smaller jstackdepth");
     }
-    uint64_t now = js_session_now();
+    uint64_t now = js_mono_ns();
     if (js_sess.next_loop_ns && now >= js_sess.next_loop_ns) {
         js_session_next_file();
         js_sess.next_loop_ns += (uint64_t)js_sess.args.loop_ns;

@@ -56,7 +56,6 @@ typedef struct {
 extern js_session js_sess;
 extern pthread_mutex_t js_cmd_lock;
 
-uint64_t js_session_now(void);
 /* Take js_cmd_lock for command what (a static string), trying every 10 ms for wait_ms. 0 when held; -1 when another
  * command kept it, with which and for how long written into out. */
 int js_session_lock(const char *what, int wait_ms, char *out, size_t outlen);

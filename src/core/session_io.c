@@ -22,6 +22,7 @@
 #include "sample/sampler.h"
 #include "sample/stats.h"
 #include "util/log.h"
+#include "util/monotime.h"
 
 /* Path of the session's JFR recording for file number seq ("" if none). -1 if too long. */
 static int jfr_path(const js_args *a, unsigned seq, char *out, size_t outlen)
@@ -76,7 +77,7 @@ js_status js_session_open_outputs(const js_args *a, char *out, size_t outlen)
         js_sess.samples_kept = 0;
     }
     js_sess.retained = 0;
-    js_sess.file_started_ns = js_session_now();
+    js_sess.file_started_ns = js_mono_ns();
     js_status st = start_jfr(0, out, outlen);
     if (st != JS_OK) js_error("%s", out);
     return st;
@@ -167,7 +168,7 @@ static int write_text(js_profile profiles[JS_KINDS], const js_args *o, unsigned 
     msg[0] = 0;
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
-    uint64_t mono = js_session_now(), since = mono > js_sess.file_started_ns ? mono - js_sess.file_started_ns : 0;
+    uint64_t mono = js_mono_ns(), since = mono > js_sess.file_started_ns ? mono - js_sess.file_started_ns : 0;
     int64_t real = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
     for (int k = 0; k < JS_KINDS; k++) {
         js_dump_meta meta = {(js_kind)k, real - (int64_t)since, (int64_t)since, NULL};
@@ -359,9 +360,9 @@ void js_session_trim_if_due(void)
      * virtual machine (each madvise a TLB shootdown across the vCPUs) may take seconds, and no command waits on it. */
     if (!atomic_load_explicit(&js_sess.trim_due, memory_order_relaxed) || !atomic_exchange(&js_sess.trim_due, 0))
         return; /* read first: the housekeeper asks every round, and a write would take the cache line each time */
-    uint64_t t0 = js_session_now();
+    uint64_t t0 = js_mono_ns();
     malloc_trim(0);
-    uint64_t took = js_session_now() - t0;
+    uint64_t took = js_mono_ns() - t0;
     if (took >= TRIM_SLOW_NS)
         js_warn("giving the memory malloc held free back to the system (malloc_trim) took %.1f s", took / 1e9);
     else js_debug("malloc_trim took %.1f ms", took / 1e6);
@@ -392,7 +393,7 @@ void js_session_next_file(void)
         else js_log_lines(JS_LOG_INFO, msg);
         js_fold_free_profiles(js_sess.profiles);
         js_fold_init_profiles(js_sess.profiles);
-        js_sess.file_started_ns = js_session_now();
+        js_sess.file_started_ns = js_mono_ns();
     }
     if (switching) {
         if (js_jfr_stream_end_switch(msg, sizeof msg) != 0) js_log_lines(JS_LOG_ERROR, msg);

@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include "session_int.h"
+#include "util/monotime.h"
 
 /* The one session of the process (a signal handler, the engines and JVMTI are process-wide).
  * Every field is guarded by js_cmd_lock, except `state` (read without it by status and hooks). */
@@ -15,14 +16,6 @@ JNIEnv *js_session_env(void)
     JNIEnv *env = NULL;
     if (!js_sess.vm || (*js_sess.vm)->GetEnv(js_sess.vm, (void **)&env, JNI_VERSION_1_6) != JNI_OK) return NULL;
     return env;
-}
-
-/* CLOCK_MONOTONIC in ns. */
-uint64_t js_session_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 /* "10ms", "250us" for logs. */
@@ -46,7 +39,7 @@ int js_session_lock(const char *what, int wait_ms, char *out, size_t outlen)
     for (int waited = 0; pthread_mutex_trylock(&js_cmd_lock) != 0; waited += 10) {
         if (waited >= wait_ms) {
             const char *holder = atomic_load(&cmd_holder);
-            uint64_t since = atomic_load(&cmd_since_ns), now = js_session_now();
+            uint64_t since = atomic_load(&cmd_since_ns), now = js_mono_ns();
             snprintf(out, outlen,
                      "%s: another profiler command (%s) has held the session for %.1f s (a system call the kernel "
                      "holds up?)",
@@ -62,5 +55,5 @@ int js_session_lock(const char *what, int wait_ms, char *out, size_t outlen)
 void js_session_held_by(const char *what)
 {
     atomic_store(&cmd_holder, what);
-    atomic_store(&cmd_since_ns, js_session_now());
+    atomic_store(&cmd_since_ns, js_mono_ns());
 }

@@ -12,6 +12,7 @@
 #include "sample/stats.h"
 #include "session_int.h"
 #include "util/log.h"
+#include "util/monotime.h"
 
 /* Address space per store (touched only as used): 32 Ki traces (0.9 MiB with the journal), 64 Ki pairs
  * (1 MiB), 2 Mi frames (32 MiB). The housekeeper swaps stores once a table is half full or 384 Ki frames
@@ -101,7 +102,7 @@ void js_session_format_status(int running, char *out, size_t outlen)
     struct mallinfo2 m = mallinfo2();
     if (running) {
         js_session_format_ns(js_sess.args.interval_ns, iv, sizeof iv);
-        elapsed = (double)(js_session_now() - js_sess.started_ns) / 1e9;
+        elapsed = (double)(js_mono_ns() - js_sess.started_ns) / 1e9;
         rate = elapsed > 0 ? (double)s.samples / elapsed : 0;
     }
     snprintf(out, outlen,

@@ -19,6 +19,7 @@
 #include "sample/sampler.h"
 #include "sample/walker.h"
 #include "util/log.h"
+#include "util/monotime.h"
 
 #define MAX_DEPTH 2048 /* frames asked of GetStackTrace (jstackdepth, at most this) */
 #define MAX_NATIVE 128 /* native frames of an allocation sample (below the VM's entry) */
@@ -49,13 +50,6 @@ static struct {
 #define JVM_DEFAULT_HEAP_SAMPLING_INTERVAL (512 * 1024) /* HotSpot's, restored when a session gives it back */
 
 static __thread uint64_t monitor_wait_start; /* MonitorContendedEnter time of this thread, 0 none */
-
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 void js_vmevents_init(JavaVM *vm, jvmtiEnv *jvmti)
 {
@@ -114,18 +108,18 @@ void js_vmevents_on_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject 
     double s = (double)size, iv = (double)atomic_load(&V.alloc_interval);
     double p = -expm1(-s / iv);
     js_sample_info info = {.kind = JS_SK_ALLOC, .weight = (uint64_t)(s / (p > 0 ? p : 1) + 0.5),
-                           .value = (uint64_t)size, .ticks = mono_ns()};
+                           .value = (uint64_t)size, .ticks = js_mono_ns()};
     record(class_id(klass), &info, jni, object);
 }
 
 void js_vmevents_on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object)
 {
-    monitor_wait_start = atomic_load(&V.lock_on) ? mono_ns() : 0;
+    monitor_wait_start = atomic_load(&V.lock_on) ? js_mono_ns() : 0;
 }
 
 void js_vmevents_on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object)
 {
-    uint64_t t0 = monitor_wait_start, now = mono_ns();
+    uint64_t t0 = monitor_wait_start, now = js_mono_ns();
     monitor_wait_start = 0;
     if (!t0 || !atomic_load(&V.lock_on) || now - t0 < (uint64_t)atomic_load(&V.lock_ns)) return;
     jclass k = (*jni)->GetObjectClass(jni, object);
@@ -159,9 +153,9 @@ static void JNICALL park_hook(JNIEnv *env, jobject unsafe, jboolean absolute, jl
         orig(env, unsafe, absolute, time);
         return;
     }
-    uint64_t t0 = mono_ns();
+    uint64_t t0 = js_mono_ns();
     orig(env, unsafe, absolute, time);
-    uint64_t d = mono_ns() - t0;
+    uint64_t d = js_mono_ns() - t0;
     if (!atomic_load(&V.lock_on) || d < (uint64_t)atomic_load(&V.lock_ns) || (*env)->ExceptionCheck(env)) return;
     js_sample_info info = {.kind = JS_SK_LOCK, .weight = d, .sub = JS_LOCK_PARK, .ticks = t0,
                            .value = (uint64_t)time, .absolute = absolute ? 1 : 0};

@@ -28,6 +28,7 @@
 #include "sample/sampler.h"
 #include "sample/schedcount.h"
 #include "sample/threads.h"
+#include "util/monotime.h"
 
 #define WALL_PER_TICK 16          /* threads signalled per tick */
 #define WALL_VISITS_PER_TICK 32   /* threads looked at per tick (a CPU-clock read each) */
@@ -51,13 +52,6 @@ static struct {
     _Atomic uint64_t sent_total; /* signals sent since start (read by the session's stop line) */
 } W;
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* CPU time of thread tid (its per-thread CPU clock); 0 if unreadable. */
 static uint64_t thread_cpu_ns(int tid)
 {
@@ -69,7 +63,7 @@ static uint64_t thread_cpu_ns(int tid)
 /* Sleep until CLOCK_MONOTONIC time `until`, in steps of at most 50 ms so stop is seen soon. */
 static void sleep_until(uint64_t until)
 {
-    for (uint64_t now = now_ns(); now < until && !atomic_load(&W.stop); now = now_ns()) {
+    for (uint64_t now = js_mono_ns(); now < until && !atomic_load(&W.stop); now = js_mono_ns()) {
         uint64_t step = until - now > 50000000ULL ? now + 50000000ULL : until;
         struct timespec ts = {(time_t)(step / 1000000000ULL), (long)(step % 1000000000ULL)};
         clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
@@ -107,7 +101,7 @@ static void visit(js_thread *t)
     uint32_t key = atomic_load(&t->wall_key);
     if (key && still_blocked(t, tid)) {
         if (key == JS_WALL_KEY_NOTHING) return; /* blocked without Java frames: nothing to sample */
-        if (js_sampler_repeat_wall(t, w, now_ns()) == 0) {
+        if (js_sampler_repeat_wall(t, w, js_mono_ns()) == 0) {
             W.repeated++;
             return;
         }
@@ -169,12 +163,12 @@ static void *wall_main(void *arg)
     ask_short_slices();
     /* Ticks keep to their schedule: one that came late does not push the later ones back (the rate, and so each
      * sample's weight in time, stay what the interval says); one that fell a whole period behind starts afresh. */
-    uint64_t next = now_ns();
+    uint64_t next = js_mono_ns();
     while (!atomic_load(&W.stop)) {
         next += js_jitter_next((uint64_t)W.period_ns, W.jitter);
         sleep_until(next);
         if (atomic_load(&W.stop)) break;
-        uint64_t now = now_ns();
+        uint64_t now = js_mono_ns();
         if (now > next + (uint64_t)W.period_ns) next = now;
         W.tick++;
         tick();

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "jfr/jfr_write.h"
+#include "util/monotime.h"
 
 #define UNKNOWN_THREAD 1
 #define WEIGHT_STEP 1000 /* events per js_jfr_execution_sample call (the writer's cap) */
@@ -168,14 +169,6 @@ static uint32_t thread_of_stack(const export_ctx *c, const js_pstack *st)
     return t ? t : UNKNOWN_THREAD;
 }
 
-/* CLOCK_MONOTONIC in ns. */
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* Writes every stack's weight as events; 0 or -1 with err set. */
 static int write_events(js_jfr_writer *w, const export_ctx *c, uint64_t t0, uint64_t *events, char *err,
                         size_t errlen)
@@ -222,7 +215,7 @@ int js_jfr_export(const char *path, const js_profile *p, const char *source, uin
     js_jfr_setting set[] = {{"source", source ? source : "profile"}, {"converter", "jsampler convert"}};
     js_jfr_options o = {.recording_name = "jsampler", .settings = set, .nsettings = 2};
     js_jfr_source src = {.ctx = &c, .trace = src_trace, .method = src_method, .thread = src_thread};
-    uint64_t t0 = mono_ns();
+    uint64_t t0 = js_mono_ns();
     js_jfr_writer *w = js_jfr_open(path, &o, &src, t0, err, errlen);
     if (!w) goto out;
     rc = write_events(w, &c, t0, &n, err, errlen);

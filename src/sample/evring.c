@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "sample/safe_fmt.h"
+#include "util/monotime.h"
 
 typedef struct {
     _Atomic int busy;
@@ -66,14 +67,6 @@ int js_evring_put(js_evring *r, int hint, const js_ring_event *e)
     return -1;
 }
 
-/* CLOCK_MONOTONIC in ns. */
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* Claim stripe s for draining, yielding while a producer holds it, until deadline (0: not yet computed, taken
  * from wait_ns at the first wait). 1 if claimed. */
 static int claim(stripe *s, uint64_t wait_ns, uint64_t *deadline)
@@ -83,7 +76,7 @@ static int claim(stripe *s, uint64_t wait_ns, uint64_t *deadline)
         if (atomic_compare_exchange_weak_explicit(&s->busy, &expected, 1, memory_order_acquire, memory_order_relaxed))
             return 1;
         if (expected == 0) continue; /* a spurious failure of the weak exchange */
-        uint64_t now = mono_ns();
+        uint64_t now = js_mono_ns();
         if (!*deadline) *deadline = now + wait_ns;
         if (now >= *deadline) return 0;
         sched_yield();

@@ -23,6 +23,7 @@
 #include "sample/safe_read.h"
 #include "sample/stats.h"
 #include "sample/vmentry.h"
+#include "util/monotime.h"
 
 /* Frame buffers claimed by handlers with a non-blocking try-lock; a handler that finds every
  * buffer busy drops its sample (counted). */
@@ -73,14 +74,6 @@ static struct {
     _Atomic int tid_key_ok;          /* 1 if tid_key was made and lives in the thread descriptor */
 } S;
 
-/* CLOCK_MONOTONIC in ns (vDSO: signal-safe). */
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* The calling thread's slot in the thread table (NULL if it has none) and, in *tid, its tid. gettid is a system
  * call (0.1-0.6 us on these VMs, a tenth of a short handler), so a thread's handler keeps the tid under a pthread
  * key: glibc holds the first 32 keys' values in the thread descriptor, and getting and setting them is a load and a
@@ -111,8 +104,8 @@ static js_thread *my_thread(int *tid)
 /* Wait (normal threads only), napping 1 ms at a time, until *count is 0 or WAIT_NS have passed; the count then. */
 static int wait_zero(_Atomic int *count)
 {
-    uint64_t until = now_ns() + WAIT_NS;
-    while (atomic_load_explicit(count, SC) > 0 && now_ns() < until) {
+    uint64_t until = js_mono_ns() + WAIT_NS;
+    while (atomic_load_explicit(count, SC) > 0 && js_mono_ns() < until) {
         struct timespec ts = {0, WAIT_STEP_NS};
         nanosleep(&ts, NULL);
     }
@@ -296,7 +289,7 @@ void js_sampler_trap_alloc(void *uc, const void *klass, int outside, uint64_t si
         if (n > 0 && buf[1].kind == JS_RF_NATIVE_PC) buf[1].bci = 1; /* after the faked return: a return address */
         int kept = js_vmentry_trim(buf + 1, n); /* the allocator, the JFR sampler and this trap's function */
         if (kept >= 0) n = kept;
-        js_ring_event ev = {.ticks = now_ns(), .weight = w, .value = size, .kind = JS_SK_ALLOC,
+        js_ring_event ev = {.ticks = js_mono_ns(), .weight = w, .value = size, .kind = JS_SK_ALLOC,
                             .sub = outside ? JS_ALLOC_OUTSIDE : JS_ALLOC_NEW_TLAB};
         rc = store_event(buf, n + 1, t, tid, &ev, NULL); /* the class frame alone if nothing was left */
         atomic_store_explicit(&b->busy[k], 0, memory_order_release);
@@ -363,7 +356,7 @@ static void handler(int signo, siginfo_t *si, void *uc)
 {
     int saved_errno = errno;
     atomic_fetch_add_explicit(&S.inside, 1, SC);
-    uint64_t t0 = now_ns(), w = 0;
+    uint64_t t0 = js_mono_ns(), w = 0;
     int tid;
     js_thread *t = my_thread(&tid);
     int chain_it = 0;
@@ -395,7 +388,7 @@ static void handler(int signo, siginfo_t *si, void *uc)
         goto out;
     }
     take_sample(uc, t, tid, t0, w, kind, kstack);
-    uint64_t took = now_ns() - t0;
+    uint64_t took = js_mono_ns() - t0;
     js_stats_handler_ns(took); /* on the clock: what the thread waited, hypervisor exits included */
     if (budgeted) js_budget_charge(t, S.interval_ns, &mark, took);
 out:

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "sample/safe_fmt.h"
+#include "util/monotime.h"
 
 #define INT3 0xcc
 #define PAST_MAX 16 /* addresses trapped in earlier sessions: a late trap there is still run again, not passed on */
@@ -35,13 +36,6 @@ static struct {
     _Atomic int hooks_on, nhooks;
     js_trap_hook_fn _Atomic hook_fn;
 } T;
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /* Write one code byte (the page is writable while armed). */
 static void put_byte(uintptr_t at, uint8_t b)
@@ -122,7 +116,7 @@ static void on_trap(int signo, siginfo_t *si, void *ucv)
         return;
     }
     if (pc == atomic_load(&T.begin) && atomic_exchange(&T.begin_set, 0)) { /* the window opens */
-        atomic_store(&T.start_ns, now_ns());
+        atomic_store(&T.start_ns, js_mono_ns());
         atomic_store(&T.open, 1);
         put_byte(pc, T.begin_byte);
         uintptr_t end = atomic_load(&T.end);
@@ -132,7 +126,7 @@ static void on_trap(int signo, siginfo_t *si, void *ucv)
         }
     } else if (pc == atomic_load(&T.end) && atomic_exchange(&T.end_set, 0)) { /* it closes */
         atomic_store(&T.open, 0);
-        record(atomic_load(&T.start_ns), now_ns(), (int)syscall(SYS_gettid));
+        record(atomic_load(&T.start_ns), js_mono_ns(), (int)syscall(SYS_gettid));
         put_byte(pc, T.end_byte);
         if (atomic_load(&T.armed)) {
             put_byte(atomic_load(&T.begin), INT3);
