@@ -1,5 +1,5 @@
-/* cli_int.h - what the CLI's files share: exit codes, asprof's command line (cli_args.c) and the attach
- * verbs (cli_attach.c). */
+/* cli_int.h - what the CLI's files share: exit codes, the help and error lines (cli_help.c), asprof's command line
+ * (cli_args.c), the attach verbs (cli_attach.c) and convert (cli_convert.c). */
 #ifndef JS_CLI_INT_H
 #define JS_CLI_INT_H
 
@@ -39,6 +39,8 @@ const char *js_cli_version(void);
 int js_cli_parse(int argc, char **argv, cli_opts *o);
 /* Attach to o->pid and run what o asks (collect: start, wait, stop). An exit code. */
 int js_cli_run(const cli_opts *o);
+/* jsampler convert [OPTIONS] INPUT OUTPUT (the arguments after the command word). An exit code. */
+int js_cli_convert(int argc, char **argv);
 /* jsampler list: running JVMs. */
 int js_cli_list(int argc, char **argv);
 /* The agent's reply file text (NUL-terminated) made ready to print, in place: the status line and trailing
