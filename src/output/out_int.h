@@ -12,7 +12,4 @@ int js_out_fail(const char *what, char *err, size_t errlen, const char *why, int
 /* Write s with every character of bad replaced by '_'. */
 void js_out_put_replacing(FILE *f, const char *s, const char *bad);
 
-/* Rebuild p's interning table after frame names changed in place (profile.c); 0 or -1. */
-int js_profile_reindex(js_profile *p);
-
 #endif
