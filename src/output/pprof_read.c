@@ -9,7 +9,6 @@
  */
 #include "pprof_read_int.h"
 
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,43 +17,6 @@
 #define IO_BUF (256u << 10)
 #define UNPACK_MAX (128u << 20) /* what protobuf-c may hold for one message */
 #define PREV_MAX 4096           /* a Sample up to this size is remembered for the next one */
-
-int js_pprofr_fail(js_pprofr *r, uint64_t off, const char *fmt, ...)
-{
-    if (r->err && r->errlen) {
-        int n = snprintf(r->err, r->errlen, "%s: offset %llu: ", r->name, (unsigned long long)off);
-        if (n >= 0 && (size_t)n < r->errlen) {
-            va_list ap;
-            va_start(ap, fmt);
-            vsnprintf(r->err + n, r->errlen - (size_t)n, fmt, ap);
-            va_end(ap);
-        }
-        for (char *c = r->err; *c; c++) /* names from the input stay on the one line */
-            if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
-    }
-    return -1;
-}
-
-int js_pprofr_grow(js_pprofr *r, void **arr, size_t n, size_t *cap, size_t sz, size_t max, const char *what)
-{
-    if (n < *cap) return 0;
-    if (n >= max) return js_pprofr_fail(r, r->base + r->pos, "more than %zu %s", max, what);
-    size_t c = *cap ? *cap * 2 : 64;
-    if (c > max) c = max;
-    void *a = realloc(*arr, c * sz);
-    if (!a) return js_pprofr_fail(r, r->base + r->pos, "out of memory for %zu %s", c, what);
-    *arr = a;
-    *cap = c;
-    return 0;
-}
-
-const char *js_pprofr_string(const js_pprofr *r, int64_t i, size_t *len)
-{
-    if (i < 0 || (uint64_t)i >= r->nstr) return NULL;
-    uint64_t end = (uint64_t)i + 1 < r->nstr ? r->str_off[i + 1] : r->nstrbytes;
-    *len = (size_t)(end - r->str_off[i]);
-    return r->strbytes ? r->strbytes + r->str_off[i] : ""; /* only empty strings so far: no bytes kept */
-}
 
 /* ---- the input stream ---- */
 
