@@ -82,11 +82,28 @@ static void start_chunk(js_jfr_writer *w, uint64_t ticks)
     w->chunk_fixed = js_jfrw_pos(w) - w->chunk_start;
 }
 
+/* The chunk's last checkpoint event (its delta points to the chunk's previous one, if any): every pool its events
+ * reference that is not yet written, in dependency order, so each count is known when its pool starts. */
+static void write_checkpoint(js_jfr_writer *w, uint64_t ticks)
+{
+    uint64_t at = js_jfrw_record_begin(w, 1);
+    js_jfrw_put_var(w, js_jfrw_tick(w, ticks));
+    js_jfrw_put_var(w, 0);  /* duration */
+    js_jfrw_put_var(w, w->last_cp ? (uint64_t)(int64_t)(w->last_cp - at) : 0); /* delta: the previous one, or none */
+    js_jfrw_put_u8(w, 1);   /* type: flush */
+    uint64_t count_at = js_jfrw_reserve5(w);
+    int pools = js_jfrw_cp_threads(w);
+    pools += js_jfrw_trace_pool(w);
+    pools += js_jfrw_cp_names(w);
+    js_jfrw_patch5(w, count_at, (uint64_t)pools);
+    js_jfrw_record_end(w, at);
+}
+
 /* End the chunk: its last checkpoint, write everything out, patch header bytes 8..67. */
 static void finish_chunk(js_jfr_writer *w, uint64_t end_ticks, int final)
 {
     uint64_t cp = js_jfrw_pos(w);
-    js_jfrw_write_checkpoint(w, end_ticks);
+    write_checkpoint(w, end_ticks);
     uint64_t size = js_jfrw_pos(w) - w->chunk_start;
     if (js_jfrw_flush(w) != 0) return;
     uint8_t h[JS_JFR_HEADER_SIZE];

@@ -1,5 +1,5 @@
 /* jfr_write_cp.c - the JFR writer's checkpoint (see jfr_write_int.h): pool keys, names pulled through the
- * js_jfr_source, the size estimates that enforce max_size, and the one checkpoint event that ends a chunk.
+ * js_jfr_source, the size estimates that enforce max_size, and the pools of the checkpoint event that ends a chunk.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -252,25 +252,20 @@ static int pool_symbols(js_jfr_writer *w)
     return 1;
 }
 
-/* The chunk's last checkpoint event (its delta points to the chunk's previous one, if any): every pool its events
- * reference that is not yet written, none empty. Pools are written in dependency order (methods mark classes,
- * classes make packages and symbols), so each count is known when its pool starts. */
-void js_jfrw_write_checkpoint(js_jfr_writer *w, uint64_t ticks)
+/* The thread pools of the chunk's last checkpoint (jfr_write_int.h): thread states, threads. */
+int js_jfrw_cp_threads(js_jfr_writer *w)
 {
-    uint64_t at = js_jfrw_record_begin(w, 1);
-    js_jfrw_put_var(w, js_jfrw_tick(w, ticks));
-    js_jfrw_put_var(w, 0);  /* duration */
-    js_jfrw_put_var(w, w->last_cp ? (uint64_t)(int64_t)(w->last_cp - at) : 0); /* delta: the previous one, or none */
-    js_jfrw_put_u8(w, 1);   /* type: flush */
-    uint64_t count_at = js_jfrw_reserve5(w);
-    int pools = pool_states(w);
-    pools += pool_threads(w);
-    pools += js_jfrw_trace_pool(w);
-    pools += pool_frame_types(w);
+    return pool_states(w) + pool_threads(w);
+}
+
+/* The name pools of the chunk's last checkpoint (jfr_write_int.h), in dependency order: frame types, methods (they
+ * mark classes), classes (they make packages and symbols), packages, symbols. */
+int js_jfrw_cp_names(js_jfr_writer *w)
+{
+    int pools = pool_frame_types(w);
     pools += pool_methods(w);
     pools += pool_classes(w);
     pools += pool_packages(w);
     pools += pool_symbols(w);
-    js_jfrw_patch5(w, count_at, (uint64_t)pools);
-    js_jfrw_record_end(w, at);
+    return pools;
 }

@@ -186,12 +186,6 @@ void js_jfrw_trace_free(js_jfr_writer *w);
 /* Method key of a caller's method key (stable for the writer's life; the placeholder without memory). */
 uint32_t js_jfrw_method_key(js_jfr_writer *w, uint64_t caller_key);
 #define METHOD_MEMO_SLOT(k) ((uint32_t)((k) >> 3 ^ (k) >> 13) & (METHOD_MEMO - 1))
-/* The same, from the memo of recent keys when it has it (deep stacks repeat their methods). */
-static inline uint32_t js_jfrw_method_key_memo(js_jfr_writer *w, uint64_t caller_key)
-{
-    uint32_t slot = METHOD_MEMO_SLOT(caller_key);
-    return w->mmemo_key[slot] == caller_key && w->mmemo_id[slot] ? w->mmemo_id[slot] : js_jfrw_method_key(w, caller_key);
-}
 /* Whether `bytes` more event bytes, plus the pool entries their ids add, keep the file within
  * max_size; the first refusal caps the writer for good. trace: the event's resolved trace (fresh content adds
  * its entry and the methods it names). */
@@ -200,9 +194,9 @@ int js_jfrw_admit(js_jfr_writer *w, uint32_t thread, const js_jfrw_trace_ref *tr
 uint32_t js_jfrw_class_key(js_jfr_writer *w, const char *name);
 /* What js_jfrw_admit adds for an event naming class key cls (0 none) that is not yet in the estimate. */
 uint64_t js_jfrw_class_cost(js_jfr_writer *w, uint32_t cls, const char *name);
-/* The chunk's last checkpoint event (its delta points to the chunk's previous one, if any): every pool its events
- * reference that is not yet written, none empty. Pools are written in dependency order (methods mark classes,
- * classes make packages and symbols), so each count is known when its pool starts. */
-void js_jfrw_write_checkpoint(js_jfr_writer *w, uint64_t ticks);
+/* The pools of the chunk's last checkpoint, none empty, each the number written: the thread states and threads; then,
+ * after the StackTrace pool (its traces mark methods), the frame types, methods, classes, packages and symbols. */
+int js_jfrw_cp_threads(js_jfr_writer *w);
+int js_jfrw_cp_names(js_jfr_writer *w);
 
 #endif

@@ -90,6 +90,13 @@ static uint64_t content_hash(const uint8_t *p, size_t n)
     return h ? h : 1;
 }
 
+/* js_jfrw_method_key from the memo of recent keys when it has it (deep stacks repeat their methods). */
+static inline uint32_t method_key_memo(js_jfr_writer *w, uint64_t caller_key)
+{
+    uint32_t slot = METHOD_MEMO_SLOT(caller_key);
+    return w->mmemo_key[slot] == caller_key && w->mmemo_id[slot] ? w->mmemo_id[slot] : js_jfrw_method_key(w, caller_key);
+}
+
 /* Pull key's frames from the source and encode them into w->tenc (an unknown trace is one "[unknown]" frame).
  * 0, or -1 out of memory. */
 static int pull(js_jfr_writer *w, uint64_t key)
@@ -109,7 +116,7 @@ static int pull(js_jfr_writer *w, uint64_t key)
     if (!n) put_frame(w, memo, PLACEHOLDER_METHOD, 0, -1, 4);
     for (int i = 0; i < n; i++) {
         const js_jfr_frame *f = &w->frames[i];
-        put_frame(w, memo, js_jfrw_method_key_memo(w, f->method), js_jfrw_line(f->line), f->bci, f->type > 6 ? 4 : f->type);
+        put_frame(w, memo, method_key_memo(w, f->method), js_jfrw_line(f->line), f->bci, f->type > 6 ? 4 : f->type);
     }
     return w->err_no ? -1 : 0;
 }
