@@ -9,8 +9,9 @@
  * that changes with every chunk, both because the JDK keeps the previous chunk's value for a reused
  * key. A package's key is the key of its name's symbol. All keys are non-zero and below 2^31.
  *
- * Files: this one (chunks, open/close, events), jfr_write_out.c (output layer), jfr_write_cp.c (checkpoint),
- * jfr_write_trace.c (the chunk's stack traces, taken at their first event and written once per content).
+ * Files: this one (chunks, open/close, events, the checkpoint that ends a chunk), jfr_write_out.c (output layer),
+ * jfr_write_cp.c (the checkpoint's pools and the size estimates), jfr_write_trace.c (the chunk's stack traces, taken at
+ * their first event and written once per content).
  */
 #include "jfr/jfr_write.h"
 
