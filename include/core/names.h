@@ -59,6 +59,9 @@ int js_names_method_parts(const void *method, js_method_parts *out);
 int js_names_line(const void *method, int bci);
 /* Kind of frames[i] (leaf first, n frames) without naming it. */
 js_frame_type js_names_kind(const js_raw_frame *frames, int i, int n);
+/* Kinds (js_frame_type) of frames[0..n) (leaf first): what js_names_kind gives frame by frame, with the compile facts
+ * lock taken once for the whole trace (names_kinds.c). */
+void js_names_trace_kinds(const js_raw_frame *frames, int n, uint8_t *kinds);
 /* Kinds (js_frame_type) and source lines (-1 unknown, and for frames other than Java frames with a bci) of
  * frames[0..n) (leaf first): what js_names_kind and js_names_line give frame by frame, with each cache lock taken
  * about once for the whole trace. */
