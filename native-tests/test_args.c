@@ -574,6 +574,24 @@ static void test_output_format_from_extension_and_default(void **state UNUSED)
     assert_int_equal(js_args_output_format(&A, "/tmp/p.unknownext"), JS_OUT_COLLAPSED);
 }
 
+/* Whole decimal integers as a backend sends them (task durations, times): anything else is refused. */
+static void test_parse_ll(void **state UNUSED)
+{
+    long long v = 1;
+    assert_int_equal(js_parse_ll("42", &v), 0);
+    assert_int_equal(v, 42);
+    assert_int_equal(js_parse_ll("-7", &v), 0);
+    assert_int_equal(v, -7);
+    assert_int_equal(js_parse_ll("9223372036854775807", &v), 0);
+    assert_true(v == 9223372036854775807LL);
+    v = 5;
+    assert_int_equal(js_parse_ll("9223372036854775808", &v), -1); /* out of range */
+    assert_int_equal(js_parse_ll("12s", &v), -1);
+    assert_int_equal(js_parse_ll("", &v), -1);
+    assert_int_equal(js_parse_ll(NULL, &v), -1);
+    assert_int_equal(v, 5); /* a refusal leaves *out alone */
+}
+
 /* JFR options: sizes with units, chunk time, jfrfile, and which path the recording goes to. */
 static void test_jfr_options(void **state UNUSED)
 {
@@ -882,7 +900,7 @@ int main(void)
         cmocka_unit_test(test_expand_overflow),
         cmocka_unit_test(test_output_format_explicit_wins),
         cmocka_unit_test(test_output_format_from_extension_and_default),
-        cmocka_unit_test(test_jfr_options),
+        cmocka_unit_test(test_parse_ll), cmocka_unit_test(test_jfr_options),
         cmocka_unit_test(test_asprof_output_options),
         cmocka_unit_test(test_asprof_events),
         cmocka_unit_test(test_asprof_values),

@@ -1,4 +1,4 @@
-/* units.h - durations and sizes as users write them in options ("10ms", "30m", "64k"). Pure. */
+/* units.h - numbers, durations and sizes as users and backends write them ("42", "10ms", "30m", "64k"). Pure. */
 #ifndef JS_UNITS_H
 #define JS_UNITS_H
 
@@ -10,5 +10,7 @@
 long long js_parse_duration_ns(const char *s);
 /* Parse "512", "64k", "10m", "1g" (bytes; k/m/g are KiB/MiB/GiB) into bytes; 0 if malformed. */
 uint64_t js_parse_size(const char *s);
+/* Parse a whole decimal integer, optionally negative, into *out: 0, or -1 if empty, malformed or out of range. */
+int js_parse_ll(const char *s, long long *out);
 
 #endif

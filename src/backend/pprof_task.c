@@ -2,10 +2,11 @@
  * DumpPeriod for block and mutex), and what a JVM serves for each of Go's profile kinds. Pure. */
 #include "backend_int.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "util/units.h"
 
 /* How an event is recorded: a session of the task's Duration (required, 1..15 minutes), a session of Duration or
  * JS_PPROF_DEFAULT_MINUTES (the UI sends none), or one command at once. */
@@ -45,18 +46,6 @@ const char *js_pprof_event_name(int e)
     return e >= 0 && e < JS_PPE_COUNT ? events[e].name : "?";
 }
 
-/* A decimal integer; -1 if malformed. */
-static int parse_ll(const char *s, long long *out)
-{
-    if (!s || !*s) return -1;
-    errno = 0;
-    char *end;
-    long long v = strtoll(s, &end, 10);
-    if (errno || *end) return -1;
-    *out = v;
-    return 0;
-}
-
 /* The checks of the Go agent and the OAP: Duration for timed events, DumpPeriod for block and mutex. */
 static int check_args(js_pprof_task *t, char *err, size_t errlen)
 {
@@ -94,13 +83,13 @@ int js_pprof_task_from_args(const char *const *keys, const char *const *vals, si
             for (int e = 0; e < JS_PPE_COUNT; e++)
                 if (strcmp(v, events[e].name) == 0) t->event = e;
         } else if (strcmp(k, "Duration") == 0) {
-            if (parse_ll(v, &x) != 0 || x < 0 || x > 1000000) bad_duration = 1;
+            if (js_parse_ll(v, &x) != 0 || x < 0 || x > 1000000) bad_duration = 1;
             else t->duration_min = x;
         } else if (strcmp(k, "DumpPeriod") == 0) {
-            if (parse_ll(v, &x) != 0 || x < 0 || x > 1000000000000LL) bad_period = 1;
+            if (js_parse_ll(v, &x) != 0 || x < 0 || x > 1000000000000LL) bad_period = 1;
             else t->dump_period = x;
         } else if (strcmp(k, "CreateTime") == 0) {
-            if (parse_ll(v, &x) == 0 && x >= 0) t->create_ms = x;
+            if (js_parse_ll(v, &x) == 0 && x >= 0) t->create_ms = x;
         }
     }
     if (!t->id[0]) {

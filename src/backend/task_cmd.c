@@ -3,24 +3,11 @@
 #include "backend_int.h"
 
 #include <ctype.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "util/units.h"
-
-/* Parse a decimal integer (optionally negative); -1 if malformed. */
-static int parse_ll(const char *s, long long *out)
-{
-    if (!s || !*s) return -1;
-    errno = 0;
-    char *end;
-    long long v = strtoll(s, &end, 10);
-    if (errno || *end) return -1;
-    *out = v;
-    return 0;
-}
 
 /* Copy an argument into dst (dstlen bytes); -1 with err if it does not fit. */
 static int copy_arg(char *dst, size_t dstlen, const char *key, const char *v, char *err, size_t errlen)
@@ -47,7 +34,7 @@ int js_task_from_args(const char *const *keys, const char *const *vals, size_t n
         } else if (strcmp(k, "TaskId") == 0) {
             if (copy_arg(t->id, sizeof t->id, k, v, err, errlen) != 0) return -1;
         } else if (strcmp(k, "Duration") == 0) {
-            if (parse_ll(v, &x) != 0 || x < 0 || x > 86400) {
+            if (js_parse_ll(v, &x) != 0 || x < 0 || x > 86400) {
                 snprintf(err, errlen, "Duration '%s' is not a number of seconds", v);
                 return -1;
             }
@@ -55,7 +42,7 @@ int js_task_from_args(const char *const *keys, const char *const *vals, size_t n
         } else if (strcmp(k, "ExecArgs") == 0) {
             if (copy_arg(t->exec_args, sizeof t->exec_args, k, v, err, errlen) != 0) return -1;
         } else if (strcmp(k, "CreateTime") == 0) {
-            if (parse_ll(v, &x) != 0 || x < 0) {
+            if (js_parse_ll(v, &x) != 0 || x < 0) {
                 snprintf(err, errlen, "CreateTime '%s' is not a time in ms", v);
                 return -1;
             }

@@ -40,3 +40,14 @@ uint64_t js_parse_size(const char *s)
     if (*end || v > (1ULL << 50) >> shift) return 0;
     return (uint64_t)v << shift;
 }
+
+int js_parse_ll(const char *s, long long *out)
+{
+    if (!s || !*s) return -1;
+    errno = 0;
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (errno || *end) return -1;
+    *out = v;
+    return 0;
+}
