@@ -62,6 +62,20 @@ int js_vm_anchor_private(uintptr_t thread);
  * missing; on -1 js_vm.ok stays 0. */
 int js_vmlayout_init(char *err, size_t errlen);
 
+/* One entry of the loaded libjvm's gHotSpotVMStructs: a field of a VM type, with its offset in an instance (instance
+ * fields) or its address (static fields). */
+typedef struct {
+    const char *type, *field; /* "JavaThread", "_osthread" */
+    const char *type_string;  /* declared type ("OSThread*"), or NULL */
+    int is_static;
+    uint64_t offset;          /* instance fields */
+    uintptr_t address;        /* static fields */
+} js_vmstruct;
+
+/* Call fn(ctx, entry) for every entry of the loaded libjvm's gHotSpotVMStructs, in order (normal thread: dlopen).
+ * 0, or -1 when libjvm.so is not loaded or publishes no such table. */
+int js_vmstructs_each(void (*fn)(void *ctx, const js_vmstruct *e), void *ctx);
+
 /* Fill js_vm from tables given directly (tests: a fake VM's tables). Same result as init. */
 typedef struct {
     const char *type, *field; /* "CodeBlob", "_frame_size"; type alone names a type size entry */

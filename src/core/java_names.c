@@ -1,7 +1,6 @@
 /* java_names.c - see java_names.h. */
 #include "core/java_names.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -12,6 +11,7 @@
 #include "core/thread_names.h"
 #include "core/vm_names.h"
 #include "sample/safe_read.h"
+#include "sample/vmlayout.h"
 
 #define MAX_THREADS 65536 /* names read per refresh at most */
 
@@ -42,34 +42,14 @@ void js_java_names_init(JavaVM *v, jvmtiEnv *jvmti)
     jv = jvmti;
 }
 
-/* Value of libjvm's uint64_t variable name, or -1 if absent. */
-static long long jvm_u64(void *jvm, const char *name)
+/* js_vmstructs_each's callback: the two offsets of HotSpot's gHotSpotVMStructs that lead from a JavaThread to its OS
+ * thread id. */
+static void osthread_offsets(void *ctx, const js_vmstruct *e)
 {
-    const uint64_t *p = dlsym(jvm, name);
-    return p ? (long long)*p : -1;
-}
-
-/* The two offsets of HotSpot's gHotSpotVMStructs that lead from a JavaThread to its OS thread id. */
-static void find_offsets(void)
-{
-    void *jvm = dlopen("libjvm.so", RTLD_LAZY | RTLD_NOLOAD);
-    if (!jvm) return;
-    char *const *table = dlsym(jvm, "gHotSpotVMStructs");
-    long long tn = jvm_u64(jvm, "gHotSpotVMStructEntryTypeNameOffset");
-    long long fn = jvm_u64(jvm, "gHotSpotVMStructEntryFieldNameOffset");
-    long long of = jvm_u64(jvm, "gHotSpotVMStructEntryOffsetOffset");
-    long long stride = jvm_u64(jvm, "gHotSpotVMStructEntryArrayStride");
-    if (table && *table && tn >= 0 && fn >= 0 && of >= 0 && stride > 0) {
-        for (const char *e = *table;; e += stride) {
-            const char *type = *(const char *const *)(e + tn), *field = *(const char *const *)(e + fn);
-            if (!type || !field) break;
-            /* JavaThread's in JDK 17, its base Thread's (first base: the same offset) in JDK 25 */
-            if ((!strcmp(type, "JavaThread") || !strcmp(type, "Thread")) && !strcmp(field, "_osthread"))
-                off_osthread = (long long)*(const uint64_t *)(e + of);
-            if (!strcmp(type, "OSThread") && !strcmp(field, "_thread_id")) off_thread_id = (long long)*(const uint64_t *)(e + of);
-        }
-    }
-    dlclose(jvm);
+    /* JavaThread's in JDK 17, its base Thread's (first base: the same offset) in JDK 25 */
+    if ((!strcmp(e->type, "JavaThread") || !strcmp(e->type, "Thread")) && !strcmp(e->field, "_osthread"))
+        off_osthread = (long long)e->offset;
+    if (!strcmp(e->type, "OSThread") && !strcmp(e->field, "_thread_id")) off_thread_id = (long long)e->offset;
 }
 
 /* Thread's field ids and HotSpot's offsets, once. */
@@ -83,7 +63,7 @@ static void look_up(JNIEnv *jni)
     if (c) eetop_field = (*jni)->GetFieldID(jni, c, "eetop", "J");
     if ((*jni)->ExceptionCheck(jni)) (*jni)->ExceptionClear(jni), eetop_field = NULL;
     if (c) (*jni)->DeleteLocalRef(jni, c);
-    find_offsets();
+    js_vmstructs_each(osthread_offsets, NULL); /* without the table the offsets stay -1 */
 }
 
 /* The OS thread id of a live JavaThread (eetop), or -1. Its memory may be freed as the thread ends: read through

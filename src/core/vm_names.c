@@ -1,12 +1,12 @@
 /* vm_names.c - see vm_names.h and vm_names_int.h. */
 #include "core/vm_names.h"
 
-#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/thread_names.h"
 #include "sample/safe_read.h"
+#include "sample/vmlayout.h"
 #include "vm_names_int.h"
 
 #define MAX_LIST 65536     /* JavaThreads read from HotSpot's list at most */
@@ -157,46 +157,38 @@ static int looked_up;
 static int verdict; /* 0 not yet, 1 the reads reproduce JVMTI's names, -1 given up */
 static int rounds;
 
-/* Value of libjvm's uint64_t variable name, or -1 if absent. */
-static long long jvm_u64(void *jvm, const char *name)
+/* Where CompressedOops keeps its base and shift (static fields), found with the layout. */
+typedef struct {
+    uintptr_t base_addr, shift_addr;
+} oops_at;
+
+/* js_vmstructs_each's callback: the fields HotSpot publishes in gHotSpotVMStructs (JDK 17 and 25 spell some
+ * differently). */
+static void layout_field(void *ctx, const js_vmstruct *e)
 {
-    const uint64_t *p = dlsym(jvm, name);
-    return p ? (long long)*p : -1;
+    oops_at *o = ctx;
+    const char *type = e->type, *field = e->field;
+    long long off = (long long)e->offset;
+    if (!strcmp(type, "ThreadsSMRSupport") && !strcmp(field, "_java_thread_list")) L.java_thread_list = e->address;
+    if (!strcmp(type, "ThreadsList") && !strcmp(field, "_length")) L.list_length = off;
+    if (!strcmp(type, "ThreadsList") && !strcmp(field, "_threads")) L.list_threads = off;
+    /* JavaThread's in JDK 17, its first base Thread's in JDK 25: the same offset in a JavaThread */
+    if ((!strcmp(type, "JavaThread") || !strcmp(type, "Thread")) && !strcmp(field, "_osthread")) L.osthread = off;
+    if (!strcmp(type, "OSThread") && !strcmp(field, "_thread_id")) L.os_thread_id = off;
+    if (!strcmp(type, "JavaThread") && !strcmp(field, "_threadObj")) L.thread_obj = off;
+    if (!strcmp(type, "OopHandle") && !strcmp(field, "_obj")) L.handle_obj = off;
+    if (!strcmp(type, "CompressedOops") && (!strcmp(field, "_narrow_oop._base") || !strcmp(field, "_base")))
+        o->base_addr = e->address;
+    if (!strcmp(type, "CompressedOops") && (!strcmp(field, "_narrow_oop._shift") || !strcmp(field, "_shift")))
+        o->shift_addr = e->address;
 }
 
-/* The fields HotSpot publishes in gHotSpotVMStructs (JDK 17 and 25 spell some differently). */
+/* The layout from gHotSpotVMStructs, and the compressed oops' base and shift it leads to. */
 static void vmstructs(void)
 {
-    void *jvm = dlopen("libjvm.so", RTLD_LAZY | RTLD_NOLOAD);
-    if (!jvm) return;
-    char *const *table = dlsym(jvm, "gHotSpotVMStructs");
-    long long tn = jvm_u64(jvm, "gHotSpotVMStructEntryTypeNameOffset");
-    long long fn = jvm_u64(jvm, "gHotSpotVMStructEntryFieldNameOffset");
-    long long of = jvm_u64(jvm, "gHotSpotVMStructEntryOffsetOffset");
-    long long ad = jvm_u64(jvm, "gHotSpotVMStructEntryAddressOffset");
-    long long stride = jvm_u64(jvm, "gHotSpotVMStructEntryArrayStride");
-    uintptr_t base_addr = 0, shift_addr = 0;
-    if (table && *table && tn >= 0 && fn >= 0 && of >= 0 && ad >= 0 && stride > 0) {
-        for (const char *e = *table;; e += stride) {
-            const char *type = *(const char *const *)(e + tn), *field = *(const char *const *)(e + fn);
-            if (!type || !field) break;
-            long long off = (long long)*(const uint64_t *)(e + of);
-            uintptr_t addr = (uintptr_t) * (void *const *)(e + ad);
-            if (!strcmp(type, "ThreadsSMRSupport") && !strcmp(field, "_java_thread_list")) L.java_thread_list = addr;
-            if (!strcmp(type, "ThreadsList") && !strcmp(field, "_length")) L.list_length = off;
-            if (!strcmp(type, "ThreadsList") && !strcmp(field, "_threads")) L.list_threads = off;
-            /* JavaThread's in JDK 17, its first base Thread's in JDK 25: the same offset in a JavaThread */
-            if ((!strcmp(type, "JavaThread") || !strcmp(type, "Thread")) && !strcmp(field, "_osthread")) L.osthread = off;
-            if (!strcmp(type, "OSThread") && !strcmp(field, "_thread_id")) L.os_thread_id = off;
-            if (!strcmp(type, "JavaThread") && !strcmp(field, "_threadObj")) L.thread_obj = off;
-            if (!strcmp(type, "OopHandle") && !strcmp(field, "_obj")) L.handle_obj = off;
-            if (!strcmp(type, "CompressedOops") && (!strcmp(field, "_narrow_oop._base") || !strcmp(field, "_base")))
-                base_addr = addr;
-            if (!strcmp(type, "CompressedOops") && (!strcmp(field, "_narrow_oop._shift") || !strcmp(field, "_shift")))
-                shift_addr = addr;
-        }
-    }
-    dlclose(jvm);
+    oops_at o = {0, 0};
+    if (js_vmstructs_each(layout_field, &o) != 0) return;
+    uintptr_t base_addr = o.base_addr, shift_addr = o.shift_addr;
     int32_t shift = -1;
     if (L.narrow_oops && (!base_addr || !shift_addr || js_safe_word(base_addr, &L.oop_base) != 0 ||
                           js_safe_read(shift_addr, &shift, sizeof shift) != 0))

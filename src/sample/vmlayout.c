@@ -191,26 +191,37 @@ static int64_t sym_u64(void *jvm, const char *name)
     return p ? (int64_t)*p : -1;
 }
 
-/* Walk gHotSpotVMStructs: {typeName, fieldName, typeString, isStatic, offset, address} per entry. */
-static int read_structs(void *jvm, parse *p)
+int js_vmstructs_each(void (*fn)(void *ctx, const js_vmstruct *e), void *ctx)
 {
+    void *jvm = dlopen("libjvm.so", RTLD_LAZY | RTLD_NOLOAD);
+    if (!jvm) return -1;
     char *const *table = dlsym(jvm, "gHotSpotVMStructs");
     int64_t tn = sym_u64(jvm, "gHotSpotVMStructEntryTypeNameOffset");
-    int64_t fn = sym_u64(jvm, "gHotSpotVMStructEntryFieldNameOffset");
+    int64_t fn_ = sym_u64(jvm, "gHotSpotVMStructEntryFieldNameOffset");
     int64_t ts = sym_u64(jvm, "gHotSpotVMStructEntryTypeStringOffset");
     int64_t st = sym_u64(jvm, "gHotSpotVMStructEntryIsStaticOffset");
     int64_t of = sym_u64(jvm, "gHotSpotVMStructEntryOffsetOffset");
     int64_t ad = sym_u64(jvm, "gHotSpotVMStructEntryAddressOffset");
     int64_t stride = sym_u64(jvm, "gHotSpotVMStructEntryArrayStride");
-    if (!table || !*table || tn < 0 || fn < 0 || ts < 0 || st < 0 || of < 0 || ad < 0 || stride <= 0) return -1;
-    for (const char *e = *table;; e += stride) {
-        const char *type = *(const char *const *)(e + tn), *field = *(const char *const *)(e + fn);
-        if (!type || !field) break;
-        int is_static = *(const int32_t *)(e + st);
-        uint64_t value = is_static ? (uint64_t)(uintptr_t) * (void *const *)(e + ad) : *(const uint64_t *)(e + of);
-        consider(p, type, field, *(const char *const *)(e + ts), value);
+    int rc = -1;
+    if (table && *table && tn >= 0 && fn_ >= 0 && ts >= 0 && st >= 0 && of >= 0 && ad >= 0 && stride > 0) {
+        for (const char *e = *table;; e += stride) { /* {typeName, fieldName, typeString, isStatic, offset, address} */
+            js_vmstruct v = {*(const char *const *)(e + tn), *(const char *const *)(e + fn_),
+                             *(const char *const *)(e + ts), *(const int32_t *)(e + st), *(const uint64_t *)(e + of),
+                             (uintptr_t) * (void *const *)(e + ad)};
+            if (!v.type || !v.field) break;
+            fn(ctx, &v);
+        }
+        rc = 0;
     }
-    return 0;
+    dlclose(jvm);
+    return rc;
+}
+
+/* js_vmstructs_each's callback for js_vmlayout_init: the value of a field is its address if static, else offset. */
+static void consider_struct(void *ctx, const js_vmstruct *e)
+{
+    consider(ctx, e->type, e->field, e->type_string, e->is_static ? (uint64_t)e->address : e->offset);
 }
 
 /* Walk gHotSpotVMTypes for the type sizes we need. */
@@ -239,7 +250,7 @@ int js_vmlayout_init(char *err, size_t errlen)
     }
     parse p;
     memset(&p, 0, sizeof p);
-    int rc = read_structs(jvm, &p) == 0 && read_types(jvm, &p) == 0 ? 0 : -1;
+    int rc = js_vmstructs_each(consider_struct, &p) == 0 && read_types(jvm, &p) == 0 ? 0 : -1;
     dlclose(jvm);
     if (rc != 0) {
         js_safe_fmt(err, errlen, "libjvm.so publishes no gHotSpotVMStructs tables");
