@@ -125,12 +125,12 @@ static void test_stack_written_once_per_chunk(void **state UNUSED)
     assert_int_equal(c.pulls, 200);
     assert_int_equal(st.trace_pulls, 200);
     assert_int_equal(st.traces, 10);
-    jfr *j = parse_file(tmp("once.jfr")); /* also checks each stack is once in the chunk */
+    jfr *j = jp_parse_file(tmp("once.jfr")); /* also checks each stack is once in the chunk */
     assert_int_equal(j->chunks, 1);
     assert_int_equal(j->n[P_TRACE], 10);
     assert_int_equal(j->samples, 400);
     for (size_t e = 0; e < j->nev; e++) { /* event e names key e % 200 + 1: stack (e % 200 + 1) % 10, 5 + s frames */
-        const entry *t = find(j, P_TRACE, j->ev_trace[e]);
+        const entry *t = jp_find(j, P_TRACE, j->ev_trace[e]);
         assert_non_null(t);
         assert_int_equal(t->b, 5 + (e % 200 + 1) % 10);
     }
@@ -154,7 +154,7 @@ static void test_keys_per_chunk(void **state UNUSED)
     close_ok(w, T0 + 3000 * MS);
     assert_true(st.chunks >= 20);
     assert_int_equal(st.traces, 50 * st.chunks);
-    jfr *j = parse_file(tmp("keys.jfr"));
+    jfr *j = jp_parse_file(tmp("keys.jfr"));
     assert_int_equal((uint64_t)j->chunks, st.chunks);
     for (size_t i = 0; i < j->n[P_TRACE]; i++) assert_true(j->e[P_TRACE][i].key <= 100);
     free(j);
@@ -173,7 +173,7 @@ static void test_traces_flushed_within_chunk(void **state UNUSED)
     close_ok(w, T0 + 1000 * MS);
     assert_int_equal(st.chunks, 1);
     assert_int_equal(st.traces, 300);
-    jfr *j = parse_file(tmp("flushed.jfr"));
+    jfr *j = jp_parse_file(tmp("flushed.jfr"));
     assert_int_equal(j->chunks, 1);
     assert_true(j->checkpoints > 20);
     assert_int_equal(j->n[P_TRACE], 300);
@@ -203,7 +203,7 @@ static void test_max_size_with_flushed_traces(void **state UNUSED)
         assert_int_equal(stat(tmp("capflush.jfr"), &sb), 0);
         if (sb.st_size > (off_t)cap || sb.st_size < (off_t)(cap * 6 / 10))
             fail_msg("cap %llu: file %lld bytes", (unsigned long long)cap, (long long)sb.st_size);
-        jfr *j = parse_file(tmp("capflush.jfr"));
+        jfr *j = jp_parse_file(tmp("capflush.jfr"));
         assert_int_equal(j->samples, st.events);
         free(j);
     }

@@ -172,7 +172,7 @@ static void test_single_chunk(void **state UNUSED)
     assert_int_equal(st.chunks, 1);
     assert_int_equal(st.dropped_by_cap, 0);
     close_ok(w, T0 + 100 * MS);
-    jfr *j = parse_file(tmp("single.jfr"));
+    jfr *j = jp_parse_file(tmp("single.jfr"));
     assert_int_equal(j->chunks, 1);
     assert_int_equal(j->samples, sum);
     assert_int_equal(j->settings, 2);
@@ -201,10 +201,10 @@ static void test_header_fields(void **state UNUSED)
     uint8_t h[68];
     assert_int_equal(fread(h, 1, 68, fp), 68);
     fclose(fp);
-    assert_int_equal(be64(h + 8), file_size(tmp("header.jfr")));
-    assert_int_equal(be64(h + 40), 250 * MS); /* duration */
-    assert_int_equal(be64(h + 48), 1000000000ULL); /* startTicks: ns since 1 s before the recording start */
-    uint64_t start_ns = be64(h + 32);         /* wall clock at T0 on the monotonic clock */
+    assert_int_equal(jp_be64(h + 8), file_size(tmp("header.jfr")));
+    assert_int_equal(jp_be64(h + 40), 250 * MS); /* duration */
+    assert_int_equal(jp_be64(h + 48), 1000000000ULL); /* startTicks: ns since 1 s before the recording start */
+    uint64_t start_ns = jp_be64(h + 32);         /* wall clock at T0 on the monotonic clock */
     struct timespec rt, mt;
     clock_gettime(CLOCK_REALTIME, &rt);
     clock_gettime(CLOCK_MONOTONIC, &mt);
@@ -225,7 +225,7 @@ static void test_weights(void **state UNUSED)
     js_jfr_get_stats(w, &st);
     assert_int_equal(st.events, 1007);
     close_ok(w, T0 + 3 * MS);
-    jfr *j = parse_file(tmp("weights.jfr"));
+    jfr *j = jp_parse_file(tmp("weights.jfr"));
     assert_int_equal(j->samples, 1007);
     assert_int_equal(j->n[P_TRACE], 2); /* trace 3 had no event */
     free(j);
@@ -242,7 +242,7 @@ static void test_multi_chunk(void **state UNUSED)
     js_jfr_get_stats(w, &st);
     assert_true(st.chunks > 3);
     close_ok(w, T0 + 4000 * MS);
-    jfr *j = parse_file(tmp("multi.jfr"));
+    jfr *j = jp_parse_file(tmp("multi.jfr"));
     assert_int_equal(j->chunks, st.chunks);
     assert_int_equal(j->samples, sum);
     assert_int_equal(j->settings, 2 * st.chunks);
@@ -263,13 +263,13 @@ static void test_end_chunk(void **state UNUSED)
         char err[512];
         assert_int_equal(js_jfr_end_chunk(w, T0 + 400 * MS, err, sizeof err), 0);
         assert_int_equal(js_jfr_end_chunk(w, T0 + 401 * MS, err, sizeof err), 0); /* nothing new: no empty chunk */
-        jfr *j = parse_file(tmp("dump.jfr")); /* the file as a reader finds it now */
+        jfr *j = jp_parse_file(tmp("dump.jfr")); /* the file as a reader finds it now */
         assert_int_equal(j->chunks, 1);
         assert_int_equal(j->samples, sum);
         free(j);
         sum += write_mix(w, 30, 0);
         close_ok(w, T0 + 500 * MS);
-        j = parse_file(tmp("dump.jfr"));
+        j = jp_parse_file(tmp("dump.jfr"));
         assert_int_equal(j->chunks, 2);
         assert_int_equal(j->samples, sum);
         free(j);
@@ -295,7 +295,7 @@ static void test_chunk_time(void **state UNUSED)
     js_jfr_get_stats(w, &st);
     assert_int_equal(st.chunks, 6);
     close_ok(w, T0 + 5000 * MS);
-    jfr *j = parse_file(tmp("time.jfr"));
+    jfr *j = jp_parse_file(tmp("time.jfr"));
     assert_int_equal(j->chunks, 6);
     assert_int_equal(j->samples, 10);
     free(j);
@@ -317,7 +317,7 @@ static void test_max_size(void **state UNUSED)
         long long size = file_size(tmp("capped.jfr"));
         assert_true(size <= (long long)caps[c]);
         assert_true(size > (long long)caps[c] * 3 / 4); /* the estimate is not absurdly generous */
-        jfr *j = parse_file(tmp("capped.jfr"));
+        jfr *j = jp_parse_file(tmp("capped.jfr"));
         assert_int_equal(j->samples, st.events);
         free(j);
     }
@@ -367,7 +367,7 @@ static void test_max_size_sweep(void **state UNUSED)
             print_error("cap %llu: file %lld bytes\n", (unsigned long long)cap, size);
         assert_true(size <= (long long)cap);
         assert_true(size >= (long long)cap * 6 / 10);
-        jfr *j = parse_file(tmp("sweep.jfr"));
+        jfr *j = jp_parse_file(tmp("sweep.jfr"));
         assert_int_equal(j->samples, st.events);
         free(j);
     }
@@ -384,7 +384,7 @@ static void test_max_size_tiny(void **state UNUSED)
     assert_int_equal(st.events, 0);
     assert_int_equal(st.dropped_by_cap, 3);
     close_ok(w, T0 + MS);
-    jfr *j = parse_file(tmp("tiny.jfr"));
+    jfr *j = jp_parse_file(tmp("tiny.jfr"));
     assert_int_equal(j->samples, 0);
     assert_int_equal(j->chunks, 1);
     free(j);
@@ -397,7 +397,7 @@ static void test_truncated(void **state UNUSED)
     js_jfr_writer *w = open_ok(tmp("trunc.jfr"), &o, &src_known);
     sample_ok(w, T0, 1, 5, 1);
     close_ok(w, T0 + MS);
-    jfr *j = parse_file(tmp("trunc.jfr"));
+    jfr *j = jp_parse_file(tmp("trunc.jfr"));
     assert_int_equal(j->max_depth, 10);
     assert_int_equal(j->truncated, 1);
     free(j);
@@ -409,7 +409,7 @@ static void test_unknown_source(void **state UNUSED)
     js_jfr_writer *w = open_ok(tmp("unknown.jfr"), NULL, &src_unknown);
     write_mix(w, 30, 0);
     close_ok(w, T0 + 40 * MS);
-    jfr *j = parse_file(tmp("unknown.jfr"));
+    jfr *j = jp_parse_file(tmp("unknown.jfr"));
     assert_true(j->unknown_method && j->unknown_thread);
     assert_int_equal(j->n[P_METHOD], 1);
     free(j);
@@ -517,9 +517,9 @@ static void event_names(jfr *j, size_t k, char *out, size_t outlen, uint64_t *li
     out[0] = 0;
     for (size_t i = 0; i < j->nframes; i++) {
         if (j->frames[i].key != j->ev_trace[k]) continue;
-        const entry *m = find(j, P_METHOD, j->frames[i].a);
+        const entry *m = jp_find(j, P_METHOD, j->frames[i].a);
         assert_non_null(m);
-        const entry *name = symbol(j, m->b);
+        const entry *name = jp_symbol(j, m->b);
         o += (size_t)snprintf(out + o, outlen - o, "%s%.*s", o ? ";" : "", (int)name->slen, name->s);
         if (n < 4) lines[n++] = j->frames[i].c;
     }
@@ -543,7 +543,7 @@ static void test_trace_copied_at_event(void **state UNUSED)
         assert_int_equal(c.calls[1], 1);
         assert_int_equal(c.calls[2], 1);
         close_ok(w, T0 + 4 * MS);
-        jfr *j = parse_file(tmp("eager.jfr"));
+        jfr *j = jp_parse_file(tmp("eager.jfr"));
         char names[128];
         uint64_t lines[4];
         assert_int_equal(j->samples, 5);
@@ -574,7 +574,7 @@ static void test_trace_copied_at_event(void **state UNUSED)
     sample_ok(w, T0 + 21 * MS, 1, 1, 1);
     assert_int_equal(c.calls[1], 2);
     close_ok(w, T0 + 22 * MS);
-    jfr *j = parse_file(tmp("eager2.jfr"));
+    jfr *j = jp_parse_file(tmp("eager2.jfr"));
     assert_int_equal(j->chunks, 2);
     char names[128];
     uint64_t lines[4];
@@ -591,7 +591,7 @@ static void test_unknown_line_is_zero(void **state UNUSED)
     sample_ok(w, T0, 1, 2, 1); /* fixture frames: line -1, 11, 12 */
     sample_ok(w, T0 + MS, 1, 6, 1); /* unknown trace */
     close_ok(w, T0 + 2 * MS);
-    jfr *j = parse_file(tmp("lines.jfr"));
+    jfr *j = jp_parse_file(tmp("lines.jfr"));
     char names[256];
     uint64_t lines[4];
     event_names(j, 0, names, sizeof names, lines);
@@ -647,12 +647,12 @@ typedef struct {
 /* One element and its children; `cls` is the enclosing class's name. */
 static void parse_element(rd *r, meta *m, const char *cls)
 {
-    uint64_t ni = rd_var(r);
+    uint64_t ni = jp_rd_var(r);
     assert_true(ni < m->nstr);
     const char *name = m->str[ni], *attr_name = NULL, *attr_id = NULL, *attr_class = NULL;
-    uint64_t nattrs = rd_var(r);
+    uint64_t nattrs = jp_rd_var(r);
     for (uint64_t i = 0; i < nattrs; i++) {
-        uint64_t k = rd_var(r), v = rd_var(r);
+        uint64_t k = jp_rd_var(r), v = jp_rd_var(r);
         assert_true(k < m->nstr && v < m->nstr);
         const char *key = m->str[k], *val = m->str[v];
         if (!strcmp(key, "simpleType") || !strcmp(key, "constantPool")) m->bad_flag |= strcmp(val, "true") != 0;
@@ -677,7 +677,7 @@ static void parse_element(rd *r, meta *m, const char *cls)
         strcat(m->sample_fields, attr_name);
         strcat(m->sample_fields, " ");
     }
-    uint64_t nchildren = rd_var(r);
+    uint64_t nchildren = jp_rd_var(r);
     for (uint64_t i = 0; i < nchildren; i++) parse_element(r, m, cls);
 }
 
@@ -692,18 +692,18 @@ static void test_metadata(void **state UNUSED)
     size_t n = fread(f, 1, sizeof f, fp);
     fclose(fp);
     rd r = {f, n, 68};
-    uint64_t size = rd_var(&r);
+    uint64_t size = jp_rd_var(&r);
     r.end = 68 + size;
-    assert_int_equal(rd_var(&r), 0); /* metadata type */
-    rd_var(&r), rd_var(&r);          /* startTicks, duration */
-    uint64_t id = rd_var(&r);
+    assert_int_equal(jp_rd_var(&r), 0); /* metadata type */
+    jp_rd_var(&r), jp_rd_var(&r);          /* startTicks, duration */
+    uint64_t id = jp_rd_var(&r);
     assert_true(id >= 0x40000000 && id < 0x7fffffff);
     meta *m = calloc(1, sizeof *m);
-    m->nstr = rd_var(&r);
+    m->nstr = jp_rd_var(&r);
     assert_true(m->nstr < 512);
     for (uint64_t i = 0; i < m->nstr; i++) {
         size_t len;
-        const char *s = rd_str(&r, &len);
+        const char *s = jp_rd_str(&r, &len);
         assert_non_null(s);
         m->str[i] = strndup(s, len);
     }
@@ -731,7 +731,7 @@ static void test_varint(void **state UNUSED)
         uint8_t b[9];
         size_t n = js_jfr_varint(b, vals[i]);
         rd r = {b, n, 0};
-        assert_true(rd_var(&r) == vals[i]);
+        assert_true(jp_rd_var(&r) == vals[i]);
         assert_int_equal(r.pos, n);
     }
     uint8_t b[9];
