@@ -28,9 +28,6 @@
 #include "util/version.h"
 #include "cli_int.h"
 
-#define EXIT_IO 1
-#define EXIT_USAGE 2
-#define EXIT_NOTHING 3   /* the JFR selection matched no event */
 #define READ_NOTHING 1   /* reader_fn: the selection matched no event; err says why */
 #define THREADS_LISTED 8 /* thread names named when a --thread pattern matched nothing */
 #define ERR_MAX 1024
@@ -247,15 +244,15 @@ static int convert_jfr_opt(convert_opts *o, const char *opt, const char *val)
     if (strcmp(opt, "--event") == 0) {
         o->event_given = 1;
         if (js_jfr_read_kind_parse(val, &o->jfr.kind) != 0)
-            return js_cli_die(EXIT_USAGE, "convert: unknown event '%s' for --event (cpu, wall, alloc, lock)", val);
+            return js_cli_die(CLI_EXIT_USAGE, "convert: unknown event '%s' for --event (cpu, wall, alloc, lock)", val);
     } else if (strcmp(opt, "--thread") == 0) {
-        if (!*val) return js_cli_die(EXIT_USAGE, "convert: --thread needs a non-empty pattern");
+        if (!*val) return js_cli_die(CLI_EXIT_USAGE, "convert: --thread needs a non-empty pattern");
         o->jfr.thread = val;
     } else {
         int from = strcmp(opt, "--from") == 0, abs;
         int64_t ns;
         if (js_jfr_read_parse_time(val, &abs, &ns) != 0)
-            return js_cli_die(EXIT_USAGE, "convert: %s needs a time since the recording start (90, 1.5s, 200ms, 2m) or "
+            return js_cli_die(CLI_EXIT_USAGE, "convert: %s needs a time since the recording start (90, 1.5s, 200ms, 2m) or "
                        "@EPOCH_MS, not '%s'", opt, val);
         *(from ? &o->jfr.has_from : &o->jfr.has_to) = 1;
         *(from ? &o->jfr.from_abs : &o->jfr.to_abs) = abs;
@@ -271,26 +268,26 @@ static int convert_value_opt(convert_opts *o, const char *opt, const char *val)
     if (strcmp(opt, "--format") == 0) {
         o->format = format_named(val);
         if (o->format == JS_OUT_NONE)
-            return js_cli_die(EXIT_USAGE, "convert: unknown output format '%s' for %s (collapsed, flat, tree, html, json, "
+            return js_cli_die(CLI_EXIT_USAGE, "convert: unknown output format '%s' for %s (collapsed, flat, tree, html, json, "
                        "jfr, pprof)", val, opt);
     } else if (strcmp(opt, "--title") == 0) {
-        if (strlen(val) >= sizeof o->title) return js_cli_die(EXIT_USAGE, "convert: %s value is too long", opt);
+        if (strlen(val) >= sizeof o->title) return js_cli_die(CLI_EXIT_USAGE, "convert: %s value is too long", opt);
         snprintf(o->title, sizeof o->title, "%s", val);
     } else if (strcmp(opt, "--event") == 0 || strcmp(opt, "--thread") == 0 || strcmp(opt, "--from") == 0 ||
                strcmp(opt, "--to") == 0) {
         return convert_jfr_opt(o, opt, val);
     } else if (strcmp(opt, "--sample-type") == 0) {
-        if (!*val) return js_cli_die(EXIT_USAGE, "convert: --sample-type needs a sample type name");
+        if (!*val) return js_cli_die(CLI_EXIT_USAGE, "convert: --sample-type needs a sample type name");
         o->st_opt = val;
     } else if (strcmp(opt, "--include") == 0 || strcmp(opt, "--exclude") == 0) {
         if (add_pattern(opt[2] == 'i' ? o->include : o->exclude, val) != 0)
-            return js_cli_die(EXIT_USAGE, "convert: %s patterns are too long", opt);
+            return js_cli_die(CLI_EXIT_USAGE, "convert: %s patterns are too long", opt);
     } else {
         char *end;
         errno = 0;
         long n = strtol(val, &end, 10);
         if (errno || end == val || *end || n < 1 || n > 1000000)
-            return js_cli_die(EXIT_USAGE, "convert: %s needs a number from 1 to 1000000, not '%s'", opt, val);
+            return js_cli_die(CLI_EXIT_USAGE, "convert: %s needs a number from 1 to 1000000, not '%s'", opt, val);
         o->top = (int)n;
     }
     return 0;
@@ -306,7 +303,7 @@ static int convert_parse(int argc, char **argv, convert_opts *o)
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         if (opts_done || a[0] != '-' || strcmp(a, "-") == 0) {
-            if (npos == 2) return js_cli_die(EXIT_USAGE, "convert: unexpected argument '%s'", a);
+            if (npos == 2) return js_cli_die(CLI_EXIT_USAGE, "convert: unexpected argument '%s'", a);
             pos[npos++] = a;
             continue;
         }
@@ -330,19 +327,19 @@ static int convert_parse(int argc, char **argv, convert_opts *o)
         snprintf(opt, sizeof opt, "%.*s", (int)olen, a);
         size_t k = 0;
         while (k < sizeof valued / sizeof valued[0] && (olen != strlen(valued[k]) || strcmp(opt, valued[k]) != 0)) k++;
-        if (k == sizeof valued / sizeof valued[0]) return js_cli_die(EXIT_USAGE, "convert: unknown option '%s'", a);
+        if (k == sizeof valued / sizeof valued[0]) return js_cli_die(CLI_EXIT_USAGE, "convert: unknown option '%s'", a);
         if (eq) val = eq + 1;
         else if (i + 1 < argc) val = argv[++i];
-        else return js_cli_die(EXIT_USAGE, "convert: option '%s' needs an argument", a);
+        else return js_cli_die(CLI_EXIT_USAGE, "convert: option '%s' needs an argument", a);
         int rc = convert_value_opt(o, valued[k], val);
         if (rc) return rc;
     }
-    if (npos < 2) return js_cli_die(EXIT_USAGE, "convert: missing %s (usage: jsampler convert [OPTIONS] INPUT OUTPUT)",
+    if (npos < 2) return js_cli_die(CLI_EXIT_USAGE, "convert: missing %s (usage: jsampler convert [OPTIONS] INPUT OUTPUT)",
                              npos ? "OUTPUT" : "INPUT and OUTPUT");
     o->input = pos[0];
     o->output = pos[1];
     if (o->jfr.has_from && o->jfr.has_to && o->jfr.from_abs == o->jfr.to_abs && o->jfr.from_ns >= o->jfr.to_ns)
-        return js_cli_die(EXIT_USAGE, "convert: --from must be before --to");
+        return js_cli_die(CLI_EXIT_USAGE, "convert: --from must be before --to");
     return 0;
 }
 
@@ -371,13 +368,13 @@ static const input_reader *pick_reader(const char *path, const unsigned char *he
     return &readers[0];
 }
 
-/* Reads the input into p with the matching reader; 0, or EXIT_IO / EXIT_USAGE after printing the error. */
+/* Reads the input into p with the matching reader; 0, or CLI_EXIT_IO / CLI_EXIT_USAGE after printing the error. */
 static int read_input(const char *path, convert_opts *o, js_profile *p)
 {
     int is_stdin = strcmp(path, "-") == 0;
     const char *shown = is_stdin ? "stdin" : path;
     FILE *f = is_stdin ? stdin : fopen(path, "r");
-    if (!f) return js_cli_die(EXIT_IO, "cannot read '%s': %s", path, strerror(errno));
+    if (!f) return js_cli_die(CLI_EXIT_IO, "cannot read '%s': %s", path, strerror(errno));
     unsigned char head[MAGIC_MAX];
     size_t nhead = 0;
     struct stat sb;
@@ -387,7 +384,7 @@ static int read_input(const char *path, convert_opts *o, js_profile *p)
         if (ferror(f) || fseek(f, 0, SEEK_SET) != 0) {
             int e = errno;
             if (!is_stdin) fclose(f);
-            return js_cli_die(EXIT_IO, "cannot read '%s': %s", shown, e ? strerror(e) : "I/O error");
+            return js_cli_die(CLI_EXIT_IO, "cannot read '%s': %s", shown, e ? strerror(e) : "I/O error");
         }
     }
     char err[ERR_MAX] = "";
@@ -396,13 +393,13 @@ static int read_input(const char *path, convert_opts *o, js_profile *p)
                       : o->st_opt && !(r->opts & OPT_PPROF) ? "--sample-type" : NULL;
     if (bad) {
         if (!is_stdin) fclose(f);
-        return js_cli_die(EXIT_USAGE, "convert: %s applies to %s input only ('%s' is read as %s)", bad,
+        return js_cli_die(CLI_EXIT_USAGE, "convert: %s applies to %s input only ('%s' is read as %s)", bad,
                           bad == o->lt_opt ? "JFR and pprof" : bad == o->jfr_opt ? "JFR" : "pprof", shown, r->name);
     }
     o->read_as = r->name;
     int rc = r->read(f, shown, o, p, err, sizeof err);
     if (!is_stdin) fclose(f);
-    return rc == 0 ? 0 : js_cli_die(rc == READ_NOTHING ? EXIT_NOTHING : EXIT_IO, "%s", err);
+    return rc == 0 ? 0 : js_cli_die(rc == READ_NOTHING ? CLI_EXIT_NOTHING : CLI_EXIT_IO, "%s", err);
 }
 
 /* SkyWalking event type of the json output for the selected JFR event kind. */
@@ -451,35 +448,35 @@ static int write_format(FILE *f, js_out_format fmt, const js_profile *p, const c
     }
 }
 
-/* Writes p to the output path ('-' = stdout) in fmt; 0, or EXIT_IO after printing the error. */
+/* Writes p to the output path ('-' = stdout) in fmt; 0, or CLI_EXIT_IO after printing the error. */
 static int write_output(const char *path, js_out_format fmt, const js_profile *p, const convert_opts *o)
 {
     if (fmt == JS_OUT_JFR) {
         char err[ERR_MAX] = "";
-        if (strcmp(path, "-") == 0) return js_cli_die(EXIT_USAGE, "convert: jfr output needs a file name, not stdout");
-        return js_jfr_export(path, p, o->input, NULL, err, sizeof err) == 0 ? 0 : js_cli_die(EXIT_IO, "%s", err);
+        if (strcmp(path, "-") == 0) return js_cli_die(CLI_EXIT_USAGE, "convert: jfr output needs a file name, not stdout");
+        return js_jfr_export(path, p, o->input, NULL, err, sizeof err) == 0 ? 0 : js_cli_die(CLI_EXIT_IO, "%s", err);
     }
     char err[ERR_MAX] = "";
     if (strcmp(path, "-") == 0) {
         int rc = write_format(stdout, fmt, p, o, err, sizeof err);
         if (rc == 0 && fflush(stdout) != 0) snprintf(err, sizeof err, "%s", strerror(errno)), rc = -1;
-        return rc == 0 ? 0 : js_cli_die(EXIT_IO, "cannot write 'stdout': %s", err);
+        return rc == 0 ? 0 : js_cli_die(CLI_EXIT_IO, "cannot write 'stdout': %s", err);
     }
     js_safe_file sf; /* never through a link; a temporary file renamed over the path once complete */
-    if (js_safe_open(&sf, "output", path, JS_SAFE_ATOMIC, err, sizeof err) != 0) return js_cli_die(EXIT_IO, "%s", err);
+    if (js_safe_open(&sf, "output", path, JS_SAFE_ATOMIC, err, sizeof err) != 0) return js_cli_die(CLI_EXIT_IO, "%s", err);
     FILE *f = fdopen(sf.fd, "w");
     if (!f) {
         js_safe_abort(&sf);
-        return js_cli_die(EXIT_IO, "cannot write '%s': %s", path, strerror(errno));
+        return js_cli_die(CLI_EXIT_IO, "cannot write '%s': %s", path, strerror(errno));
     }
     int rc = write_format(f, fmt, p, o, err, sizeof err);
     if (fclose(f) != 0 && rc == 0) snprintf(err, sizeof err, "%s", strerror(errno)), rc = -1;
     sf.fd = -1; /* closed with f */
     if (rc != 0) {
         js_safe_abort(&sf);
-        return js_cli_die(EXIT_IO, "cannot write '%s': %s", path, err);
+        return js_cli_die(CLI_EXIT_IO, "cannot write '%s': %s", path, err);
     }
-    return js_safe_commit(&sf, err, sizeof err) == 0 ? 0 : js_cli_die(EXIT_IO, "%s", err);
+    return js_safe_commit(&sf, err, sizeof err) == 0 ? 0 : js_cli_die(CLI_EXIT_IO, "%s", err);
 }
 
 /* 1 if OUTPUT exists and is the INPUT file itself: same device and inode, through links and symbolic links
@@ -508,10 +505,10 @@ int js_cli_convert(int argc, char **argv)
     if (fmt == JS_OUT_NONE && strcmp(o.output, "-") != 0) fmt = js_out_format_from_path(o.output);
     if (fmt == JS_OUT_NONE) fmt = JS_OUT_COLLAPSED;
     if (format_named(js_out_format_name(fmt)) == JS_OUT_NONE)
-        return js_cli_die(EXIT_USAGE, "convert: cannot write %s output ('%s'); use --format", js_out_format_name(fmt),
+        return js_cli_die(CLI_EXIT_USAGE, "convert: cannot write %s output ('%s'); use --format", js_out_format_name(fmt),
                    o.output);
     if (same_file(o.input, o.output))
-        return js_cli_die(EXIT_USAGE, "convert: OUTPUT '%s' is the INPUT file '%s' itself; refusing to overwrite the input "
+        return js_cli_die(CLI_EXIT_USAGE, "convert: OUTPUT '%s' is the INPUT file '%s' itself; refusing to overwrite the input "
                    "(choose another OUTPUT)", o.output, strcmp(o.input, "-") == 0 ? "- (stdin)" : o.input);
     js_profile p;
     js_profile_init(&p);
@@ -519,7 +516,7 @@ int js_cli_convert(int argc, char **argv)
     if (rc == 0) {
         if (o.title[0]) snprintf(p.title, sizeof p.title, "%s", o.title);
         js_profile_filter(&p, o.include, o.exclude);
-        if (js_profile_normalize(&p) != 0) rc = js_cli_die(EXIT_IO, "out of memory sorting the profile");
+        if (js_profile_normalize(&p) != 0) rc = js_cli_die(CLI_EXIT_IO, "out of memory sorting the profile");
     }
     if (rc == 0) rc = write_output(o.output, fmt, &p, &o);
     js_profile_free(&p);

@@ -7,6 +7,7 @@
 
 #define CLI_EXIT_IO 1
 #define CLI_EXIT_USAGE 2
+#define CLI_EXIT_NOTHING 3 /* convert: the JFR selection matched no event */
 #define CLI_EXIT_ATTACH 4 /* the JVM could not be attached */
 #define CLI_EXIT_AGENT 5  /* the agent refused the command */
 
