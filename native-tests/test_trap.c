@@ -2,7 +2,9 @@
  * in which samples are kept; the functions still compute what they did, from one thread or several at once; windows
  * are recorded with their thread; nostop keeps every sample; disarming puts the code back; a SIGTRAP that is not
  * ours reaches the handler installed before. Hooks (tlab's): a hooked function's calls run the hook with its arguments
- * and return at once, from many threads; two hooks on one page and a window beside them are put back cleanly. */
+ * and return at once, from many threads; two hooks on one page and a window beside them are put back cleanly. A
+ * debug trap at a guarded hardware breakpoint (a function event's) is absorbed and the function runs; unguarded, the
+ * same trap ends the process. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -13,7 +15,13 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <errno.h>
+#include <linux/hw_breakpoint.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "sample/trap.h"
@@ -34,6 +42,12 @@ __attribute__((noinline)) int win_end(int x)
 {
     __asm__ volatile("");
     return x * 5 - 2;
+}
+
+__attribute__((noinline)) int hw_target(int x)
+{
+    __asm__ volatile("");
+    return x + 7;
 }
 
 static _Atomic int foreign;
@@ -243,6 +257,61 @@ static void test_hooks_beside_a_window(void **state UNUSED)
     assert_int_equal(v, 8);
 }
 
+#define HW_CALLS 100
+#define HW_UNSUPPORTED 77
+
+/* In a child: a perf execute breakpoint on hw_target that raises SIGTRAP on every call (attr.sigtrap, the kernel's
+ * own way to put a debug trap at that address into the process, as a stray one arrives), guarded or not; HW_CALLS
+ * calls. The child's wait status: exit 0 if every call ran and (guarded) every trap was absorbed. */
+static int calls_under_trapping_breakpoint(int guard)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        char err[128];
+        if (!guard) signal(SIGTRAP, SIG_DFL); /* as in a JVM: no handler (this process has ours from the tests above) */
+        if (guard && js_trap_guard_hw((uintptr_t)hw_target, err, sizeof err) != 0) _exit(10);
+        struct perf_event_attr a;
+        memset(&a, 0, sizeof a);
+        a.size = sizeof a;
+        a.type = PERF_TYPE_BREAKPOINT;
+        a.bp_type = HW_BREAKPOINT_X;
+        a.bp_addr = (uintptr_t)hw_target;
+        a.bp_len = sizeof(long);
+        a.sample_period = 1;
+        a.sigtrap = 1;
+        a.remove_on_exec = 1;
+        a.exclude_kernel = 1;
+        a.exclude_hv = 1;
+        long fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+        if (fd < 0) _exit(HW_UNSUPPORTED);
+        volatile int sum = 0;
+        for (int i = 0; i < HW_CALLS; i++) sum += hw_target(i);
+        close((int)fd);
+        if (sum != HW_CALLS * 7 + HW_CALLS * (HW_CALLS - 1) / 2) _exit(12);
+        if (guard && js_trap_hw_strays() != HW_CALLS) _exit(13);
+        _exit(0);
+    }
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    return st;
+}
+
+/* A guarded function's debug traps are absorbed, one per call, and the function runs each time; without the guard
+ * the first one ends the process by SIGTRAP (what a JVM running a function event would suffer). */
+static void test_hw_breakpoint_traps_absorbed(void **state UNUSED)
+{
+    int bare = calls_under_trapping_breakpoint(0);
+    if (WIFEXITED(bare) && WEXITSTATUS(bare) == HW_UNSUPPORTED) {
+        fprintf(stderr, "skipped: perf_event_open refuses an execute breakpoint with sigtrap here\n");
+        skip();
+    }
+    assert_true(WIFSIGNALED(bare));
+    assert_int_equal(WTERMSIG(bare), SIGTRAP);
+    int guarded = calls_under_trapping_breakpoint(1);
+    assert_true(WIFEXITED(guarded));
+    assert_int_equal(WEXITSTATUS(guarded), 0);
+}
+
 int main(void)
 {
     signal(SIGTRAP, foreign_handler); /* before ours: js_trap_arm installs its handler over it and passes on */
@@ -255,6 +324,7 @@ int main(void)
         cmocka_unit_test(test_refusal_and_foreign_traps),
         cmocka_unit_test(test_hooks_take_calls_over),
         cmocka_unit_test(test_hooks_beside_a_window),
+        cmocka_unit_test(test_hw_breakpoint_traps_absorbed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -42,4 +42,13 @@ int js_trap_take(js_trap_window *out, int max);
 /* Windows lost to a full buffer since arming. */
 uint64_t js_trap_lost(void);
 
+/* Function events (event=read and the like) count calls with a hardware execute breakpoint, which the kernel handles
+ * itself. Should a debug trap there reach the process all the same (the kernel gives SIGTRAP to a debug exception it
+ * cannot match to a breakpoint of its own, e.g. one the hypervisor reported without its cause), it would end the JVM,
+ * which has no SIGTRAP handler on x86. Guarded, the address's SIGTRAP is absorbed and counted and the function runs
+ * on. For good: a trap may come after the event is closed. 0, or -1 with err (16 addresses at most). Normal threads. */
+int js_trap_guard_hw(uintptr_t at, char *err, size_t errlen);
+/* Traps absorbed at guarded hardware breakpoints in this process's life. */
+uint64_t js_trap_hw_strays(void);
+
 #endif

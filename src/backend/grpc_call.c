@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define USER_AGENT "grpc-c-jsampler/1.0"
 #define POLL_SLICE_MS 200 /* curl_multi_poll wait per turn; the deadline is checked between turns */

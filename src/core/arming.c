@@ -372,6 +372,11 @@ static const js_engine *start_exec(const js_args *a, js_arming_info *info, char 
             snprintf(err, errlen, "event %s: no native function of that name in this process", a->tracepoint);
             return NULL;
         }
+        char gerr[128];
+        if (js_trap_guard_hw(at, gerr, sizeof gerr) != 0) { /* no breakpoint whose stray trap would end the JVM */
+            snprintf(err, errlen, "event %s: %s", a->tracepoint, gerr);
+            return NULL;
+        }
         return start_counter(a, PERF_TYPE_BREAKPOINT, at, a->tracepoint, info, err, errlen);
     }
     if (a->event >= JS_EV_CPU_CLOCK && a->event < JS_EV_TRACEPOINT) { /* exactly that counter: no fallback */

@@ -21,6 +21,7 @@
 #include "engine/engine.h"
 #include "sample/sampler.h"
 #include "sample/stats.h"
+#include "sample/trap.h"
 #include "util/log.h"
 #include "util/monotime.h"
 
@@ -207,6 +208,9 @@ static void log_summary(void)
     for (char *p = buf; (p = strchr(p, '\n')) != NULL;) *p = ' ';
     js_info("profiling stopped: engine=%s %s rotations=%llu", js_sess.eng.engine, buf,
             (unsigned long long)atomic_load(&js_sess.rotations));
+    if (js_trap_hw_strays() > 0) /* a function event's breakpoint trap that the kernel passed on (see trap.h) */
+        js_warn("%llu debug traps at a function event's hardware breakpoint reached the process in its life; each was "
+                "absorbed and the function ran on", (unsigned long long)js_trap_hw_strays());
     if (s.samples == 0 && strcmp(js_sess.eng.engine, "none") != 0) { /* say why a recording holds no sample */
         char wall[64] = "";
         if (js_sess.args.wall_ns > 0)

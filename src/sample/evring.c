@@ -6,7 +6,6 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 
 #include "sample/safe_fmt.h"
 #include "util/monotime.h"

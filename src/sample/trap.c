@@ -7,7 +7,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -16,6 +15,7 @@
 
 #define INT3 0xcc
 #define PAST_MAX 16 /* addresses trapped in earlier sessions: a late trap there is still run again, not passed on */
+#define EFLAGS_RF 0x10000 /* resume flag: the next instruction's breakpoint does not fault */
 
 /* Process-wide: one SIGTRAP handler and one pair of breakpoints at a time (sessions are one at a time). */
 static struct {
@@ -35,6 +35,9 @@ static struct {
     uint8_t hook_byte[JS_TRAP_HOOKS];
     _Atomic int hooks_on, nhooks;
     js_trap_hook_fn _Atomic hook_fn;
+    /* function events: the hardware breakpoints set in this process, for good (see js_trap_guard_hw) */
+    _Atomic uintptr_t hw_at[PAST_MAX];
+    _Atomic uint64_t hw_strays;
 } T;
 
 /* Write one code byte (the page is writable while armed). */
@@ -101,10 +104,29 @@ static int on_hook(ucontext_t *uc, uintptr_t pc)
     return 0;
 }
 
+/* A debug trap that stopped at a guarded hardware breakpoint (a fault: the pc is still on the function's first
+ * instruction, unlike int3's): the flags' RF bit lets that instruction run once without a second trap. 1 if so. */
+static int on_hw_stray(ucontext_t *uc, const siginfo_t *si)
+{
+    uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+    if (si->si_code == SI_KERNEL) return 0; /* int3's, handled below */
+    for (int i = 0; i < PAST_MAX; i++) {
+        if (atomic_load(&T.hw_at[i]) != pc) continue;
+        uc->uc_mcontext.gregs[REG_EFL] |= EFLAGS_RF;
+        atomic_fetch_add(&T.hw_strays, 1);
+        return 1;
+    }
+    return 0;
+}
+
 static void on_trap(int signo, siginfo_t *si, void *ucv)
 {
     ucontext_t *uc = ucv;
     int saved = errno;
+    if (on_hw_stray(uc, si)) {
+        errno = saved;
+        return;
+    }
     uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP] - 1; /* int3 leaves the pc after itself */
     if (on_hook(uc, pc)) {
         errno = saved;
@@ -190,6 +212,26 @@ static void remember(uintptr_t at)
         if (atomic_load(&T.past[i]) == at) return;
         if (atomic_compare_exchange_strong(&T.past[i], &zero, at)) return;
     }
+}
+
+int js_trap_guard_hw(uintptr_t at, char *err, size_t errlen)
+{
+    if (!at) {
+        js_safe_fmt(err, errlen, "guard: no address");
+        return -1;
+    }
+    if (install(err, errlen) != 0) return -1;
+    for (int i = 0; i < PAST_MAX; i++) {
+        uintptr_t zero = 0;
+        if (atomic_load(&T.hw_at[i]) == at || atomic_compare_exchange_strong(&T.hw_at[i], &zero, at)) return 0;
+    }
+    js_safe_fmt(err, errlen, "guard: %d functions already had a hardware breakpoint in this process", PAST_MAX);
+    return -1;
+}
+
+uint64_t js_trap_hw_strays(void)
+{
+    return atomic_load(&T.hw_strays);
 }
 
 int js_trap_hook(const uintptr_t *at, int n, js_trap_hook_fn fn, char *err, size_t errlen)
