@@ -13,7 +13,8 @@ import jsampler.JSampler;
  * starts short threads with unique names ({@code thread}); the Java API runs CYCLES start/dump/stop cycles with the
  * given start options ({@code none}: no session, the same churn). Every 50 cycles it prints the heap in use
  * ({@code status}'s heap_used_kib), what Native Memory Tracking counts of it, the difference (malloc'ed outside the
- * JVM's tracking: the agent, the C library, other native code), and the method names the agent has cached.
+ * JVM's tracking: the agent, the C library, other native code), the method names the agent has cached, the
+ * resident set and the classes unloaded so far.
  *
  * <p>Arguments: OPTIONS|none CYCLES DIR [class,thread]. %B in OPTIONS is the cycle's output prefix in DIR.
  */
@@ -112,6 +113,19 @@ public final class HeapCycles {
         long used = Long.parseLong(heap.group(1));
         System.out.println("CYCLE " + n + " heap_used_kib=" + used + " nmt_malloc_kib=" + tracked + " untracked_kib="
                 + (tracked < 0 ? -1 : used - tracked) + " heap_free_kib=" + heap.group(2) + " names_cached="
-                + names.group(1));
+                + names.group(1) + " rss_kib=" + rssKib() + " classes_unloaded="
+                + ManagementFactory.getClassLoadingMXBean().getUnloadedClassCount());
+    }
+
+    /** The process's resident set (VmRSS), KiB; -1 if /proc cannot say. */
+    static long rssKib() {
+        try {
+            for (String l : java.nio.file.Files.readAllLines(Path.of("/proc/self/status"))) {
+                if (l.startsWith("VmRSS:")) return Long.parseLong(l.replaceAll("[^0-9]", ""));
+            }
+        } catch (java.io.IOException e) {
+            return -1;
+        }
+        return -1;
     }
 }
