@@ -40,6 +40,12 @@ def figures(jvm, work, tag):
           f"untracked_kib={used - nmt}", flush=True)
 
 
+def cli(*args):
+    r = subprocess.run([CLI, *args], capture_output=True, text=True, timeout=60)
+    if r.returncode != 0:
+        raise SystemExit(f"heap_entries: jsampler {' '.join(args)}: exit {r.returncode}: {r.stderr.strip()}")
+
+
 def task_done(backend, task, limit_s):
     end = time.monotonic() + limit_s
     while time.monotonic() < end:
@@ -73,11 +79,10 @@ def main():
                 time.sleep(2)
                 figures(jvm, work, f"task {i + 1}")
         for i in range(ncycles):
-            subprocess.run([CLI, "start", "-e", "cpu", "-i", "1ms", "--wall", "10ms", "--alloc", "512k", str(jvm.pid)],
-                           capture_output=True, timeout=60, check=True)
+            cli("start", "-e", "cpu", "-i", "1ms", "--wall", "10ms", "--alloc", "512k", "-f", str(work / "a.jfr"),
+                str(jvm.pid))
             time.sleep(0.2)
-            subprocess.run([CLI, "stop", "-f", str(work / "a.jfr"), str(jvm.pid)], capture_output=True, timeout=60,
-                           check=True)
+            cli("stop", "-f", str(work / "a.jfr"), str(jvm.pid))
             if i + 1 in (10, ncycles // 2, ncycles):
                 time.sleep(2)
                 figures(jvm, work, f"attach {i + 1}")

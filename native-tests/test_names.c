@@ -186,6 +186,9 @@ static void test_resolution(void **state UNUSED)
     assert_string_equal(buf, "pkg.C1.m12:112");
     name_of(id, 2, 0, 0, buf, sizeof buf);
     assert_string_equal(buf, "pkg.C5$$Lambda$7.m55");
+    char small[6]; /* a name cut short keeps the dotted form */
+    name_of(id, 1, 1, 1, small, sizeof small);
+    assert_string_equal(small, "pkg.C");
     js_method_parts p;
     assert_int_equal(js_names_method_parts(meth(55), &p), 0);
     assert_string_equal(p.cls, "pkg/C5$$Lambda$7");

@@ -20,17 +20,43 @@
 
 enum { M_PENDING = 0, M_RESOLVED = 1, M_FAILED = 2 };
 
+/* One line-table entry: where a source line's bytecode starts (a method's bytecode is under 64 KiB). */
+typedef struct {
+    uint32_t start;
+    int32_t line;
+} line_entry;
+
+/* What a resolved method holds, in one block: the header, nlines line entries, then the declaring class in internal
+ * form ("pkg/Class"), the method name and the descriptor, each NUL-terminated. The Java name ("pkg.Class.method") is
+ * made from the first two when asked for. One block and a 24-byte slot a method: a long run holds up to 65,536
+ * methods, and four strings, JVMTI's 16-byte line entries and a 72-byte slot took a third more (docs/BENCHMARKS.md). */
+typedef struct {
+    uint32_t nlines, mname_at, sig_at; /* offsets into the strings */
+    jint modifiers;
+    line_entry lines[]; /* then the strings */
+} method_blob;
+
 typedef struct {
     jmethodID id;
-    int state;  /* M_*: PENDING = queued by a refresh, not yet resolved */
-    char *name; /* "pkg.Class.method" */
-    char *sig;
-    char *cls;   /* declaring class, internal form "pkg/Class" */
-    char *mname; /* method name alone */
-    jint modifiers;
-    jvmtiLineNumberEntry *lines;
-    jint nlines;
+    method_blob *blob; /* M_RESOLVED only */
+    int state;         /* M_*: PENDING = queued by a refresh, not yet resolved */
 } method_entry;
+
+/* The strings of a blob: class, method name, descriptor. */
+static const char *blob_cls(const method_blob *b)
+{
+    return (const char *)&b->lines[b->nlines];
+}
+
+static const char *blob_mname(const method_blob *b)
+{
+    return blob_cls(b) + b->mname_at;
+}
+
+static const char *blob_sig(const method_blob *b)
+{
+    return blob_cls(b) + b->sig_at;
+}
 
 /* ---- state ---- */
 
@@ -92,14 +118,11 @@ static method_entry *entry(jmethodID id, int *created)
     return &methods[j];
 }
 
-/* Free the strings and line table of e (not e itself). */
+/* Free what e holds (not e itself). */
 static void free_fields(method_entry *e)
 {
-    free(e->name);
-    free(e->sig);
-    free(e->cls);
-    free(e->mname);
-    free(e->lines);
+    free(e->blob);
+    e->blob = NULL;
 }
 
 void js_names_init(JavaVM *vm, jvmtiEnv *jvmti)
@@ -122,6 +145,31 @@ static void class_name(const char *sig, int dots, char *out, size_t len)
     out[o] = 0;
 }
 
+/* The block of a method: class (internal form), name, descriptor, modifiers and up to MAX_LINES of tab; NULL if out
+ * of memory. */
+static method_blob *make_blob(const char *cls, const char *mname, const char *sig, jint modifiers,
+                              const jvmtiLineNumberEntry *tab, jint cnt)
+{
+    size_t nlines = cnt > 0 ? (size_t)(cnt > MAX_LINES ? MAX_LINES : cnt) : 0;
+    size_t lc = strlen(cls) + 1, lm = strlen(mname) + 1, ls = strlen(sig) + 1;
+    method_blob *b = malloc(sizeof *b + nlines * sizeof(line_entry) + lc + lm + ls);
+    if (!b) return NULL;
+    b->nlines = (uint32_t)nlines;
+    b->mname_at = (uint32_t)lc;
+    b->sig_at = (uint32_t)(lc + lm);
+    b->modifiers = modifiers;
+    for (size_t i = 0; i < nlines; i++) {
+        b->lines[i].start = tab[i].start_location < 0 ? 0 : tab[i].start_location > UINT32_MAX ? UINT32_MAX
+                                                                                               : (uint32_t)tab[i].start_location;
+        b->lines[i].line = tab[i].line_number;
+    }
+    char *str = (char *)&b->lines[nlines];
+    memcpy(str, cls, lc);
+    memcpy(str + lc, mname, lm);
+    memcpy(str + lc + lm, sig, ls);
+    return b;
+}
+
 /* Fill out (zeroed first) for id through JVMTI; 0, or -1 if JVMTI does not know the method. No lock held. */
 static int jvmti_resolve(jmethodID id, method_entry *out)
 {
@@ -134,32 +182,15 @@ static int jvmti_resolve(jmethodID id, method_entry *out)
     if ((*jv)->GetMethodName(jv, id, &mname, &msig, NULL) == JVMTI_ERROR_NONE &&
         (*jv)->GetClassSignature(jv, cls, &csig, NULL) == JVMTI_ERROR_NONE) {
         char cname[512];
-        class_name(csig, 1, cname, sizeof cname);
-        size_t n = strlen(cname) + strlen(mname) + 2;
-        out->name = malloc(n);
-        if (out->name) snprintf(out->name, n, "%s.%s", cname, mname);
-        out->sig = strdup(msig);
-        out->mname = strdup(mname);
         class_name(csig, 0, cname, sizeof cname);
-        out->cls = strdup(cname);
-        if ((*jv)->GetMethodModifiers(jv, id, &out->modifiers) != JVMTI_ERROR_NONE) out->modifiers = 0;
+        jint modifiers = 0;
+        if ((*jv)->GetMethodModifiers(jv, id, &modifiers) != JVMTI_ERROR_NONE) modifiers = 0;
         jvmtiLineNumberEntry *tab = NULL;
         jint cnt = 0;
-        if ((*jv)->GetLineNumberTable(jv, id, &cnt, &tab) == JVMTI_ERROR_NONE && tab) {
-            if (cnt > MAX_LINES) cnt = MAX_LINES;
-            out->lines = cnt > 0 ? malloc((size_t)cnt * sizeof *tab) : NULL;
-            if (out->lines) {
-                memcpy(out->lines, tab, (size_t)cnt * sizeof *tab);
-                out->nlines = cnt;
-            }
-            (*jv)->Deallocate(jv, (unsigned char *)tab);
-        }
-        if (out->name && out->sig && out->mname && out->cls) {
-            rc = 0;
-        } else {
-            free_fields(out);
-            memset(out, 0, sizeof *out);
-        }
+        if ((*jv)->GetLineNumberTable(jv, id, &cnt, &tab) != JVMTI_ERROR_NONE || !tab) cnt = 0;
+        out->blob = make_blob(cname, mname, msig, modifiers, tab, cnt);
+        if (tab) (*jv)->Deallocate(jv, (unsigned char *)tab);
+        rc = out->blob ? 0 : -1;
     }
     if (mname) (*jv)->Deallocate(jv, (unsigned char *)mname);
     if (msig) (*jv)->Deallocate(jv, (unsigned char *)msig);
@@ -252,17 +283,29 @@ void js_names_refresh(const js_store *s, uint32_t *cursor)
     free(todo);
 }
 
-/* Source line for bci from a line table, or 0. */
+/* Source line for bci from a resolved method's line table, or 0. */
 static int line_of(const method_entry *e, int bci)
 {
+    const method_blob *b = e->blob;
     int line = 0;
-    jlocation best = -1;
-    for (jint i = 0; i < e->nlines; i++)
-        if (e->lines[i].start_location <= bci && e->lines[i].start_location > best) {
-            best = e->lines[i].start_location;
-            line = e->lines[i].line_number;
+    int64_t best = -1;
+    for (uint32_t i = 0; i < b->nlines; i++)
+        if ((int64_t)b->lines[i].start <= bci && (int64_t)b->lines[i].start > best) {
+            best = b->lines[i].start;
+            line = b->lines[i].line;
         }
     return line;
+}
+
+/* "pkg.Class.method" of a resolved method into buf (snprintf's contract); the length it needed. */
+static int java_name(const method_entry *e, char *buf, size_t len)
+{
+    const char *c = blob_cls(e->blob);
+    int n = snprintf(buf, len, "%s.%s", c, blob_mname(e->blob));
+    size_t lc = strlen(c);
+    for (size_t i = 0; i < lc && i + 1 < len; i++)
+        if (buf[i] == '/') buf[i] = '.';
+    return n;
 }
 
 int js_names_method_parts(const void *method, js_method_parts *out)
@@ -272,10 +315,10 @@ int js_names_method_parts(const void *method, js_method_parts *out)
     method_entry *e = lookup((jmethodID)method);
     int ok = e && e->state == M_RESOLVED;
     if (ok) {
-        snprintf(out->cls, sizeof out->cls, "%s", e->cls);
-        snprintf(out->name, sizeof out->name, "%s", e->mname);
-        snprintf(out->sig, sizeof out->sig, "%s", e->sig);
-        out->modifiers = (int)e->modifiers;
+        snprintf(out->cls, sizeof out->cls, "%s", blob_cls(e->blob));
+        snprintf(out->name, sizeof out->name, "%s", blob_mname(e->blob));
+        snprintf(out->sig, sizeof out->sig, "%s", blob_sig(e->blob));
+        out->modifiers = (int)e->blob->modifiers;
     }
     pthread_mutex_unlock(&lock);
     return ok ? 0 : -1;
@@ -403,7 +446,8 @@ js_frame_type js_names_frame(const js_raw_frame *f, int i, int n, unsigned flags
         snprintf(buf, len, "[unloaded_method]");
         kind = JS_FT_ERROR;
     } else {
-        int o = snprintf(buf, len, "%s%s", e->name, sig ? e->sig : "");
+        int o = java_name(e, buf, len);
+        if (sig && o >= 0 && (size_t)o < len) o += snprintf(buf + o, len - (size_t)o, "%s", blob_sig(e->blob));
         if (lines && fr->bci >= 0 && o > 0 && (size_t)o < len) {
             int line = line_of(e, fr->bci);
             if (line > 0) snprintf(buf + o, len - (size_t)o, ":%d", line);
