@@ -9,9 +9,9 @@ import java.util.function.LongUnaryOperator;
 /**
  * Class churn as fast as one thread makes it, for the resident set of a JVM whose profiler makes a jmethodID for
  * every method of every class loaded while a session runs (docs/BENCHMARKS.md, "Stress"): a throw-away loader
- * defines its own copy of {@code ChurnVictim} (java-test-harness/UnloadChurn.java), one call of it runs, the loader
- * is dropped; {@code System.gc()} every 2,000 loaders unloads them. Every 15 s, and at the end, it prints the resident
- * set (VmRSS) and the classes unloaded so far. Usage: {@code java FastChurn SECONDS}; run it with a fixed, touched
+ * (UnloadChurn's {@code ChildFirstLoader}, java-test-harness/UnloadChurn.java) defines its own copy of
+ * {@code ChurnVictim}, one call of it runs, the loader is dropped; {@code System.gc()} every 2,000 loaders unloads
+ * them. Every 15 s, and at the end, it prints the resident set (VmRSS) and the classes unloaded so far. Usage: {@code java FastChurn SECONDS}; run it with a fixed, touched
  * heap ({@code -Xms256m -Xmx256m -XX:+AlwaysPreTouch}) so that the resident set moves only with native memory.
  */
 public final class FastChurn {
@@ -31,7 +31,7 @@ public final class FastChurn {
         long nextPrint = start;
         long n = 0;
         while (System.nanoTime() < end) {
-            Class<?> c = new OneClassLoader(bytes).loadClass("ChurnVictim");
+            Class<?> c = new ChildFirstLoader(bytes).loadClass("ChurnVictim");
             Constructor<?> make = c.getDeclaredConstructor();
             make.setAccessible(true);
             sink += ((LongUnaryOperator) make.newInstance()).applyAsLong(sink);
@@ -59,23 +59,3 @@ public final class FastChurn {
     }
 }
 
-/** Defines ChurnVictim itself from the given bytes; everything else comes from the parent. */
-final class OneClassLoader extends ClassLoader {
-    private final byte[] bytes;
-
-    OneClassLoader(byte[] bytes) {
-        super(FastChurn.class.getClassLoader());
-        this.bytes = bytes;
-    }
-
-    @Override
-    protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
-        if (!name.equals("ChurnVictim")) {
-            return super.loadClass(name, resolve);
-        }
-        synchronized (getClassLoadingLock(name)) {
-            Class<?> c = findLoadedClass(name);
-            return c != null ? c : defineClass(name, bytes, 0, bytes.length);
-        }
-    }
-}
