@@ -131,16 +131,16 @@ void js_names_init(JavaVM *vm, jvmtiEnv *jvmti)
     jv = jvmti;
 }
 
-/* "Ljava/lang/String;" -> "java.lang.String" (dots) or "java/lang/String" (JFR's internal form);
- * a hidden class's "/0x..." suffix is dropped. */
-static void class_name(const char *sig, int dots, char *out, size_t len)
+/* "Ljava/lang/String;" -> "java/lang/String" (the internal form; java_name() makes the dotted one); a hidden
+ * class's "/0x..." suffix is dropped. */
+static void class_name(const char *sig, char *out, size_t len)
 {
     const char *s = sig;
     if (*s == 'L') s++;
     size_t o = 0;
     for (; *s && *s != ';' && o + 1 < len; s++) {
         if (s[0] == '/' && s[1] == '0' && s[2] == 'x') break;
-        out[o++] = dots && *s == '/' ? '.' : *s;
+        out[o++] = *s;
     }
     out[o] = 0;
 }
@@ -182,7 +182,7 @@ static int jvmti_resolve(jmethodID id, method_entry *out)
     if ((*jv)->GetMethodName(jv, id, &mname, &msig, NULL) == JVMTI_ERROR_NONE &&
         (*jv)->GetClassSignature(jv, cls, &csig, NULL) == JVMTI_ERROR_NONE) {
         char cname[512];
-        class_name(csig, 0, cname, sizeof cname);
+        class_name(csig, cname, sizeof cname);
         jint modifiers = 0;
         if ((*jv)->GetMethodModifiers(jv, id, &modifiers) != JVMTI_ERROR_NONE) modifiers = 0;
         jvmtiLineNumberEntry *tab = NULL;
