@@ -25,15 +25,20 @@ command that does not return within its deadline.
 
 Pass: exit 0 and STRESS_DONE; no hs_err file (a long run lifts the core size limit, so a crash also leaves its core
 file in OUT/jdkNN/run for gdb); no stall; no driver failure (every refusal clean); every driver
-completed cycles; at the end quiet point RSS within --rss-bound-mib of the baseline, no more open files, no agent
-thread but the task client's and the same Java threads; every output valid; the taskdir empty. A long run has the
-JVM's Native Memory Tracking in detail mode, and the RSS bound leaves out what its jmethodID call sites grew by:
-AsyncGetCallTrace needs an id for every method a session may sample, and HotSpot never frees one, not even when its
-class is unloaded (the run's summary gives both figures; docs/BENCHMARKS.md).
+completed cycles; at the end quiet point RSS within the bound of the baseline, no more open files, no agent
+thread but the task client's and the same Java threads; every output valid; the taskdir empty.
+
+The RSS bound is --rss-bound-mib plus what the classes unloaded between the quiet points cost a JVM under any
+AsyncGetCallTrace profiler: such a profiler needs a jmethodID for every method a session may sample, and HotSpot
+never frees one, not even when its class is unloaded. The cost a class is async-profiler 4.5's, measured on the same
+class (PEER_BYTES_PER_CLASS; docs/BENCHMARKS.md, "Class churn beside async-profiler"). With --nmt detail (a run that
+names the JVM's malloc call sites, and pays NMT's headers on every block) the allowance is instead what the JVM's
+jmethodID call sites grew by. A long run has NMT off by default, as in production; the smoke run has its summary.
 
 --control runs the same workload and jcmd driver without the profiler (the reference for the JVM's own growth).
 
-Usage: /usr/bin/python3 bench/stress.py [--smoke] [--control] [--minutes M] [--cpu-hours H] [--jdks 17,25] [--out DIR]
+Usage: /usr/bin/python3 bench/stress.py [--smoke] [--control] [--minutes M] [--cpu-hours H] [--jdks 17,25]
+       [--nmt off|summary|detail] [--rss-bound-mib N] [--out DIR]
 Results: OUT/jdkNN/summary.txt and summary.json, resources.csv, the JVM's stdout and agent log, the drivers' logs.
 """
 import argparse
@@ -66,6 +71,9 @@ CLI = ROOT / "build/jsampler"
 JAR = ROOT / "build/jsampler.jar"
 # JVM-internal thread pools that HotSpot grows and shrinks by itself with load (compiler and GC workers).
 JVM_POOLS = ("C1 CompilerThre", "C2 CompilerThre", "GC Thread#", "G1 Conc#", "G1 Refine#")
+# RSS a JVM keeps for each class unloaded while async-profiler 4.5 ran a session (its jmethodIDs; on JDK 25 with the
+# JVM's own 133 bytes a class): FastChurn, docs/BENCHMARKS.md "Class churn beside async-profiler".
+PEER_BYTES_PER_CLASS = {"17": 88, "25": 214}
 
 
 def log(msg):
@@ -90,6 +98,7 @@ class Plan:
             self.sample_s, self.validate_s, self.jfr_cli_every, self.go_every = 5, 300, 50, 20
             self.min_full = None  # one per 2 minutes of main phase and driver, set once the phase is known
         self.rss_bound_kib = a.rss_bound_mib * 1024
+        self.nmt = a.nmt or ("summary" if a.smoke else "off")
         self.keep = a.keep or a.smoke
         self.control = a.control
 
@@ -244,6 +253,12 @@ def nmt_summary(jcmd, pid, path, detail):
     return out
 
 
+def workload_count(fig, key):
+    """A counter of the workload's STRESS_PAUSED line at a quiet point (0 when absent)."""
+    m = re.search(rf"\b{key}=(\d+)", fig.get("workload", ""))
+    return int(m.group(1)) if m else 0
+
+
 def jcmd_of(jvm):
     return str(Path(jvm.proc.args[0]).parent / "jcmd")
 
@@ -327,7 +342,8 @@ class Run:
         time.sleep(3)  # the session's threads end after stop returns
         # NMT first: its detail report names call sites through HotSpot's ELF decoder, which keeps the libraries it
         # read open (files, memory); taken before the figures, that is in the baseline, not in the growth
-        nmt = nmt_summary(jcmd_of(jvm), jvm.pid, self.out / f"nmt-{tag}.txt", not self.plan.smoke)
+        nmt = {} if self.plan.nmt == "off" else \
+            nmt_summary(jcmd_of(jvm), jvm.pid, self.out / f"nmt-{tag}.txt", self.plan.nmt == "detail")
         rows = []
         for _ in range(6):
             rows.append(proc_figures(jvm.pid))
@@ -370,7 +386,7 @@ class Run:
                 f"file={self.out}/agentpath/p-%n.jfr,backend=127.0.0.1:{backend.port},service=stress,"
                 f"instance={instance},poll=1s,taskdir={taskdir}")
         cmd = [f"{self.home}/bin/java", "-Xms256m", "-Xmx256m", "-XX:+AlwaysPreTouch",
-               f"-XX:NativeMemoryTracking={'summary' if p.smoke else 'detail'}",
+               f"-XX:NativeMemoryTracking={p.nmt}",
                f"-XX:ErrorFile={self.out}/hs_err_pid%p.log"] + (
                ["-Dstress.control=true"] if p.control else [f"-agentpath:{AGENT}={opts}"]) + [
                "-cp", f"{JAR}:{classes}", "Stress", str(self.run_dir), str(int(p.stall_s)), str(int(p.stall_cpu_s))]
@@ -553,9 +569,13 @@ class Run:
         grow = end["rss_kib"] - base["rss_kib"]
         nb, ne = base.get("nmt_committed_kib") or {}, end.get("nmt_committed_kib") or {}
         # jmethodIDs of classes unloaded since the baseline: AsyncGetCallTrace needs an id for every method a session
-        # may sample, and HotSpot keeps them for good (docs/BENCHMARKS.md); the bound is for the rest
+        # may sample, and HotSpot keeps them for good (docs/BENCHMARKS.md); the bound is for the rest. Measured by
+        # NMT detail where it runs, else allowed for at async-profiler's cost a class unloaded
         ids = ne.get("jmethodIDs", 0) - nb.get("jmethodIDs", 0) if "jmethodIDs" in nb and "jmethodIDs" in ne else 0
-        judged = grow - max(ids, 0)
+        unloaded = workload_count(end, "unloaded_classes") - workload_count(base, "unloaded_classes")
+        per_class = PEER_BYTES_PER_CLASS.get(self.label, max(PEER_BYTES_PER_CLASS.values()))
+        allowed = max(ids, 0) if "jmethodIDs" in ne else unloaded * per_class // 1024
+        judged = grow - allowed
         agent = lambda f: sorted(n for n in f["thread_names"] if n.startswith("jsampler"))
         java = lambda f: sorted(n for n in f["thread_names"] if not n.startswith(JVM_POOLS))
         pools = lambda f: len([n for n in f["thread_names"] if n.startswith(JVM_POOLS)])
@@ -579,6 +599,7 @@ class Run:
         self.figures["resources"] = {
             "rss_base_kib": base["rss_kib"], "rss_end_kib": end["rss_kib"], "rss_growth_kib": grow,
             "rss_bound_kib": p.rss_bound_kib, "rss_peak_kib": peak(1), "jmethodid_growth_kib": ids,
+            "classes_unloaded": unloaded, "peer_bytes_per_class": per_class, "rss_allowed_for_classes_kib": allowed,
             "rss_growth_judged_kib": judged, "fds_base": base["fds_min"],
             "fds_end": end["fds_min"], "fds_peak": peak(2), "threads_base": base["threads"],
             "threads_end": end["threads"], "threads_peak": peak(3), "jvm_pool_threads_base": pools(base),
@@ -590,28 +611,31 @@ class Run:
         # RSS beyond NMT, split: malloc in use that NMT does not track (the agent's, the C library's, JNI libraries'),
         # malloc the allocator keeps free, and the rest (stacks, mappings)
         heap = ""
-        if None not in (base.get("heap_used_kib"), end.get("heap_used_kib")) and "malloc" in nb and "malloc" in ne:
-            untracked_malloc = lambda f, n: f["heap_used_kib"] - n["malloc"]
+        if None not in (base.get("heap_used_kib"), end.get("heap_used_kib")):
             r = self.figures["resources"]
             r.update({"heap_used_base_kib": base["heap_used_kib"], "heap_used_end_kib": end["heap_used_kib"],
-                      "heap_free_base_kib": base["heap_free_kib"], "heap_free_end_kib": end["heap_free_kib"],
-                      "nmt_malloc_base_kib": nb["malloc"], "nmt_malloc_end_kib": ne["malloc"],
-                      "malloc_untracked_base_kib": untracked_malloc(base, nb),
-                      "malloc_untracked_end_kib": untracked_malloc(end, ne)})
-            heap = (f"; malloc in use {base['heap_used_kib']} -> {end['heap_used_kib']} KiB, of which NMT tracks "
-                    f"{nb['malloc']} -> {ne['malloc']} (untracked {untracked_malloc(base, nb)} -> "
-                    f"{untracked_malloc(end, ne)}), free in the allocator {base['heap_free_kib']} -> "
-                    f"{end['heap_free_kib']}")
+                      "heap_free_base_kib": base["heap_free_kib"], "heap_free_end_kib": end["heap_free_kib"]})
+            heap = f"; malloc in use {base['heap_used_kib']} -> {end['heap_used_kib']} KiB"
+            if "malloc" in nb and "malloc" in ne:
+                untracked_malloc = lambda f, n: f["heap_used_kib"] - n["malloc"]
+                r.update({"nmt_malloc_base_kib": nb["malloc"], "nmt_malloc_end_kib": ne["malloc"],
+                          "malloc_untracked_base_kib": untracked_malloc(base, nb),
+                          "malloc_untracked_end_kib": untracked_malloc(end, ne)})
+                heap += (f", of which NMT tracks {nb['malloc']} -> {ne['malloc']} (untracked "
+                         f"{untracked_malloc(base, nb)} -> {untracked_malloc(end, ne)})")
+            heap += f", free in the allocator {base['heap_free_kib']} -> {end['heap_free_kib']}"
+        nmt_text = "NMT off" if "Total" not in ne else (
+            f"the JVM's own memory (NMT) {nb.get('Total')} -> {ne.get('Total')} KiB committed (most grown: "
+            f"{', '.join(f'{k} {d:+d}' for d, k in nmt_delta[:3])}), RSS beyond it "
+            f"{untracked(base, nb)} -> {untracked(end, ne)} KiB")
         self.check("resources", ok or p.control,  # the reference run's figures are for comparison, not judged
                    ("reference, not judged: " if p.control else "") + f"RSS {base['rss_kib']} -> {end['rss_kib']} KiB ({grow:+d}; "
-                   + (f"less the JVM's jmethodIDs {ids:+d} KiB (NMT detail): {judged:+d}, " if "jmethodIDs" in ne else "")
+                   + (f"less the JVM's jmethodIDs {ids:+d} KiB (NMT detail): {judged:+d}, " if "jmethodIDs" in ne else
+                      f"less {unloaded} classes unloaded at {per_class} bytes (async-profiler's cost): {judged:+d}, ")
                    + f"bound {p.rss_bound_kib}; peak {peak(1)}); fds {base['fds_min']} -> {end['fds_min']} (peak {peak(2)}){' new: ' + str(new_fds) if new_fds else ''}"
                    f"{'; counters the agent holds: ' + str(end.get('agent_counters')) if new_fds else ''}; "
                    f"threads {base['threads']} -> {end['threads']} (peak {peak(3)}; JVM pools {pools(base)} -> "
-                   f"{pools(end)}); agent threads at rest {agent(base)} / {agent(end)}; the JVM's own memory (NMT) "
-                   f"{nb.get('Total')} -> {ne.get('Total')} KiB committed (most grown: "
-                   f"{', '.join(f'{k} {d:+d}' for d, k in nmt_delta[:3])}), RSS beyond it "
-                   f"{untracked(base, nb)} -> {untracked(end, ne)} KiB; method names cached "
+                   f"{pools(end)}); agent threads at rest {agent(base)} / {agent(end)}; {nmt_text}; method names cached "
                    f"{base.get('names_cached')} -> {end.get('names_cached')}" + heap
                    + ("" if java(end) == java(base) else
                       f"; other threads differ: +{sorted(set(java(end)) - set(java(base)))} "
@@ -638,7 +662,10 @@ def main():
                     help="end the main phase once the JVM used this much CPU time")
     ap.add_argument("--warmup", type=float, default=300, help="seconds before the baseline quiet point")
     ap.add_argument("--stall", type=float, default=900, help="seconds without a heartbeat that make a stall")
-    ap.add_argument("--rss-bound-mib", type=int, default=int(os.environ.get("STRESS_RSS_BOUND_MIB", 64)))
+    ap.add_argument("--rss-bound-mib", type=int, default=int(os.environ.get("STRESS_RSS_BOUND_MIB", 64)),
+                    help="RSS growth allowed besides the classes unloaded (see above)")
+    ap.add_argument("--nmt", choices=("off", "summary", "detail"),
+                    help="the JVM's Native Memory Tracking (default: off for a long run, summary for the smoke)")
     ap.add_argument("--jdks", default=os.environ.get("STRESS_JDKS", "17,25").replace(" ", ","))
     ap.add_argument("--out", default=os.environ.get("STRESS_OUT", str(ROOT / "build/stress")))
     ap.add_argument("--side-by-side", action="store_true",

@@ -229,8 +229,7 @@ public final class Stress {
         for (Activity a : ACTIVITIES) {
             a.finish();
         }
-        report("STRESS_DONE" + counters() + " unloaded_classes="
-                + ManagementFactory.getClassLoadingMXBean().getUnloadedClassCount() + (api == null ? "" : api.summary()));
+        report("STRESS_DONE" + counters() + (api == null ? "" : api.summary()));
         out.close();
     }
 
@@ -270,6 +269,7 @@ public final class Stress {
         }
         b.append(" threads_started=").append(Churn.started.get());
         b.append(" cpu_ms=").append(cpuNs() / 1_000_000L);
+        b.append(" unloaded_classes=").append(ManagementFactory.getClassLoadingMXBean().getUnloadedClassCount());
         return b.toString();
     }
 
