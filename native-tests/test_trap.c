@@ -259,6 +259,26 @@ static void test_hooks_beside_a_window(void **state UNUSED)
 
 #define HW_CALLS 100
 #define HW_UNSUPPORTED 77
+#define EFLAGS_RF 0x10000
+#ifndef TRAP_PERF
+#define TRAP_PERF 6 /* the kernel's si_code of a perf event's sigtrap (asm-generic/siginfo.h); older libcs lack it */
+#endif
+
+static struct sigaction guard_sa; /* the guard's SIGTRAP handler, called by as_stray */
+
+/* The perf breakpoint's SIGTRAP made to look as a stray debug trap does: the kernel reports it as TRAP_PERF with the
+ * resume flag already set; a trap the kernel cannot match comes as TRAP_HWBKPT (or TRAP_BRKPT) with the flag clear.
+ * So clear it, relabel, and hand over to the guard's handler, which must set the flag (else the call would trap
+ * again for ever: exit 14 at once instead). */
+static void as_stray(int sig, siginfo_t *si, void *ucv)
+{
+    ucontext_t *uc = ucv;
+    if (si->si_code != TRAP_PERF) _exit(15);
+    uc->uc_mcontext.gregs[REG_EFL] &= ~(greg_t)EFLAGS_RF;
+    si->si_code = TRAP_HWBKPT;
+    guard_sa.sa_sigaction(sig, si, ucv);
+    if (!(uc->uc_mcontext.gregs[REG_EFL] & EFLAGS_RF)) _exit(14);
+}
 
 /* In a child: a perf execute breakpoint on hw_target that raises SIGTRAP on every call (attr.sigtrap, the kernel's
  * own way to put a debug trap at that address into the process, as a stray one arrives), guarded or not; HW_CALLS
@@ -270,6 +290,13 @@ static int calls_under_trapping_breakpoint(int guard)
         char err[128];
         if (!guard) signal(SIGTRAP, SIG_DFL); /* as in a JVM: no handler (this process has ours from the tests above) */
         if (guard && js_trap_guard_hw((uintptr_t)hw_target, err, sizeof err) != 0) _exit(10);
+        if (guard) { /* the guard's handler is in place; as_stray goes in front of it */
+            struct sigaction sa;
+            memset(&sa, 0, sizeof sa);
+            sa.sa_sigaction = as_stray;
+            sa.sa_flags = SA_SIGINFO;
+            if (sigaction(SIGTRAP, &sa, &guard_sa) != 0 || !(guard_sa.sa_flags & SA_SIGINFO)) _exit(11);
+        }
         struct perf_event_attr a;
         memset(&a, 0, sizeof a);
         a.size = sizeof a;
@@ -297,7 +324,8 @@ static int calls_under_trapping_breakpoint(int guard)
 }
 
 /* A guarded function's debug traps are absorbed, one per call, and the function runs each time; without the guard
- * the first one ends the process by SIGTRAP (what a JVM running a function event would suffer). */
+ * the first one ends the process by SIGTRAP (what a JVM running a function event would suffer). A SIGTRAP at the
+ * guarded address that is no debug exception (a kill, another tool's perf signal) is passed on, not absorbed. */
 static void test_hw_breakpoint_traps_absorbed(void **state UNUSED)
 {
     int bare = calls_under_trapping_breakpoint(0);
@@ -310,6 +338,29 @@ static void test_hw_breakpoint_traps_absorbed(void **state UNUSED)
     int guarded = calls_under_trapping_breakpoint(1);
     assert_true(WIFEXITED(guarded));
     assert_int_equal(WEXITSTATUS(guarded), 0);
+
+    char err[128];
+    assert_int_equal(js_trap_guard_hw((uintptr_t)hw_target, err, sizeof err), 0);
+    struct sigaction mine;
+    assert_int_equal(sigaction(SIGTRAP, NULL, &mine), 0);
+    assert_true(mine.sa_flags & SA_SIGINFO);
+    ucontext_t uc;
+    assert_int_equal(getcontext(&uc), 0);
+    uc.uc_mcontext.gregs[REG_RIP] = (greg_t)(uintptr_t)hw_target;
+    uc.uc_mcontext.gregs[REG_EFL] &= ~(greg_t)EFLAGS_RF;
+    int codes[] = {SI_TKILL, SI_USER, TRAP_PERF, TRAP_TRACE};
+    uint64_t strays = js_trap_hw_strays();
+    int before = atomic_load(&foreign);
+    for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
+        siginfo_t si;
+        memset(&si, 0, sizeof si);
+        si.si_signo = SIGTRAP;
+        si.si_code = codes[i];
+        mine.sa_sigaction(SIGTRAP, &si, &uc);
+    }
+    assert_int_equal(atomic_load(&foreign) - before, 4); /* each reached the handler installed before ours */
+    assert_true(js_trap_hw_strays() == strays);
+    assert_false(uc.uc_mcontext.gregs[REG_EFL] & EFLAGS_RF);
 }
 
 int main(void)

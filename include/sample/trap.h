@@ -46,7 +46,8 @@ uint64_t js_trap_lost(void);
  * itself. Should a debug trap there reach the process all the same (the kernel gives SIGTRAP to a debug exception it
  * cannot match to a breakpoint of its own, e.g. one the hypervisor reported without its cause), it would end the JVM,
  * which has no SIGTRAP handler on x86. Guarded, the address's SIGTRAP is absorbed and counted and the function runs
- * on. For good: a trap may come after the event is closed. 0, or -1 with err (16 addresses at most). Normal threads. */
+ * on (the resume flag set in the signal frame, which sigreturn restores). For good: a trap may come after the event is
+ * closed. 0, or -1 with err (256 functions in a process's life). Normal threads. */
 int js_trap_guard_hw(uintptr_t at, char *err, size_t errlen);
 /* Traps absorbed at guarded hardware breakpoints in this process's life. */
 uint64_t js_trap_hw_strays(void);

@@ -16,6 +16,7 @@
 #define INT3 0xcc
 #define PAST_MAX 16 /* addresses trapped in earlier sessions: a late trap there is still run again, not passed on */
 #define EFLAGS_RF 0x10000 /* resume flag: the next instruction's breakpoint does not fault */
+#define HW_MAX 256 /* functions a function event ever set a hardware breakpoint on in this process (kept for good) */
 
 /* Process-wide: one SIGTRAP handler and one pair of breakpoints at a time (sessions are one at a time). */
 static struct {
@@ -36,7 +37,7 @@ static struct {
     _Atomic int hooks_on, nhooks;
     js_trap_hook_fn _Atomic hook_fn;
     /* function events: the hardware breakpoints set in this process, for good (see js_trap_guard_hw) */
-    _Atomic uintptr_t hw_at[PAST_MAX];
+    _Atomic uintptr_t hw_at[HW_MAX];
     _Atomic uint64_t hw_strays;
 } T;
 
@@ -105,12 +106,14 @@ static int on_hook(ucontext_t *uc, uintptr_t pc)
 }
 
 /* A debug trap that stopped at a guarded hardware breakpoint (a fault: the pc is still on the function's first
- * instruction, unlike int3's): the flags' RF bit lets that instruction run once without a second trap. 1 if so. */
+ * instruction, unlike int3's): the flags' RF bit lets that instruction run once without a second trap. 1 if so.
+ * Only the codes the kernel gives a debug exception it does not own (a breakpoint hit, or no cause, taken for
+ * icebp): int3's SI_KERNEL is handled below, and a kill, a single step or another tool's perf signal passes on. */
 static int on_hw_stray(ucontext_t *uc, const siginfo_t *si)
 {
     uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-    if (si->si_code == SI_KERNEL) return 0; /* int3's, handled below */
-    for (int i = 0; i < PAST_MAX; i++) {
+    if (si->si_code != TRAP_HWBKPT && si->si_code != TRAP_BRKPT) return 0;
+    for (int i = 0; i < HW_MAX && atomic_load(&T.hw_at[i]); i++) {
         if (atomic_load(&T.hw_at[i]) != pc) continue;
         uc->uc_mcontext.gregs[REG_EFL] |= EFLAGS_RF;
         atomic_fetch_add(&T.hw_strays, 1);
@@ -221,11 +224,11 @@ int js_trap_guard_hw(uintptr_t at, char *err, size_t errlen)
         return -1;
     }
     if (install(err, errlen) != 0) return -1;
-    for (int i = 0; i < PAST_MAX; i++) {
+    for (int i = 0; i < HW_MAX; i++) {
         uintptr_t zero = 0;
         if (atomic_load(&T.hw_at[i]) == at || atomic_compare_exchange_strong(&T.hw_at[i], &zero, at)) return 0;
     }
-    js_safe_fmt(err, errlen, "guard: %d functions already had a hardware breakpoint in this process", PAST_MAX);
+    js_safe_fmt(err, errlen, "guard: %d functions already had a hardware breakpoint in this process", HW_MAX);
     return -1;
 }
 
