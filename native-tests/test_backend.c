@@ -350,6 +350,19 @@ static void test_spool(void **state)
     assert_string_equal(e.id, "2_err");
     js_spool_done(&e, fd);
     assert_int_equal(js_spool_next(dir, &e, &fd), 0);
+    /* an entry whose upload failed goes behind the others, so one the backend always refuses holds none up */
+    put(dir, "4_refused", 0, 0);
+    put(dir, "5_next", 1, 0);
+    assert_int_equal(js_spool_next(dir, &e, &fd), 1);
+    assert_string_equal(e.id, "4_refused");
+    assert_int_equal(js_spool_defer(fd), 0);
+    assert_int_equal(js_spool_next(dir, &e, &fd), 1);
+    assert_string_equal(e.id, "5_next");
+    js_spool_done(&e, fd);
+    assert_int_equal(js_spool_next(dir, &e, &fd), 1);
+    assert_string_equal(e.id, "4_refused");
+    js_spool_done(&e, fd);
+    assert_int_equal(js_spool_next(dir, &e, &fd), 0);
     /* an entry whose recording may still be written waits */
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);

@@ -686,6 +686,20 @@ def check_oversize_answer(ctx):
     check(b.get("/stats")["polls"] >= 2, "polls are retried")
 
 
+def check_flood_answer(ctx):
+    """A server answering task polls with empty messages without end (a unary call gets one): each poll fails within
+    moments, not at its deadline, with one line (an empty message costs the client a queued node all the same, so
+    the messages unread are capped), heartbeats go on, the JVM runs to its end."""
+    b = ctx.backend("flood", "--flood-commands")
+    jvm = Jvm(ctx, "flood", agent_opts(b.port, "svc-flood", "i1", ctx.dir("flood-tasks")), ["TaskLoad", 8, 0, 0])
+    check(jvm.wait_exit(40) == 0, "the JVM runs to its end")
+    one_line(jvm.log(), r"task poll failed.*messages unread", "a flooded poll")
+    check(b.instance_seen("i1"), "heartbeats still reach the backend")
+    polls = b.get("/stats")["polls"]
+    check(polls >= 3, f"polls fail fast and are retried: {polls} in the JVM's 8 s (a poll's deadline is 30 s)")
+    ctx.note("flood-answer: " + re.search(r"[^\n]*task poll failed[^\n]*", jvm.log()).group(0)[:200] + f"; {polls} polls")
+
+
 def check_reset_mid_upload(ctx):
     """The connection is reset (TCP RST) in the middle of an upload, the server staying up: one line, and the
     recording is uploaded again, once, whole."""
@@ -783,6 +797,7 @@ CHECKS = {
     "unimplemented-http1": check_unimplemented_and_http1,
     "garbage-backend": check_garbage_backend,
     "oversize-answer": check_oversize_answer,
+    "flood-answer": check_flood_answer,
     "reset-mid-upload": check_reset_mid_upload,
     "sigterm-mid-upload": check_sigterm_mid_upload,
     "attach-backend": check_attach_backend,

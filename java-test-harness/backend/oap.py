@@ -407,6 +407,31 @@ def drain(request_iterator):
         pass
 
 
+class FloodInterceptor(grpc.ServerInterceptor):
+    """Answers every task poll (a unary call) with empty messages, one after another, until the client goes away."""
+
+    POLL = "/skywalking.v10.AsyncProfilerTask/getAsyncProfilerTaskCommands"
+
+    def __init__(self, state):
+        self.state = state
+
+    def intercept_service(self, continuation, details):
+        if details.method != self.POLL:
+            return continuation(details)
+
+        def flood(request, context):
+            with self.state.lock:
+                self.state.stats["polls"] += 1
+            sent = 0
+            while context.is_active():
+                yield b""
+                sent += 1
+            log(f"poll: flooded with {sent} empty messages before the client went away")
+
+        return grpc.unary_stream_rpc_method_handler(flood, request_deserializer=lambda b: b,
+                                                    response_serializer=lambda m: m)
+
+
 class TokenInterceptor(grpc.ServerInterceptor):
     """Refuses every call whose `authentication` metadata is not the expected token."""
 
@@ -585,6 +610,8 @@ def parse_args(argv):
                    help="wait this many seconds before the go-ahead of an upload")
     p.add_argument("--huge-commands", type=int, default=0,
                    help="answer every task poll with one message of this many bytes (a padded command)")
+    p.add_argument("--flood-commands", action="store_true",
+                   help="answer every task poll with empty messages without end (a unary call gets one)")
     p.add_argument("--unimplemented", action="store_true",
                    help="do not offer the AsyncProfilerTask service (calls get UNIMPLEMENTED)")
     p.add_argument("--no-pprof", action="store_true",
@@ -616,6 +643,8 @@ def serve(args):
     """Runs both servers until SIGTERM or SIGINT."""
     state = State(args)
     interceptors = [TokenInterceptor(args.token, state)] if args.token is not None else []
+    if args.flood_commands:
+        interceptors.append(FloodInterceptor(state))
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=64), interceptors=interceptors,
                          options=[("grpc.max_receive_message_length", args.max_message),
                                   ("grpc.so_reuseport", 0)])

@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -261,10 +262,14 @@ static void upload_one(void)
                 e.kind == JS_SPOOL_PPROF ? "PPROF_" : "");
         js_spool_done(&e, fd);
         B.next_upload = js_mono_ms();
+    } else if (!B.stop) {
+        if (js_spool_defer(fd) != 0) /* the others first: one the backend always refuses must not hold them up */
+            js_warn("%s %s: cannot move it behind the other uploads waiting in %s: %s", what, e.id, B.conf.taskdir,
+                    strerror(errno));
+        note_failure("upload", -1, err);
     } else {
         js_spool_release(fd);
-        if (!B.stop) note_failure("upload", -1, err);
-        else js_info("%s %s: upload cut short by the JVM's exit; the %s waits in %s for the next agent", what, e.id,
+        js_info("%s %s: upload cut short by the JVM's exit; the %s waits in %s for the next agent", what, e.id,
                      e.kind == JS_SPOOL_PPROF ? "profile" : "recording", B.conf.taskdir);
     }
 }

@@ -153,6 +153,9 @@ int js_spool_next(const char *dir, js_spool_entry *e, int *lockfd);
 void js_spool_done(js_spool_entry *e, int lockfd);
 /* Keep it for later: release the lock only. */
 void js_spool_release(int lockfd);
+/* Keep it for later, after the others: its time becomes now (the queue is oldest first), then release the lock.
+ * 0, or -1 with errno if it could not be moved (it is released all the same, and stays first). */
+int js_spool_defer(int lockfd);
 
 /* ---- sw_rpc.c: the SkyWalking calls ---- */
 

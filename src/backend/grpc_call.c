@@ -12,6 +12,7 @@
 
 #define USER_AGENT "grpc-c-jsampler/1.0"
 #define POLL_SLICE_MS 200 /* curl_multi_poll wait per turn; the deadline is checked between turns */
+#define QUEUE_MSGS_MAX 1024 /* response messages unread at once: a unary answer is one, a stream's are read as they come */
 
 typedef struct msg_node {
     struct msg_node *next;
@@ -33,7 +34,7 @@ struct js_grpc_call {
     /* response side */
     js_grpc_reader rd;
     msg_node *head, *tail;
-    size_t queued;            /* bytes of queued messages (capped) */
+    size_t queued, nqueued;   /* memory (with each node's own) and number of queued messages (both capped) */
     size_t body_bytes;        /* response body bytes seen, for error messages */
     msg_node *given;          /* the message the last recv returned */
     js_grpc_headers hd;
@@ -76,11 +77,16 @@ static size_t on_read(char *buf, size_t size, size_t nitems, void *ud)
     return CURL_READFUNC_PAUSE;
 }
 
+/* Queue one response message; 0, or -1 with the call's err. Empty messages cost a node each, so nodes count too. */
 static int queue_msg(void *ctx, const uint8_t *data, size_t len)
 {
     js_grpc_call *c = ctx;
-    if (c->queued + len > JS_GRPC_MSG_MAX) {
+    if (c->queued + sizeof(msg_node) + len > JS_GRPC_MSG_MAX) {
         snprintf(c->err, sizeof c->err, "the server sent more than %u bytes unread", JS_GRPC_MSG_MAX);
+        return -1;
+    }
+    if (c->nqueued >= QUEUE_MSGS_MAX) {
+        snprintf(c->err, sizeof c->err, "the server sent more than %d messages unread", QUEUE_MSGS_MAX);
         return -1;
     }
     msg_node *m = malloc(sizeof *m + len);
@@ -94,7 +100,8 @@ static int queue_msg(void *ctx, const uint8_t *data, size_t len)
     if (c->tail) c->tail->next = m;
     else c->head = m;
     c->tail = m;
-    c->queued += len;
+    c->queued += sizeof(msg_node) + len;
+    c->nqueued++;
     return 0;
 }
 
@@ -341,7 +348,8 @@ int js_grpc_recv(js_grpc_call *c, const uint8_t **msg, size_t *len)
         c->given = c->head;
         c->head = c->head->next;
         if (!c->head) c->tail = NULL;
-        c->queued -= c->given->len;
+        c->queued -= sizeof(msg_node) + c->given->len;
+        c->nqueued--;
         *msg = c->given->data;
         *len = c->given->len;
         return JS_GRPC_OK;

@@ -201,3 +201,12 @@ void js_spool_release(int lockfd)
 {
     if (lockfd >= 0) close(lockfd);
 }
+
+int js_spool_defer(int lockfd)
+{
+    int rc = lockfd >= 0 ? futimens(lockfd, NULL) : 0; /* the queue is oldest first: now is its end */
+    int saved = errno;
+    js_spool_release(lockfd);
+    errno = saved;
+    return rc;
+}
