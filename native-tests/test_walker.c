@@ -7,6 +7,8 @@
 #include <cmocka.h>
 
 #include <link.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -18,6 +20,7 @@
 #include "sample/unwind_cfi.h"
 #include "sample/vmlayout.h"
 #include "sample/vmmethod.h"
+#include "sample/walker.h"
 
 #define UNUSED __attribute__((unused))
 #define SEG_SHIFT 6
@@ -746,6 +749,25 @@ static void test_anchor_private(void **state UNUSED)
 
 /* ---- guarded read ------------------------------------------------------------------------------------------- */
 
+/* While an anchor is changed, the asynchronous signals wait, the synchronous ones do not (HotSpot's safe reads fault
+ * on purpose; blocked, a fault kills the process); the mask is put back. */
+static void test_block_async(void **state UNUSED)
+{
+    sigset_t before, old, during, after;
+    assert_int_equal(pthread_sigmask(SIG_SETMASK, NULL, &before), 0);
+    assert_int_equal(js_walker_block_async(&old), 0);
+    assert_int_equal(pthread_sigmask(SIG_SETMASK, NULL, &during), 0);
+    const int held[] = {SIGPROF, SIGALRM, SIGVTALRM, SIGRTMIN + 6, SIGUSR1};
+    const int open[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP};
+    for (size_t i = 0; i < 5; i++) {
+        assert_true(sigismember(&during, held[i]));
+        assert_false(sigismember(&during, open[i]));
+    }
+    assert_int_equal(pthread_sigmask(SIG_SETMASK, &old, NULL), 0);
+    assert_int_equal(pthread_sigmask(SIG_SETMASK, NULL, &after), 0);
+    for (int s = 1; s < SIGRTMAX; s++) assert_int_equal(sigismember(&after, s), sigismember(&before, s));
+}
+
 static void test_safe_read(void **state UNUSED)
 {
     uint64_t v = 0x1122334455667788ULL, out = 0;
@@ -782,6 +804,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_native_cfi, setup, teardown),
         cmocka_unit_test_setup_teardown(test_method_id, setup, teardown),
         cmocka_unit_test_setup_teardown(test_anchor_private, setup, teardown),
+        cmocka_unit_test(test_block_async),
         cmocka_unit_test_setup_teardown(test_safe_read, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

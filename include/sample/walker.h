@@ -8,6 +8,8 @@
 #ifndef JS_WALKER_H
 #define JS_WALKER_H
 
+#include <signal.h>
+
 #include "sample/safe_read.h"
 #include "sample/store.h"
 
@@ -47,6 +49,10 @@ typedef struct {
 /* Signal-safe: the interrupted thread's live stack [sp, base) when it is a Java thread HotSpot knows the stack of;
  * 0, or -1 (st untouched). */
 int js_walker_stack_range(uintptr_t sp, js_safe_range *st);
+/* Signal-safe: block every signal but the synchronous ones (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP: blocked, a
+ * fault would kill the process, and HotSpot's safe reads fault on purpose) while a thread's anchor is changed; the
+ * mask before in *old. 0, or -1 (nothing blocked). */
+int js_walker_block_async(sigset_t *old);
 
 extern const js_walker js_walker_agct;
 /* AsyncGetCallTrace, stepping out of stubs and compiled prologues/epilogues it cannot start from

@@ -69,9 +69,8 @@ static int java_below(const ucontext_t *uc, uintptr_t sp, uintptr_t fp, uintptr_
     uintptr_t sp0 = *a_sp, pc0 = *a_pc, fp0 = *a_fp;
     if (!sp0) return js_walker_agct.walk(&at, scratch, max); /* in Java: walked from the context */
     if (!js_vm_anchor_private(thread)) return -1; /* blocked or in native: others may walk from the anchor now */
-    sigset_t all, old;
-    sigfillset(&all);
-    if (pthread_sigmask(SIG_BLOCK, &all, &old) != 0) return -1;
+    sigset_t old;
+    if (js_walker_block_async(&old) != 0) return -1; /* the synchronous signals stay open: HotSpot's safe reads */
     *a_pc = pc;
     *a_fp = fp;
     *a_sp = sp;

@@ -40,10 +40,17 @@
 
 /* Set once at init (normal thread): 1 when the layout was understood and guarded reads work. */
 static int enabled;
-/* Set once at init: every signal but the synchronous ones, blocked while an anchor is changed. */
-static sigset_t async_signals;
 
 static int live_stack(uintptr_t sp, js_safe_range *st);
+
+int js_walker_block_async(sigset_t *old)
+{
+    static const int synchronous[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP};
+    sigset_t async_signals; /* sigfillset and sigdelset are async-signal-safe */
+    sigfillset(&async_signals);
+    for (size_t i = 0; i < sizeof synchronous / sizeof synchronous[0]; i++) sigdelset(&async_signals, synchronous[i]);
+    return pthread_sigmask(SIG_BLOCK, &async_signals, old) == 0 ? 0 : -1;
+}
 
 int js_walker_stack_range(uintptr_t sp, js_safe_range *st)
 {
@@ -249,7 +256,7 @@ static int complete_anchor(void *ucontext, js_raw_frame *frames, int max)
     if (pc0 && !stub_frame_refused(&b, pc0)) return 0; /* a complete anchor: not the reason the walk failed */
     if (b.kind == JS_BLOB_STUB && js_unwind_frame(&b, &st, &r) < 0) return 0;
     sigset_t old; /* a signal that suspends this thread to walk it (JFR's sampler) must not see half an anchor */
-    if (pthread_sigmask(SIG_BLOCK, &async_signals, &old) != 0) return 0;
+    if (js_walker_block_async(&old) != 0) return 0;
     *a_pc = r.pc;
     *a_fp = r.fp;
     *a_sp = r.sp;
@@ -295,9 +302,6 @@ static int recover_init(void *java_vm, char *err, size_t errlen)
         js_safe_fmt(err, errlen, "stack recovery off (AsyncGetCallTrace alone): process_vm_readv is not permitted");
     } else {
         js_cfi_init(); /* without tables (none found), VM code is left by its frame pointers alone */
-        static const int synchronous[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP}; /* blocked, they would kill */
-        sigfillset(&async_signals);
-        for (size_t i = 0; i < sizeof synchronous / sizeof synchronous[0]; i++) sigdelset(&async_signals, synchronous[i]);
         enabled = 1;
     }
     return 0;
