@@ -10,6 +10,8 @@
 
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,6 +21,7 @@
 
 #include "engine/engine.h"
 #include "engine/jitter.h"
+#include "sample/threads.h"
 
 #define UNUSED __attribute__((unused))
 
@@ -390,6 +393,59 @@ static void test_ctimer_jitter_below_tick(void **state UNUSED)
     assert_true(truth >= 500 && w * 100 >= truth * 97 && w * 100 <= truth * 103);
 }
 
+static _Atomic int rt_delivered, rt_go, rt_ready;
+
+static void rt_handler(int signo, siginfo_t *si, void *uc)
+{
+    atomic_fetch_add(&rt_delivered, 1);
+}
+
+/* A thread in the table that blocks the wall engine's signal until told, then takes what is pending. */
+static void *rt_blocker(void *arg)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, *(int *)arg);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    int created;
+    js_thread *t = js_threads_claim((int)syscall(SYS_gettid), &created);
+    atomic_store(&rt_ready, t ? 1 : -1);
+    while (!atomic_load(&rt_go)) usleep(1000);
+    pthread_sigmask(SIG_UNBLOCK, &set, NULL); /* every queued signal is delivered here */
+    if (t) js_threads_release(t);
+    return NULL;
+}
+
+/* wall with a real-time signal (the one chosen when another profiler holds SIGPROF): a thread that blocks it gets one
+ * signal pending, not one a tick (real-time signals queue, up to the limit of pending signals of all the user's
+ * processes), and takes the weight of every tick it missed with it. */
+static void test_wall_one_signal_pending(void **state UNUSED)
+{
+    int signo = SIGRTMIN + 6;
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = rt_handler;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    assert_int_equal(sigaction(signo, &sa, &old), 0);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, rt_blocker, &signo), 0);
+    while (!atomic_load(&rt_ready)) usleep(1000);
+    assert_int_equal(atomic_load(&rt_ready), 1);
+    char err[256];
+    assert_int_equal(js_engine_wall.start(1000000, 0, signo, err, sizeof err), 0);
+    usleep(300000); /* about 300 ticks of 1 ms */
+    js_engine_wall.stop();
+    uint64_t sent = js_engine_wall_signals();
+    atomic_store(&rt_go, 1);
+    pthread_join(th, NULL);
+    sigaction(signo, &old, NULL);
+    fprintf(stderr, "wall, real-time signal blocked for 300 ms of 1-ms ticks: %llu sent, %d delivered\n",
+            (unsigned long long)sent, atomic_load(&rt_delivered));
+    assert_int_equal(atomic_load(&rt_delivered), 1);
+    assert_true(sent == 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -402,6 +458,7 @@ int main(void)
         cmocka_unit_test(test_ctimer_jitter_keeps_rate),
         cmocka_unit_test(test_ctimer_jitter_below_tick),
         cmocka_unit_test(test_ctimer_draws_once_per_run),
+        cmocka_unit_test(test_wall_one_signal_pending),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -106,9 +106,11 @@ static void visit(js_thread *t)
             return;
         }
     }
-    /* The weight waits in the slot for the handler: a signal sent while an earlier one is still pending (a thread
-     * starved of CPU) is merged with it by the kernel, and the pending one then takes both weights. */
-    atomic_fetch_add(&t->wall_due, w);
+    /* The weight waits in the slot for the handler, which takes it all. While it waits, a signal is on its way (a
+     * thread starved of CPU, or blocking the signal): the weight adds up for that one and no other is sent. (The kernel
+     * would merge a second SIGPROF, but a real-time signal, chosen when another profiler has SIGPROF, queues: one a
+     * tick, up to the pending signals all the user's processes may have.) */
+    if (atomic_fetch_add(&t->wall_due, w) != 0) return;
     siginfo_t si;
     memset(&si, 0, sizeof si);
     si.si_signo = W.sig;
@@ -117,6 +119,7 @@ static void visit(js_thread *t)
     si.si_uid = getuid();
     si.si_value.sival_ptr = (void *)(uintptr_t)(WALL_TAG << WALL_TAG_SHIFT);
     if (syscall(SYS_rt_tgsigqueueinfo, W.pid, tid, W.sig, &si) == 0) W.sent++, atomic_fetch_add(&W.sent_total, 1);
+    else atomic_store(&t->wall_due, 0); /* none on its way (the thread ended, or the queue is full): the next tick's */
 }
 
 /* One tick: from where the last tick stopped, look at threads in table order until WALL_PER_TICK have been
