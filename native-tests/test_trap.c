@@ -118,6 +118,64 @@ static void test_threads_at_once(void **state UNUSED)
     js_trap_disarm();
 }
 
+#define RACE_CYCLES 3000
+static _Atomic int race_stop;
+
+static void *race_caller(void *arg)
+{
+    long bad = 0;
+    for (int i = 0; !atomic_load(&race_stop); i++) {
+        if (win_begin(i) != i * 3 + 1) bad++;
+        if (win_end(i) != i * 5 - 2) bad++;
+    }
+    return (void *)bad;
+}
+
+/* Arming and disarming (a session's stop, a loop= restart) while threads call both functions without pause: no trap
+ * handler still at work writes the code once disarm has closed its page (a SIGSEGV in the handler, the JVM's end), or
+ * leaves a breakpoint behind; after each disarm both functions start with their own bytes, and every call returns its
+ * value. In a child, so that a crash fails this test and not the suite. */
+static void test_disarm_while_trapping(void **state UNUSED)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        uint8_t code_b = *(volatile uint8_t *)(uintptr_t)win_begin, code_e = *(volatile uint8_t *)(uintptr_t)win_end;
+        pthread_t t[THREADS];
+        for (int i = 0; i < THREADS; i++)
+            if (pthread_create(&t[i], NULL, race_caller, NULL) != 0) _exit(10);
+        char err[256];
+        int left = 0;
+        for (int c = 0; c < RACE_CYCLES; c++) {
+            if (js_trap_arm((uintptr_t)win_begin, (uintptr_t)win_end, c & 1, err, sizeof err) != 0) _exit(11);
+            for (volatile int k = 0; k < 2000 + (c % 7) * 500; k++) {
+            }
+            js_trap_disarm();
+            if (*(volatile uint8_t *)(uintptr_t)win_begin != code_b || *(volatile uint8_t *)(uintptr_t)win_end != code_e)
+                left++;
+        }
+        atomic_store(&race_stop, 1);
+        long bad = 0;
+        for (int i = 0; i < THREADS; i++) {
+            void *r;
+            pthread_join(t[i], &r);
+            bad += (long)r;
+        }
+        _exit(left ? 12 : bad ? 13 : 0);
+    }
+    int st = 0, waited = 0;
+    while (waitpid(pid, &st, WNOHANG) == 0 && waited++ < 600) /* a minute at most: threads caught in traps spin */
+        usleep(100000);
+    if (waited > 600) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &st, 0);
+        fprintf(stderr, "child: still running after a minute (threads looping in traps)\n");
+    }
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        fprintf(stderr, "child: %s %d\n", WIFEXITED(st) ? "exit" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 /* nostop: samples are kept outside windows too, which are still recorded. */
 static void test_nostop(void **state UNUSED)
 {
@@ -372,6 +430,7 @@ int main(void)
         cmocka_unit_test(test_window_opens_and_closes),
         cmocka_unit_test(test_threads_at_once),
         cmocka_unit_test(test_nostop),
+        cmocka_unit_test(test_disarm_while_trapping),
         cmocka_unit_test(test_refusal_and_foreign_traps),
         cmocka_unit_test(test_hooks_take_calls_over),
         cmocka_unit_test(test_hooks_beside_a_window),

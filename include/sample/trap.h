@@ -33,8 +33,9 @@ void js_trap_unhook(void);
 
 /* Arm the breakpoints on begin (non-zero) and end (0: the window never closes). 0, or -1 with err. Normal threads. */
 int js_trap_arm(uintptr_t begin, uintptr_t end, int nostop, char *err, size_t errlen);
-/* Put the functions' bytes back and keep every sample again. Normal threads. */
-void js_trap_disarm(void);
+/* Put the functions' bytes back and keep every sample again, once no trap handler can write them (a second at most).
+ * 0, or -1 if one was still at work after that: the code is put back, its pages left writable. Normal threads. */
+int js_trap_disarm(void);
 /* 1 if a sample taken now is kept (no window armed, nostop, or a window is open). Signal-safe. */
 int js_trap_keep(void);
 /* Take the windows recorded since the last call, oldest first, into out[0..max); their count. Normal threads. */

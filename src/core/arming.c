@@ -328,6 +328,14 @@ static void set_features(const js_args *a)
     js_vmx_set(a->cstack_vmx && helper && helper_size, helper, helper + helper_size);
 }
 
+/* begin=/end=: the functions' code as it was; one line if a trap handler kept their pages writable. */
+static void disarm_window(void)
+{
+    if (js_trap_disarm() != 0)
+        js_warn("begin/end: a breakpoint's signal handler was still at work 1 s after the window was disarmed; the "
+                "functions' code is put back, their pages left writable");
+}
+
 /* begin=/end= (ttsp): the breakpoints that open and close the profiling window. 0, or -1 with err. */
 static int arm_window(const js_args *a, char *err, size_t errlen)
 {
@@ -470,7 +478,7 @@ int js_arming_start(const js_args *a, js_store *store, js_evring *ring, js_armin
     }
     /* The wall timer starts once the handler accepts its signals. */
     if (a->wall_ns > 0 && js_engine_wall.start(a->wall_ns, a->jitter, wall_signo, err, errlen) != 0) {
-        js_trap_disarm(); /* begin=/end=: the functions' code as it was */
+        disarm_window(); /* begin=/end=: the functions' code as it was */
         js_sampler_disarm();
         if (e) e->stop();
         return -1;
@@ -498,7 +506,7 @@ int js_arming_start(const js_args *a, js_store *store, js_evring *ring, js_armin
 
 int js_arming_stop(void)
 {
-    js_trap_disarm(); /* the functions' code as it was, first */
+    disarm_window(); /* the functions' code as it was, first */
     pthread_mutex_lock(&lock);
     const js_engine *e = engine, *wall = wall_engine;
     atomic_store(&attach_wanted, 0);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 #define INT3 0xcc
 #define PAST_MAX 16 /* addresses trapped in earlier sessions: a late trap there is still run again, not passed on */
 #define EFLAGS_RF 0x10000 /* resume flag: the next instruction's breakpoint does not fault */
+#define DISARM_WAIT_NS 1000000000ull /* how long disarm waits for a trap handler that may write the code */
 #define HW_MAX 256 /* functions a function event ever set a hardware breakpoint on in this process (kept for good) */
 
 /* Process-wide: one SIGTRAP handler and one pair of breakpoints at a time (sessions are one at a time). */
@@ -24,6 +26,7 @@ static struct {
     uint8_t begin_byte, end_byte;        /* what int3 replaced */
     _Atomic int begin_set, end_set;      /* the int3 is in place there */
     _Atomic int armed, nostop, open;
+    _Atomic int inside;                  /* trap handlers that may write begin/end's code (disarm waits for them) */
     _Atomic uint64_t start_ns;
     js_trap_window ring[JS_TRAP_WINDOWS]; /* written by the trap handler that closes a window */
     _Atomic uint64_t head, tail;          /* head: next to write; tail: next to take */
@@ -140,7 +143,10 @@ static void on_trap(int signo, siginfo_t *si, void *ucv)
         errno = saved;
         return;
     }
-    if (pc == atomic_load(&T.begin) && atomic_exchange(&T.begin_set, 0)) { /* the window opens */
+    atomic_fetch_add(&T.inside, 1); /* before armed is read: a disarm that cleared it waits for this handler */
+    if (!atomic_load(&T.armed)) {
+        /* disarmed (or being disarmed): the code is, or is about to be, put back by disarm; write nothing */
+    } else if (pc == atomic_load(&T.begin) && atomic_exchange(&T.begin_set, 0)) { /* the window opens */
         atomic_store(&T.start_ns, js_mono_ns());
         atomic_store(&T.open, 1);
         put_byte(pc, T.begin_byte);
@@ -153,12 +159,11 @@ static void on_trap(int signo, siginfo_t *si, void *ucv)
         atomic_store(&T.open, 0);
         record(atomic_load(&T.start_ns), js_mono_ns(), (int)syscall(SYS_gettid));
         put_byte(pc, T.end_byte);
-        if (atomic_load(&T.armed)) {
-            put_byte(atomic_load(&T.begin), INT3);
-            atomic_store(&T.begin_set, 1);
-        }
+        put_byte(atomic_load(&T.begin), INT3);
+        atomic_store(&T.begin_set, 1);
     }
-    uc->uc_mcontext.gregs[REG_RIP] = (greg_t)pc; /* run the instruction that was there (put back by now) */
+    atomic_fetch_sub(&T.inside, 1);
+    uc->uc_mcontext.gregs[REG_RIP] = (greg_t)pc; /* run the instruction that was there (put back by now, or soon) */
     errno = saved;
 }
 
@@ -294,6 +299,10 @@ int js_trap_arm(uintptr_t begin, uintptr_t end, int nostop, char *err, size_t er
             js_safe_fmt(err, errlen, "begin/end: the function is hooked by tlab in this session");
             return -1;
         }
+    if (*(volatile uint8_t *)begin == INT3 || (end && *(volatile uint8_t *)end == INT3)) {
+        js_safe_fmt(err, errlen, "begin/end: the function starts with a breakpoint already (a debugger's?)");
+        return -1;
+    }
     if (install(err, errlen) != 0) return -1;
     if (code_writable(begin, 1) != 0 || (end && code_writable(end, 1) != 0)) {
         js_safe_fmt(err, errlen, "cannot make the code of begin/end writable: %s", js_safe_errstr(errno));
@@ -316,15 +325,27 @@ int js_trap_arm(uintptr_t begin, uintptr_t end, int nostop, char *err, size_t er
     return 0;
 }
 
-void js_trap_disarm(void)
+int js_trap_disarm(void)
 {
-    if (!atomic_exchange(&T.armed, 0)) return;
+    if (!atomic_exchange(&T.armed, 0)) return 0;
     uintptr_t begin = atomic_load(&T.begin), end = atomic_load(&T.end);
-    if (atomic_exchange(&T.begin_set, 0)) put_byte(begin, T.begin_byte);
-    if (end && atomic_exchange(&T.end_set, 0)) put_byte(end, T.end_byte);
+    /* A handler past its look at armed may still move the breakpoints: wait for it (it runs a few instructions, but
+     * may be preempted), then put both bytes back whatever the flags say. */
+    uint64_t until = js_mono_ns() + DISARM_WAIT_NS;
+    int quiet;
+    while (!(quiet = atomic_load(&T.inside) == 0) && js_mono_ns() < until) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    atomic_store(&T.begin_set, 0);
+    atomic_store(&T.end_set, 0);
+    put_byte(begin, T.begin_byte);
+    if (end) put_byte(end, T.end_byte);
     atomic_store(&T.open, 0);
+    if (!quiet) return -1; /* the pages stay writable: a handler still inside must not fault on its write */
     if (!page_of_hook(begin)) code_writable(begin, 0);
     if (end && !page_of_hook(end)) code_writable(end, 0);
+    return 0;
 }
 
 int js_trap_keep(void)
