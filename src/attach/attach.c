@@ -71,15 +71,25 @@ static int socket_exists(const js_target *t, int tmp)
     return fstatat(tmp, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISSOCK(st.st_mode);
 }
 
-/* The listener's address in addr: the socket reached through our descriptor of the target's /tmp, so that
- * nothing on the way is looked up again (and the path stays short). */
-static void socket_addr(const js_target *t, int tmp, struct sockaddr_un *addr)
+/* The listener's socket file, opened as a path (not followed, if a link: a link put there in the meantime, by the
+ * container, would lead connect anywhere) and checked to be a socket; its address through that descriptor in addr,
+ * so that nothing is looked up again. The descriptor (close it after connect), or -1 with errno. */
+static int socket_addr(const js_target *t, int tmp, struct sockaddr_un *addr)
 {
     char name[32];
+    struct stat st;
     socket_name(t, name, sizeof name);
+    int fd = openat(tmp, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return -1;
+    if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) {
+        close(fd);
+        errno = ENOTSOCK;
+        return -1;
+    }
     memset(addr, 0, sizeof *addr);
     addr->sun_family = AF_UNIX;
-    snprintf(addr->sun_path, sizeof addr->sun_path, "/proc/self/fd/%d/%s", tmp, name);
+    snprintf(addr->sun_path, sizeof addr->sun_path, "/proc/self/fd/%d", fd);
+    return fd;
 }
 
 /* What a connect to the socket file at addr says: 0 if something accepted it, else its errno (ECONNREFUSED: nothing
@@ -104,9 +114,10 @@ js_attach_code js_attach_clear_stale(const js_target *t, char *err, size_t errle
     int tmp = open_tmp(t, err, errlen);
     if (tmp < 0) return JS_AT_SYSTEM;
     socket_name(t, name, sizeof name);
-    socket_addr(t, tmp, &addr);
     js_attach_code rc = JS_AT_OK;
+    int sock = -1;
     if (fstatat(tmp, name, &a, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISSOCK(a.st_mode) || a.st_uid == t->uid) goto out;
+    if ((sock = socket_addr(t, tmp, &addr)) < 0) goto out; /* gone, or no longer a socket: nothing to clear */
     int probe = socket_probe(&addr);
     if (probe == ENOENT) goto out; /* gone since the stat: nothing to clear */
     if (probe == ECONNREFUSED) { /* unlink only the file probed: the JVM may have just put its own there */
@@ -123,6 +134,7 @@ js_attach_code js_attach_clear_stale(const js_target *t, char *err, size_t errle
              "remove it as root", t->root, name, (unsigned)a.st_uid, (unsigned)t->uid, t->pid, why);
     rc = JS_AT_PERMISSION;
 out:
+    if (sock >= 0) close(sock);
     close(tmp);
     return rc;
 }
@@ -293,19 +305,26 @@ static js_attach_code exchange(const js_target *t, int tmp, const char *const ar
 {
     struct sockaddr_un addr;
     if (check_socket_file(t, tmp, err, errlen) != 0) return JS_AT_PERMISSION;
-    socket_addr(t, tmp, &addr);
+    int sock = socket_addr(t, tmp, &addr);
+    if (sock < 0) {
+        snprintf(err, errlen, "cannot connect to %s/tmp/.java_pid%d: %s", t->root, t->nspid, strerror(errno));
+        return JS_AT_SYSTEM;
+    }
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         snprintf(err, errlen, "socket: %s", strerror(errno));
+        close(sock);
         return JS_AT_SYSTEM;
     }
     struct timeval tv = {timeout_ms / 1000 + 30, 0}; /* the agent's own work (a dump) may take a while */
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    if (connect(fd, (struct sockaddr *)&addr, sizeof addr) != 0) {
-        int e = errno;
+    int connected = connect(fd, (struct sockaddr *)&addr, sizeof addr);
+    int why = errno;
+    close(sock);
+    if (connected != 0) {
         close(fd);
-        snprintf(err, errlen, "cannot connect to %s/tmp/.java_pid%d: %s", t->root, t->nspid, strerror(e));
-        return e == EACCES || e == EPERM ? JS_AT_PERMISSION : JS_AT_SYSTEM;
+        snprintf(err, errlen, "cannot connect to %s/tmp/.java_pid%d: %s", t->root, t->nspid, strerror(why));
+        return why == EACCES || why == EPERM ? JS_AT_PERMISSION : JS_AT_SYSTEM;
     }
     if (check_peer(t, fd, err, errlen) != 0) { /* before a byte is sent: the options may carry a token */
         close(fd);
