@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #define JS_GRPC_MSG_MAX (4u << 20)  /* largest message sent or received (an upload slice is 1 MiB) */
+#define JS_GRPC_UNARY_MAX (256u << 10) /* largest answer to a unary call (a poll's Commands: a few hundred bytes) */
 #define JS_GRPC_ERR_MAX 256
 
 /* gRPC status codes (grpc's statuscodes.md). */

@@ -688,12 +688,12 @@ def check_oversize_answer(ctx):
 
 def check_flood_answer(ctx):
     """A server answering task polls with empty messages without end (a unary call gets one): each poll fails within
-    moments, not at its deadline, with one line (an empty message costs the client a queued node all the same, so
-    the messages unread are capped), heartbeats go on, the JVM runs to its end."""
+    moments, not at its deadline, with one line (the client keeps no more than the one answer: an empty message costs
+    a queued node all the same), heartbeats go on, the JVM runs to its end."""
     b = ctx.backend("flood", "--flood-commands")
     jvm = Jvm(ctx, "flood", agent_opts(b.port, "svc-flood", "i1", ctx.dir("flood-tasks")), ["TaskLoad", 8, 0, 0])
     check(jvm.wait_exit(40) == 0, "the JVM runs to its end")
-    one_line(jvm.log(), r"task poll failed.*messages unread", "a flooded poll")
+    one_line(jvm.log(), r"task poll failed.*a second message in answer to a unary call", "a flooded poll")
     check(b.instance_seen("i1"), "heartbeats still reach the backend")
     polls = b.get("/stats")["polls"]
     check(polls >= 3, f"polls fail fast and are retried: {polls} in the JVM's 8 s (a poll's deadline is 30 s)")

@@ -39,6 +39,7 @@ struct js_grpc_call {
     msg_node *given;          /* the message the last recv returned */
     js_grpc_headers hd;
     int proto_error;
+    int unary;                /* one response message only */
     /* end */
     int running, ended, status;
     CURLcode result;
@@ -83,6 +84,10 @@ static int queue_msg(void *ctx, const uint8_t *data, size_t len)
     js_grpc_call *c = ctx;
     if (c->queued + sizeof(msg_node) + len > JS_GRPC_MSG_MAX) {
         snprintf(c->err, sizeof c->err, "the server sent more than %u bytes unread", JS_GRPC_MSG_MAX);
+        return -1;
+    }
+    if (c->unary && (c->head || c->given)) {
+        snprintf(c->err, sizeof c->err, "the server sent a second message in answer to a unary call");
         return -1;
     }
     if (c->nqueued >= QUEUE_MSGS_MAX) {
@@ -418,6 +423,8 @@ int js_grpc_unary_timed(const js_grpc_channel *ch, const char *path, const void 
         snprintf(err, errlen, "cannot set up the call (out of memory or a bad option)");
         return JS_GRPC_INTERNAL;
     }
+    c->unary = 1; /* one small answer: what it unpacks to is bounded too */
+    js_grpc_reader_init(&c->rd, JS_GRPC_UNARY_MAX);
     int st = js_grpc_send_last(c, req, req_len);
     if (st == JS_GRPC_OK) st = js_grpc_finish(c);
     if (st == JS_GRPC_OK && !c->head) {
