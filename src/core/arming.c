@@ -609,6 +609,18 @@ static void java_find_cb(js_thread *t, void *ctx)
         k->tid = tid;
 }
 
+/* Take a running thread's counter or timer off it (a filter change, from another thread): its own signal handler may be
+ * using the handle this moment, so it stops raising signals and is kept for reap_graves, not released at once (its
+ * file number, reused, would take the handler's ioctl). Caller holds lock. */
+static void disarm_live_thread(js_thread *t)
+{
+    if (!engine || !engine->per_thread || !atomic_load(&t->armed)) return;
+    if (engine->thread_pause) engine->thread_pause(&t->handle);
+    int n = 0;
+    forget_cb(t, &n);
+    reap_graves();
+}
+
 int js_arming_filter_thread(int tid, int64_t java_tid, int add)
 {
     if (!tid) {
@@ -624,7 +636,7 @@ int js_arming_filter_thread(int tid, int64_t java_tid, int add)
     js_thread *t = api_filter ? js_threads_find(tid) : NULL;
     if (t) {
         apply_filter(t, "");
-        if (atomic_load(&t->unsampled) == FILTERED) disarm_thread(t);
+        if (atomic_load(&t->unsampled) == FILTERED) disarm_live_thread(t);
         else arm_thread(t);
     }
     pthread_mutex_unlock(&lock);
