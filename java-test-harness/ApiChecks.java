@@ -18,6 +18,10 @@ import java.util.regex.Pattern;
  * sets the agent up in the running VM: 20 cycles with the same assertions.</li>
  * <li>{@code api-exit-race}: stop() racing System.exit(0), 10 times: exit 0 within the timeout, no crash, the
  * output written.</li>
+ * <li>{@code api-loader-unload}: no -agentpath; a class loader of its own loads JSampler, which loads the library
+ * (System.load) and runs one session, then the loader is dropped and collected (the JDK unloads its native libraries
+ * then): 200 threads started and 50 classes loaded afterwards (the agent's JVMTI callbacks stay registered) with no
+ * crash, and the library still mapped.</li>
  * <li>{@code idle-method-ids}: the library loaded idle; MethodIds lets 750 class loaders come and go before, during
  * and after one session. A session leaves their jmethodIDs in the JVM's C heap (at least 750 more Native Memory
  * Tracking blocks than the fewer of the idle phases': this shows the figure sees them); before and after it none are
@@ -73,6 +77,38 @@ final class ApiChecks {
 
     void systemLoad() {
         runCycles("api-system-load", null, "20", t.agent.toString());
+    }
+
+    void loaderUnload() {
+        String name = "api-loader-unload";
+        if (!t.selected(name) || t.jar == null) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        List<String> problems = new ArrayList<>();
+        List<String> details = new ArrayList<>();
+        Path dir = t.runDir(name);
+        IntegrationTest.Run r = t.launch(name, List.of(), 120, null, "ApiLoaderUnload", t.jar.toString(),
+                t.agent.toString(), dir.toString(), t.classes.toString());
+        problems.addAll(r.crashSigns());
+        Matcher m = Pattern.compile("UNLOAD_OK loader_collected=(\\w+) mapped=(\\w+) threads=(\\d+) classes=(\\d+)")
+                .matcher(r.stdout);
+        if (r.timedOut || r.exitCode != 0 || !m.find()) {
+            problems.add("exit " + r.exitCode + (r.timedOut ? " (timed out)" : "") + ", no UNLOAD_OK line");
+            details.addAll(r.stderrTail(8));
+        } else {
+            details.add(m.group(0));
+            if (!m.group(1).equals("true")) {
+                problems.add("the loader was not collected within 20 s: the check proves nothing");
+            }
+            if (!m.group(2).equals("true")) {
+                problems.add("the library was unmapped with its loader while its callbacks stay registered");
+            }
+        }
+        if (!Files.isRegularFile(dir.resolve("p.collapsed"))) {
+            problems.add("the session through the dropped loader wrote no profile");
+        }
+        t.report(name, problems, details, t0);
     }
 
     void idleMethodIds() {

@@ -186,6 +186,7 @@ public final class IntegrationTest {
         safely("api-cycles", api::cycles);
         safely("api-system-load", api::systemLoad);
         safely("api-exit-race", api::exitRace);
+        safely("api-loader-unload", api::loaderUnload);
         safely("idle-method-ids", api::idleMethodIds);
         safely("unload-churn", this::unloadChurn);
         WalkerChecks walker = new WalkerChecks(this);

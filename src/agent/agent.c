@@ -271,6 +271,8 @@ static int setup(JavaVM *vm)
     return 0;
 }
 
+static void pin_library(void);
+
 int js_agent_init_live(JavaVM *vm, JNIEnv *jni)
 {
     pthread_mutex_lock(&init_lock);
@@ -278,6 +280,9 @@ int js_agent_init_live(JavaVM *vm, JNIEnv *jni)
     if (!atomic_load(&vm_ready)) {
         rc = setup(vm);
         if (rc == 0) {
+            /* System.load from a class loader: the JDK unloads the library with the loader's last class, and the
+             * callbacks set up here stay registered for the JVM's life */
+            pin_library();
             /* The VMInit work, now: generated code so far, this thread (jmethodIDs and compiled code come with a
              * session's start: core/methodids.c). */
             find_thread_tid_field(jni);
@@ -359,8 +364,9 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
     return JNI_OK;
 }
 
-/* Keep this library loaded for good: HotSpot dlcloses an agent whose Agent_OnAttach returns non-zero, and
- * once JVMTI callbacks point into it that would leave them pointing at unmapped code. */
+/* Keep this library loaded for good: HotSpot dlcloses an agent whose Agent_OnAttach returns non-zero, and the JDK
+ * one loaded by System.load once its class loader is collected; once JVMTI callbacks point into it either would leave
+ * them pointing at unmapped code. */
 static void pin_library(void)
 {
     Dl_info info;
