@@ -234,6 +234,39 @@ static void test_resume(void **state UNUSED)
     if (collapsed_total(path) >= both) fail_msg("start after resume kept the old samples");
 }
 
+/* A resume that fails (its JFR file cannot be created) keeps the last session's profile: a dump writes it whole, and
+ * a resume after it still adds to it. */
+static void test_failed_resume_keeps_profile(void **state UNUSED)
+{
+    char cmd[256], path[200];
+    snprintf(cmd, sizeof cmd, "start,interval=1ms,file=%s/f1.collapsed", g_dir);
+    expect(cmd, JS_OK, "profiling started");
+    sleep_ms(200);
+    expect("stop", JS_OK, "wrote collapsed profile");
+    snprintf(path, sizeof path, "%s/f1.collapsed", g_dir);
+    long long first = collapsed_total(path);
+    assert_true(first > 0);
+    snprintf(cmd, sizeof cmd, "resume,interval=1ms,file=%s/f2.collapsed,jfrfile=%s/missing/f2.jfr", g_dir, g_dir);
+    expect(cmd, JS_ERR_IO, "missing");
+    snprintf(cmd, sizeof cmd, "dump,file=%s/f-kept.collapsed", g_dir);
+    expect(cmd, JS_OK, "wrote collapsed profile");
+    snprintf(path, sizeof path, "%s/f-kept.collapsed", g_dir);
+    assert_int_equal(collapsed_total(path), first);
+    snprintf(path, sizeof path, "%s/f1.collapsed", g_dir);
+    assert_int_equal(unlink(path), 0);
+    expect("dump", JS_OK, "wrote collapsed profile"); /* to the kept request's file, not the failed one's */
+    assert_int_equal(collapsed_total(path), first);
+    snprintf(path, sizeof path, "%s/f2.collapsed", g_dir);
+    assert_true(access(path, F_OK) != 0);
+    snprintf(cmd, sizeof cmd, "resume,interval=1ms,file=%s/f3.collapsed", g_dir);
+    expect(cmd, JS_OK, "profiling started");
+    sleep_ms(200);
+    expect("stop", JS_OK, "wrote collapsed profile");
+    snprintf(path, sizeof path, "%s/f3.collapsed", g_dir);
+    long long both = collapsed_total(path);
+    if (both <= first) fail_msg("resume after a failed one: %lld samples, %lld before", both, first);
+}
+
 typedef struct {
     pthread_barrier_t *go;
     js_status st;
@@ -623,7 +656,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_commands_in_every_state),
-        cmocka_unit_test(test_resume), cmocka_unit_test(test_concurrent_stops),
+        cmocka_unit_test(test_resume), cmocka_unit_test(test_failed_resume_keeps_profile),
+        cmocka_unit_test(test_concurrent_stops),
         cmocka_unit_test(test_restart_cycles),          cmocka_unit_test(test_rotation_keeps_every_sample),
         cmocka_unit_test(test_cycles_under_thread_churn),
         cmocka_unit_test(test_timeout),                 cmocka_unit_test(test_loop),

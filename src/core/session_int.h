@@ -82,8 +82,10 @@ void js_session_format_status(int running, char *out, size_t outlen);
 void js_session_start_housekeeper(void);
 
 /* session_io.c */
+/* Open the outputs of a start: profiles emptied unless a resume carries the retained ones on; JFR streaming begun. */
 js_status js_session_open_outputs(const js_args *a, char *out, size_t outlen);
-void js_session_close_outputs(void);
+/* Close what js_session_open_outputs opened, for a start that failed; the profiles stay if keep_profiles. */
+void js_session_close_outputs(int keep_profiles);
 js_status js_session_stop_locked(const js_args *req, int from_housekeeper, char *out, size_t outlen);
 js_status js_session_dump_locked(const js_args *req, char *out, size_t outlen);
 /* Write the retained profiles of the last session as req asks (stop or dump after the session ended). */

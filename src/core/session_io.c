@@ -84,13 +84,14 @@ js_status js_session_open_outputs(const js_args *a, char *out, size_t outlen)
     return st;
 }
 
-void js_session_close_outputs(void)
+void js_session_close_outputs(int keep_profiles)
 {
     char ignored[512];
     if (js_sess.jfr) js_jfr_stream_stop(0, ignored, sizeof ignored);
     if (js_sess.jfr && js_sess.jfrsync_path[0]) js_jfrsync_abort(js_sess.vm);
     js_sess.jfrsync_path[0] = 0;
     js_sess.jfr = 0;
+    if (keep_profiles) return;
     js_fold_free_profiles(js_sess.profiles);
     js_fold_init_profiles(js_sess.profiles);
 }
