@@ -4,7 +4,8 @@
  * bounded table (JS_LIVE_MAX samples). When the session's allocation profile is written, it is rebuilt from the
  * samples whose object the garbage collector has not freed yet: what the heap still holds of what was sampled (an
  * object unreachable but not yet collected still counts). A full table first drops the samples whose objects are
- * gone; samples that still find no room are counted and named in the log. JVMTI callbacks and normal threads only.
+ * gone (after a sweep that freed nothing, only every so many samples: see live.c); samples that still find no room
+ * are counted and named in the log. JVMTI callbacks and normal threads only.
  */
 #ifndef JS_LIVE_H
 #define JS_LIVE_H

@@ -22,6 +22,12 @@ static live_sample *table; /* JS_LIVE_MAX slots, allocated when tracking starts 
 static _Atomic int on;
 static int used;
 static uint64_t untracked;
+/* A full table whose objects all live (a cache filling up) would cost a sweep of JS_LIVE_MAX weak references on every
+ * sample, under the lock every allocating thread takes. After a sweep that frees nothing the next waits for
+ * skip_left full-table samples, twice as many each time up to SWEEP_BACKOFF_MAX: at most JS_LIVE_MAX /
+ * SWEEP_BACKOFF_MAX checks a sample, and at most SWEEP_BACKOFF_MAX samples untracked after the collector frees room. */
+#define SWEEP_BACKOFF_MAX 256
+static int skip_next, skip_left;
 
 /* Free slot i (its reference and frames). Caller holds lock. */
 static void drop(JNIEnv *jni, int i)
@@ -45,14 +51,26 @@ void js_live_enable(JNIEnv *jni, int enable)
     atomic_store(&on, table != NULL);
     used = 0;
     untracked = 0;
+    skip_next = skip_left = 0;
     pthread_mutex_unlock(&lock);
 }
 
-/* Drop every sample whose object is gone. Caller holds lock. */
-static void sweep(JNIEnv *jni)
+/* The table is full: drop every sample whose object is gone, unless a recent sweep freed nothing (then count down
+ * to the next one). Caller holds lock. */
+static void sweep_full(JNIEnv *jni)
 {
+    if (skip_left > 0) {
+        skip_left--;
+        return;
+    }
     for (int i = 0; i < JS_LIVE_MAX; i++)
         if (table[i].ref && (*jni)->IsSameObject(jni, table[i].ref, NULL)) drop(jni, i);
+    if (used < JS_LIVE_MAX) {
+        skip_next = 0;
+        return;
+    }
+    skip_next = skip_next ? (skip_next * 2 > SWEEP_BACKOFF_MAX ? SWEEP_BACKOFF_MAX : skip_next * 2) : 1;
+    skip_left = skip_next;
 }
 
 void js_live_track(JNIEnv *jni, jobject object, const js_raw_frame *frames, int n, uint32_t thread, uint64_t weight)
@@ -62,7 +80,7 @@ void js_live_track(JNIEnv *jni, jobject object, const js_raw_frame *frames, int 
     js_raw_frame *copy = malloc((size_t)n * sizeof *copy);
     jweak ref = copy ? (*jni)->NewWeakGlobalRef(jni, object) : NULL;
     pthread_mutex_lock(&lock);
-    if (on && used == JS_LIVE_MAX) sweep(jni);
+    if (on && used == JS_LIVE_MAX) sweep_full(jni);
     int slot = -1;
     for (int i = 0; on && ref && used < JS_LIVE_MAX && i < JS_LIVE_MAX && slot < 0; i++)
         if (!table[i].ref) slot = i;
