@@ -388,7 +388,7 @@ static void test_spool_kinds(void **state)
     snprintf(e.service, sizeof e.service, "svc");
     snprintf(e.instance, sizeof e.instance, "inst");
     js_spool_pprof_path(dir, e.id, e.instance, e.jfr, sizeof e.jfr);
-    assert_non_null(strstr(e.jfr, "/pprof-5_same@inst.pb.gz"));
+    assert_non_null(strstr(e.jfr, "/pprof@5_5fsame@inst.pb.gz"));
     int fd = open(e.jfr, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     assert_true(fd >= 0);
     close(fd);
@@ -407,6 +407,42 @@ static void test_spool_kinds(void **state)
     assert_int_equal(access(e.jfr, F_OK), -1);
     assert_int_equal(js_spool_next(dir, &a, &fa), 0);
     rmdir(dir);
+}
+
+/* The basename of path. */
+static const char *base_of(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    return b ? b + 1 : path;
+}
+
+static void test_spool_names_distinct(void **state)
+{
+    /* ids a server may choose alike once unsafe characters are replaced, or so that a JFR task's name reads as a pprof
+     * task's, still get entries of their own; the longest ids fit a file name */
+    static const char *ids[][2] = {{"a/b", "inst"}, {"a_b", "inst"}, {"a_2fb", "inst"}, {"pprof@5", "inst"},
+                                   {"5", "inst"}, {"5@inst", ""}, {".x", "inst"}, {"_2ex", "inst"}};
+    enum { N = sizeof ids / sizeof ids[0] };
+    char paths[2 * N + 2][JS_BACKEND_PATH_MAX + 64];
+    int k = 0;
+    for (int i = 0; i < N; i++) {
+        js_spool_jfr_path("/d", ids[i][0], ids[i][1], paths[k++], sizeof paths[0]);
+        js_spool_pprof_path("/d", ids[i][0], ids[i][1], paths[k++], sizeof paths[0]);
+    }
+    char id[JS_TASK_ID_MAX], inst[JS_BACKEND_NAME_MAX];
+    memset(id, '/', sizeof id - 1), id[sizeof id - 1] = 0;
+    memset(inst, '%', sizeof inst - 1), inst[sizeof inst - 1] = 0;
+    js_spool_jfr_path("/d", id, inst, paths[k++], sizeof paths[0]);
+    inst[sizeof inst - 2] = '&';
+    js_spool_jfr_path("/d", id, inst, paths[k++], sizeof paths[0]);
+    for (int i = 0; i < k; i++) {
+        const char *b = base_of(paths[i]);
+        if (strlen(b) > 210) fail_msg("entry name of %zu bytes: %s", strlen(b), b);
+        if (strpbrk(b, "/%,")) fail_msg("entry name with a character the agent's options treat apart: %s", b);
+        if (b[0] == '.') fail_msg("hidden entry name: %s", b);
+        for (int j = 0; j < i; j++)
+            if (strcmp(paths[i], paths[j]) == 0) fail_msg("entries %d and %d share %s", j, i, paths[i]);
+    }
 }
 
 static void test_spool_refuses_open_dir(void **state)
@@ -472,7 +508,7 @@ int main(void)
         cmocka_unit_test(test_exec_args),
         cmocka_unit_test(test_pprof_task_args),
         cmocka_unit_test(test_plan),
-        cmocka_unit_test(test_spool_kinds),
+        cmocka_unit_test(test_spool_kinds), cmocka_unit_test(test_spool_names_distinct),
         cmocka_unit_test(test_spool),
         cmocka_unit_test(test_spool_refuses_open_dir),
     };

@@ -264,7 +264,7 @@ def check_pprof_killed_mid_upload(ctx):
         task = b.pprof_task(SVC, "THREADCREATE", ["k1"])
         wait_for(lambda: b.proc.poll() is not None, 20, "the backend to die mid-upload")
         b.stop()
-        check(list(Path(td).glob("pprof-*.task")) and list(Path(td).glob("pprof-*.pb.gz")),
+        check(list(Path(td).glob("pprof@*.task")) and list(Path(td).glob("pprof@*.pb.gz")),
               "the profile waits in taskdir while the backend is down")
         b = ctx.backend("pprof-killed2", port=port, state=state)
         up, tree = finished(b, task, "k1", 30)

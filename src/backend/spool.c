@@ -1,11 +1,12 @@
 /* spool.c - see backend_int.h: finished tasks wait in taskdir as "<id>@<instance>.task" (key=value lines)
- * beside their "<id>@<instance>.jfr" (pprof tasks: "pprof-<id>@<instance>.task" and ".pb.gz") until the server
+ * beside their "<id>@<instance>.jfr" (pprof tasks: "pprof@<id>@<instance>.task" and ".pb.gz") until the server
  * has accepted them. Several agents may share a taskdir: an entry is uploaded by whichever holds its flock. */
 #include "backend_int.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,17 +15,48 @@
 #include <time.h>
 #include <unistd.h>
 
-/* A file name from a task id: characters outside [A-Za-z0-9._=@-] become '_'. */
-static void safe_name(const char *id, char *out, size_t outlen)
+/* Entry names stay well under NAME_MAX with the longest suffix (".task.tmp<pid>"). */
+#define ENTRY_NAME_CAP 200
+
+/* s with every byte outside [A-Za-z0-9.=-] (and a leading '.') written "_xx" (hex) after what out holds: '_' and '@'
+ * never come from s itself, so different ids never give the same name. Stops where out is full. */
+static void put_escaped(const char *s, char *out, size_t outlen)
 {
-    size_t i = 0;
-    for (; id[i] && i + 1 < outlen; i++) {
-        char ch = id[i];
-        int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' ||
-                 ch == '_' || ch == '=' || ch == '-' || ch == '@';
-        out[i] = ok && !(i == 0 && ch == '.') ? ch : '_';
+    size_t o = strlen(out);
+    for (size_t i = 0; s[i] && o + 4 < outlen; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '=' ||
+                 ch == '-' || (ch == '.' && o > 0);
+        if (ok) out[o++] = (char)ch;
+        else o += (size_t)snprintf(out + o, outlen - o, "_%02x", ch);
     }
-    out[i] = 0;
+    out[o] = 0;
+}
+
+/* 64-bit FNV-1a of s. */
+static uint64_t name_hash(const char *s)
+{
+    uint64_t h = 14695981039346656037ull;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+/* The file name of a task's entry: "<id>@<instance>", a pprof task's "pprof@<id>@<instance>" (its id may equal an
+ * async-profiler task's: both are the creation time and the service), each part escaped (put_escaped), so agents
+ * sharing taskdir and tasks of different ids never collide. A name over ENTRY_NAME_CAP keeps its start and ends
+ * "~<hash of the whole name>" ('~' is in no escaped name). */
+static void entry_name(js_spool_kind kind, const char *id, const char *instance, char *out, size_t outlen)
+{
+    char whole[3 * (JS_TASK_ID_MAX + JS_BACKEND_NAME_MAX) + 16] = "";
+    if (kind == JS_SPOOL_PPROF) snprintf(whole, sizeof whole, "pprof@");
+    put_escaped(id, whole, sizeof whole);
+    snprintf(whole + strlen(whole), sizeof whole - strlen(whole), "@");
+    put_escaped(instance, whole, sizeof whole);
+    if (strlen(whole) <= ENTRY_NAME_CAP) {
+        snprintf(out, outlen, "%s", whole);
+        return;
+    }
+    snprintf(out, outlen, "%.*s~%016llx", ENTRY_NAME_CAP - 17, whole, (unsigned long long)name_hash(whole));
 }
 
 int js_spool_init(const char *dir, char *err, size_t errlen)
@@ -45,25 +77,16 @@ int js_spool_init(const char *dir, char *err, size_t errlen)
     return 0;
 }
 
-/* The file name of a task's entry: task id and instance, so agents sharing taskdir never collide; a pprof task's
- * (whose id may equal an async-profiler task's: both are the creation time and the service) begins "pprof-". */
-static void entry_name(js_spool_kind kind, const char *id, const char *instance, char *out, size_t outlen)
-{
-    char both[JS_TASK_ID_MAX + JS_BACKEND_NAME_MAX + 8];
-    snprintf(both, sizeof both, "%s%s@%s", kind == JS_SPOOL_PPROF ? "pprof-" : "", id, instance);
-    safe_name(both, out, outlen);
-}
-
 void js_spool_jfr_path(const char *dir, const char *id, const char *instance, char *out, size_t outlen)
 {
-    char name[JS_TASK_ID_MAX + JS_BACKEND_NAME_MAX + 8];
+    char name[ENTRY_NAME_CAP + 1];
     entry_name(JS_SPOOL_JFR, id, instance, name, sizeof name);
     snprintf(out, outlen, "%s/%s.jfr", dir, name);
 }
 
 void js_spool_pprof_path(const char *dir, const char *id, const char *instance, char *out, size_t outlen)
 {
-    char name[JS_TASK_ID_MAX + JS_BACKEND_NAME_MAX + 8];
+    char name[ENTRY_NAME_CAP + 1];
     entry_name(JS_SPOOL_PPROF, id, instance, name, sizeof name);
     snprintf(out, outlen, "%s/%s.pb.gz", dir, name);
 }
@@ -78,7 +101,7 @@ static void put_line(FILE *f, const char *key, const char *v)
 
 int js_spool_put(const char *dir, const js_spool_entry *e, char *err, size_t errlen)
 {
-    char name[JS_TASK_ID_MAX + JS_BACKEND_NAME_MAX + 8], path[JS_BACKEND_PATH_MAX + 400];
+    char name[ENTRY_NAME_CAP + 1], path[JS_BACKEND_PATH_MAX + 400];
     char tmp[JS_BACKEND_PATH_MAX + 420];
     entry_name(e->kind, e->id, e->instance, name, sizeof name);
     snprintf(path, sizeof path, "%s/%s.task", dir, name);
