@@ -401,9 +401,13 @@ static void test_ctimer_jitter_below_tick(void **state UNUSED)
 }
 
 static _Atomic int rt_delivered, rt_go, rt_ready;
+static js_thread *_Atomic rt_slot;   /* the blocker's slot */
+static _Atomic uint64_t rt_weight;   /* what its signals carried, taken as the sampler takes it */
 
 static void rt_handler(int signo, siginfo_t *si, void *uc)
 {
+    js_thread *t = atomic_load(&rt_slot);
+    if (t) atomic_fetch_add(&rt_weight, atomic_exchange(&t->wall_due, 0));
     atomic_fetch_add(&rt_delivered, 1);
 }
 
@@ -416,6 +420,7 @@ static void *rt_blocker(void *arg)
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     int created;
     js_thread *t = js_threads_claim((int)syscall(SYS_gettid), &created);
+    atomic_store(&rt_slot, t);
     atomic_store(&rt_ready, t ? 1 : -1);
     while (!atomic_load(&rt_go)) usleep(1000);
     pthread_sigmask(SIG_UNBLOCK, &set, NULL); /* every queued signal is delivered here */
@@ -425,7 +430,7 @@ static void *rt_blocker(void *arg)
 
 /* wall with a real-time signal (the one chosen when another profiler holds SIGPROF): a thread that blocks it gets one
  * signal pending, not one a tick (real-time signals queue, up to the limit of pending signals of all the user's
- * processes). */
+ * processes), and that one carries the weight of every tick it stood for. */
 static void test_wall_one_signal_pending(void **state UNUSED)
 {
     int signo = SIGRTMIN + 6;
@@ -440,13 +445,18 @@ static void test_wall_one_signal_pending(void **state UNUSED)
     usleep(300000); /* about 300 ticks of 1 ms */
     js_engine_wall.stop();
     uint64_t sent = js_engine_wall_signals();
+    /* The engine's first look at the thread (its tick 2) weighs 1, each later one the ticks since the one before. */
+    uint64_t last_tick = atomic_load(&atomic_load(&rt_slot)->wall_tick);
     atomic_store(&rt_go, 1);
     pthread_join(th, NULL);
     sigaction(signo, &old, NULL);
-    fprintf(stderr, "wall, real-time signal blocked for 300 ms of 1-ms ticks: %llu sent, %d delivered\n",
-            (unsigned long long)sent, atomic_load(&rt_delivered));
+    fprintf(stderr, "wall, real-time signal blocked for 300 ms of 1-ms ticks: %llu sent, %d delivered, weight %llu, "
+            "last tick %llu\n", (unsigned long long)sent, atomic_load(&rt_delivered),
+            (unsigned long long)atomic_load(&rt_weight), (unsigned long long)last_tick);
     assert_int_equal(atomic_load(&rt_delivered), 1);
     assert_true(sent == 1);
+    assert_true(last_tick > 50);
+    assert_int_equal(atomic_load(&rt_weight), last_tick - 1);
 }
 
 int main(void)
