@@ -208,43 +208,34 @@ static void test_commands_in_every_state(void **state UNUSED)
     expect(cmd, JS_ERR_ARGS, "kept as text only");
 }
 
+/* Run verb ("start" or "resume") at 1 ms into g_dir/name for ms, stop, and return the total the file holds. */
+static long long session_total(const char *verb, const char *name, int ms)
+{
+    char cmd[256], path[200];
+    snprintf(cmd, sizeof cmd, "%s,interval=1ms,file=%s/%s", verb, g_dir, name);
+    expect(cmd, JS_OK, "profiling started");
+    sleep_ms(ms);
+    expect("stop", JS_OK, "wrote collapsed profile");
+    snprintf(path, sizeof path, "%s/%s", g_dir, name);
+    return collapsed_total(path);
+}
+
 /* resume adds to what the last session collected; start begins afresh. */
 static void test_resume(void **state UNUSED)
 {
-    char cmd[256], path[200];
-    snprintf(cmd, sizeof cmd, "start,interval=1ms,file=%s/r1.collapsed", g_dir);
-    expect(cmd, JS_OK, "profiling started");
-    sleep_ms(200);
-    expect("stop", JS_OK, "wrote collapsed profile");
-    snprintf(path, sizeof path, "%s/r1.collapsed", g_dir);
-    long long first = collapsed_total(path);
+    long long first = session_total("start", "r1.collapsed", 200);
     assert_true(first > 0);
-    snprintf(cmd, sizeof cmd, "resume,interval=1ms,file=%s/r2.collapsed", g_dir);
-    expect(cmd, JS_OK, "profiling started");
-    sleep_ms(200);
-    expect("stop", JS_OK, "wrote collapsed profile");
-    snprintf(path, sizeof path, "%s/r2.collapsed", g_dir);
-    long long both = collapsed_total(path);
+    long long both = session_total("resume", "r2.collapsed", 200);
     if (both <= first) fail_msg("resume: %lld samples after resuming, %lld before", both, first);
-    snprintf(cmd, sizeof cmd, "start,interval=1ms,file=%s/r3.collapsed", g_dir);
-    expect(cmd, JS_OK, "profiling started");
-    sleep_ms(50);
-    expect("stop", JS_OK, "wrote collapsed profile");
-    snprintf(path, sizeof path, "%s/r3.collapsed", g_dir);
-    if (collapsed_total(path) >= both) fail_msg("start after resume kept the old samples");
+    if (session_total("start", "r3.collapsed", 50) >= both) fail_msg("start after resume kept the old samples");
 }
 
-/* A resume that fails (its JFR file cannot be created) keeps the last session's profile: a dump writes it whole, and
- * a resume after it still adds to it. */
+/* A resume that fails (its JFR file cannot be created) keeps the last session's profile and request: a dump writes
+ * it whole, to the kept request's file, and a resume after it still adds to it. */
 static void test_failed_resume_keeps_profile(void **state UNUSED)
 {
     char cmd[256], path[200];
-    snprintf(cmd, sizeof cmd, "start,interval=1ms,file=%s/f1.collapsed", g_dir);
-    expect(cmd, JS_OK, "profiling started");
-    sleep_ms(200);
-    expect("stop", JS_OK, "wrote collapsed profile");
-    snprintf(path, sizeof path, "%s/f1.collapsed", g_dir);
-    long long first = collapsed_total(path);
+    long long first = session_total("start", "f1.collapsed", 200);
     assert_true(first > 0);
     snprintf(cmd, sizeof cmd, "resume,interval=1ms,file=%s/f2.collapsed,jfrfile=%s/missing/f2.jfr", g_dir, g_dir);
     expect(cmd, JS_ERR_IO, "missing");
@@ -254,16 +245,11 @@ static void test_failed_resume_keeps_profile(void **state UNUSED)
     assert_int_equal(collapsed_total(path), first);
     snprintf(path, sizeof path, "%s/f1.collapsed", g_dir);
     assert_int_equal(unlink(path), 0);
-    expect("dump", JS_OK, "wrote collapsed profile"); /* to the kept request's file, not the failed one's */
+    expect("dump", JS_OK, "wrote collapsed profile");
     assert_int_equal(collapsed_total(path), first);
     snprintf(path, sizeof path, "%s/f2.collapsed", g_dir);
     assert_true(access(path, F_OK) != 0);
-    snprintf(cmd, sizeof cmd, "resume,interval=1ms,file=%s/f3.collapsed", g_dir);
-    expect(cmd, JS_OK, "profiling started");
-    sleep_ms(200);
-    expect("stop", JS_OK, "wrote collapsed profile");
-    snprintf(path, sizeof path, "%s/f3.collapsed", g_dir);
-    long long both = collapsed_total(path);
+    long long both = session_total("resume", "f3.collapsed", 200);
     if (both <= first) fail_msg("resume after a failed one: %lld samples, %lld before", both, first);
 }
 
