@@ -34,6 +34,7 @@
 #include "sample/sampler.h"
 #include "sample/store.h"
 #include "util/log.h"
+#include "../src/core/session_int.h"
 
 #define UNUSED __attribute__((unused))
 #define WORKERS 2
@@ -61,9 +62,18 @@ static long index_of(jmethodID m)
     return v % 16 == 0 && v < (1ULL << 32) ? (long)(v / 16) : -1;
 }
 
-static jvmtiError JNICALL fake_declaring_class(jvmtiEnv *env, jmethodID m, jclass *out)
+static _Atomic long g_gone_from, g_gone_to; /* methods [from, to) have had their classes unloaded */
+
+/* Method index of m, or -1 if JVMTI does not know it (never, or no more). */
+static long known(jmethodID m)
 {
     long k = index_of(m);
+    return k >= atomic_load(&g_gone_from) && k < atomic_load(&g_gone_to) ? -1 : k;
+}
+
+static jvmtiError JNICALL fake_declaring_class(jvmtiEnv *env, jmethodID m, jclass *out)
+{
+    long k = known(m);
     if (k < 0) return JVMTI_ERROR_INVALID_METHODID;
     *out = (jclass)(uintptr_t)(0x1000 + (k % 16) * 16);
     return JVMTI_ERROR_NONE;
@@ -71,7 +81,7 @@ static jvmtiError JNICALL fake_declaring_class(jvmtiEnv *env, jmethodID m, jclas
 
 static jvmtiError JNICALL fake_method_name(jvmtiEnv *env, jmethodID m, char **name, char **sig, char **generic)
 {
-    long k = index_of(m);
+    long k = known(m);
     if (k < 0) return JVMTI_ERROR_INVALID_METHODID;
     char n[32];
     snprintf(n, sizeof n, "m%ld", k);
@@ -98,7 +108,7 @@ static jvmtiError JNICALL fake_modifiers(jvmtiEnv *env, jmethodID m, jint *mods)
 
 static jvmtiError JNICALL fake_line_table(jvmtiEnv *env, jmethodID m, jint *count, jvmtiLineNumberEntry **table)
 {
-    long k = index_of(m);
+    long k = known(m);
     if (k < 0) return JVMTI_ERROR_INVALID_METHODID;
     jvmtiLineNumberEntry *t = malloc(2 * sizeof *t);
     t[0] = (jvmtiLineNumberEntry){0, (jint)(100 + k % 900)};
@@ -123,6 +133,7 @@ static jvmtiEnv g_env = &g_fns;
 static _Atomic unsigned g_walks;
 static _Atomic int g_depth = 3;
 static _Atomic unsigned g_leaves = 4;
+static _Atomic unsigned g_leaf_base; /* leaves are methods 100 + g_leaf_base + (0 .. g_leaves) */
 
 static int fake_init(void *vm, char *err, size_t errlen)
 {
@@ -136,7 +147,8 @@ static int fake_walk(void *uc, js_raw_frame *f, int max)
     if (depth > max) depth = max;
     uint64_t pattern = (uint64_t)w * 0x9E3779B97F4A7C15ULL;
     for (int i = 0; i < depth; i++) {
-        uint32_t k = i == 0 ? 100 + w % atomic_load(&g_leaves) : i == depth - 1 ? 1 : 10 + (uint32_t)(pattern >> (i % 61) & 1);
+        uint32_t k = i == 0 ? 100 + atomic_load(&g_leaf_base) + w % atomic_load(&g_leaves)
+                            : i == depth - 1 ? 1 : 10 + (uint32_t)(pattern >> (i % 61) & 1);
         f[i] = (js_raw_frame){.bci = i % 7, .kind = JS_RF_JAVA, .method = meth(k)};
     }
     return depth;
@@ -388,6 +400,85 @@ static void test_loop_files_same_profile(void **state UNUSED)
     if (files < 3) fail_msg("%d loop files", files);
 }
 
+/* The cached-names figure of the session's status. */
+static unsigned long long names_cached(void)
+{
+    char out[4096];
+    run_cmd("status", out, sizeof out);
+    const char *c = strstr(out, "names_cached=");
+    return c ? strtoull(c + 13, NULL, 10) : 0;
+}
+
+/* Class churn within one session, over the name cache's bound: each phase samples leaves never seen before, whose
+ * classes unload once the phase is over and its samples had time to be named. The cache, aged at chunk ends and
+ * folds, stays bounded, and every frame of every output is still named: nothing a JFR chunk or a fold had yet to
+ * write was forgotten. opts: the session's outputs (%s: this test's directory); dumps: the commands that end each
+ * phase, so that a JFR chunk ends and the text output is folded however few samples a loaded machine's workers
+ * take (%s: this test's directory). Fails if the cache held over three phases' leaves. */
+static void churn_session(const char *opts, const char *const *dumps)
+{
+    enum { LEAVES = 150, SEEN = 6 * LEAVES, MOST = 3 * LEAVES + 3 };
+    char cmd[512], out[4096];
+    js_session_names_keep = 100;
+    atomic_store(&g_depth, 200); /* 2,000 traces fill a store: it rotates (folds) within a second on a quiet machine */
+    atomic_store(&g_leaves, LEAVES);
+    snprintf(out, sizeof out, opts, g_dir, g_dir);
+    snprintf(cmd, sizeof cmd, "start,interval=1ms,dot,cstack=no,chunksize=64k,%s", out);
+    expect_ok(cmd, out, sizeof out);
+    unsigned long long most = 0, seen = 0;
+    for (unsigned phase = 1; phase <= 60 && seen < SEEN; phase++) {
+        unsigned walks = atomic_load(&g_walks);
+        atomic_store(&g_leaf_base, phase * 1000);
+        sleep_ms(400);
+        unsigned got = atomic_load(&g_walks) - walks;
+        seen += got < LEAVES ? got : LEAVES;
+        /* The phases before were last sampled 400 ms ago, named since: their classes unload. */
+        atomic_store(&g_gone_from, 100);
+        atomic_store(&g_gone_to, 100 + phase * 1000);
+        for (int i = 0; dumps[i]; i++) {
+            snprintf(cmd, sizeof cmd, dumps[i], g_dir);
+            expect_ok(cmd, out, sizeof out);
+        }
+        sleep_ms(120); /* the housekeeper ages the cache within a round or two */
+        unsigned long long c = names_cached();
+        if (c > most) most = c;
+    }
+    expect_ok("stop", out, sizeof out);
+    atomic_store(&g_gone_to, 0);
+    atomic_store(&g_leaf_base, 0);
+    js_session_names_keep = 65536;
+    printf("names within a session (%s): %llu leaves sampled, at most %llu names cached (bound 100)\n", opts, seen,
+           most);
+    if (seen < SEEN) fail_msg("only %llu leaves sampled in 60 phases", seen);
+    if (most > MOST) fail_msg("%llu names cached, over three phases' leaves", most);
+}
+
+/* No frame of the profile text went unnamed. */
+static void all_named(const char *what, const char *text)
+{
+    const char *bad = strstr(text, "[unloaded_method]");
+    if (!bad) bad = strstr(text, "[unknown");
+    if (bad) fail_msg("%s: a frame lost its name: %.200s", what, bad);
+}
+
+static void test_names_aged_within_session(void **state UNUSED)
+{
+    char col[128], jfr[128];
+    snprintf(col, sizeof col, "%s/age.collapsed", g_dir);
+    snprintf(jfr, sizeof jfr, "%s/age.jfr", g_dir);
+    churn_session("file=%s/age.collapsed,jfrfile=%s/age.jfr", (const char *[]){"dump", "dump,file=%s/age.jfr", NULL});
+    char *text = collapsed_text(col);
+    all_named("collapsed beside JFR", text);
+    free(text);
+    assert_true(same_profile(col, jfr) > 0);
+    snprintf(jfr, sizeof jfr, "%s/age-only.jfr", g_dir);
+    churn_session("file=%s/age-only.jfr%.0s", (const char *[]){"dump", NULL});
+    text = jfr_text(jfr);
+    all_named("JFR alone", text);
+    assert_true(text_total(text) > 0);
+    free(text);
+}
+
 /* A thread recording an event (the path of VM callbacks) stalls inside the store: the rotation that swaps the store
  * out gives up after 1 s and abandons it. Its samples still go to both outputs; the stores made after it are
  * known to the JFR stream; the stalled sample, let go later, is in neither and counted by the stream. */
@@ -637,6 +728,7 @@ int main(void)
         cmocka_unit_test_teardown(test_stalled_producer_does_not_stall_stop, stream_cleanup),
         cmocka_unit_test(test_rotations_same_profile),
         cmocka_unit_test(test_loop_files_same_profile),
+        cmocka_unit_test(test_names_aged_within_session),
         cmocka_unit_test(test_abandoned_store_same_profile),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

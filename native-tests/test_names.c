@@ -218,6 +218,41 @@ static void test_trim(void **state UNUSED)
     assert_int_equal(atomic_load(&g_calls[12]), 2); /* resolved again */
 }
 
+/* Within a session, over the bound, an age forgets the methods not looked up since the last age: one looked up stays
+ * cached (no JVMTI call again), a forgotten live one is named again, an unloaded one sampled before the last age
+ * was kept up to it. Under the bound nothing goes. */
+static void test_age(void **state UNUSED)
+{
+    uint32_t id = add_stack((int[]){3, 12, 55}, 3);
+    uint32_t cursor = 0;
+    js_names_refresh(g_store, &cursor);
+    assert_int_equal(js_names_cached(), 3);
+    assert_int_equal(js_names_age(2), 0); /* all looked up in this age */
+    assert_int_equal(js_names_age(3), 0); /* none since, but not over the bound */
+    assert_int_equal(js_names_cached(), 3);
+    char buf[256];
+    name_of(id, 1, 0, 0, buf, sizeof buf); /* 12 looked up */
+    assert_string_equal(buf, "pkg.C1.m12");
+    atomic_store(&g_unloaded[55], 1);
+    assert_int_equal(js_names_age(2), 2); /* 3 and 55 forgotten, 12 kept */
+    assert_int_equal(js_names_cached(), 1);
+    name_of(id, 1, 0, 0, buf, sizeof buf);
+    assert_string_equal(buf, "pkg.C1.m12");
+    assert_int_equal(atomic_load(&g_calls[12]), 1); /* still cached */
+    name_of(id, 0, 0, 0, buf, sizeof buf);
+    assert_string_equal(buf, "pkg.C0.m3");
+    assert_int_equal(atomic_load(&g_calls[3]), 2); /* named again */
+    /* A method sampled before an age and its class unloaded after it: still named, the age kept it. */
+    uint32_t id2 = add_stack((int[]){20, 21}, 2);
+    js_names_refresh(g_store, &cursor);
+    assert_int_equal(js_names_age(3), 0); /* 4 cached, over the bound, all looked up in this age */
+    atomic_store(&g_unloaded[20], 1);
+    name_of(id2, 0, 0, 0, buf, sizeof buf);
+    assert_string_equal(buf, "pkg.C2.m20");
+    assert_int_equal(js_names_age(1), 3); /* only 20 looked up since */
+    assert_int_equal(js_names_cached(), 1);
+}
+
 /* Only traces published since the cursor are looked at; known methods cost no JVMTI call. */
 static void test_incremental_cursor(void **state UNUSED)
 {
@@ -434,6 +469,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_resolution, setup, teardown),
         cmocka_unit_test_setup_teardown(test_trim, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_age, setup, teardown),
         cmocka_unit_test_setup_teardown(test_incremental_cursor, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unloaded_methods, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compiled_load_unload, setup, teardown),

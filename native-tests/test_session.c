@@ -37,6 +37,7 @@ static _Atomic int g_run_workers;
 static _Atomic unsigned g_walks;
 static _Atomic unsigned g_distinct = 1; /* distinct stacks the fake walker cycles through */
 static _Atomic int g_depth = 2;         /* frames per fake stack */
+static _Atomic unsigned g_leaf_base;    /* added to the leaf's number: a new base is methods never seen before */
 static pthread_t g_workers[WORKERS];
 static _Atomic int g_worker_tid[WORKERS];
 static _Atomic int g_hold_tid;       /* the walks of this thread wait while it is set */
@@ -69,7 +70,7 @@ static int fake_walk(void *uc, js_raw_frame *f, int max)
     for (int i = 0; i < depth; i++) {
         f[i].bci = i;
         f[i].kind = JS_RF_JAVA;
-        f[i].method = (const void *)(uintptr_t)(0x100000 + (i == 0 ? k : 1000000u + (unsigned)i) * 16u);
+        f[i].method = (const void *)(uintptr_t)(0x100000 + (i == 0 ? atomic_load(&g_leaf_base) + k : 1000000u + (unsigned)i) * 16u);
     }
     return depth;
 }
@@ -405,6 +406,52 @@ static void test_rotation_keeps_every_sample(void **state UNUSED)
     assert_int_equal(collapsed_total(path), (long long)s.weight);
 }
 
+/* The names_cached figure of a status reply. */
+static unsigned long long names_cached(void)
+{
+    char out[4096];
+    run("status", out, sizeof out);
+    const char *c = strstr(out, "names_cached=");
+    return c ? strtoull(c + 13, NULL, 10) : 0;
+}
+
+/* Within one session the method-name cache stays bounded: over its bound, each store folded forgets the methods not
+ * sampled since the fold before (here leaves that never come back, as under class churn); every sample still reaches
+ * the profile. */
+static void test_names_bounded_within_session(void **state UNUSED)
+{
+    char cmd[256], path[128];
+    const unsigned distinct = 150;
+    js_session_names_keep = 100;
+    atomic_store(&g_distinct, distinct);
+    snprintf(path, sizeof path, "%s/names.collapsed", g_dir);
+    snprintf(cmd, sizeof cmd, "start,interval=1ms,file=%s", path);
+    expect(cmd, JS_OK, NULL);
+    unsigned long long seen = 0, most = 0;
+    for (int phase = 1; phase <= 100 && seen < 8 * distinct; phase++) {
+        unsigned walks = atomic_load(&g_walks);
+        atomic_store(&g_leaf_base, (unsigned)phase * 10000u);
+        sleep_ms(150);
+        unsigned got = atomic_load(&g_walks) - walks;
+        seen += got < distinct ? got : distinct;
+        snprintf(cmd, sizeof cmd, "dump,file=%s/names-dump.collapsed", g_dir); /* folds the store */
+        expect(cmd, JS_OK, NULL);
+        sleep_ms(120); /* a housekeeper round or two: the age */
+        unsigned long long c = names_cached();
+        if (c > most) most = c;
+    }
+    expect("stop", JS_OK, NULL);
+    js_session_names_keep = 65536;
+    atomic_store(&g_distinct, 1);
+    atomic_store(&g_leaf_base, 0);
+    js_stats_snapshot s;
+    js_stats_get(&s);
+    printf("names within a session: %llu leaf methods sampled, at most %llu cached (bound 100)\n", seen, most);
+    if (seen < 8 * distinct) fail_msg("only %llu methods sampled in 100 phases", seen);
+    if (most > 3 * distinct) fail_msg("%llu methods cached after a fold, over 3 phases' %u", most, 3 * distinct);
+    assert_int_equal(collapsed_total(path), (long long)s.weight);
+}
+
 /* timeout= ends the session by itself and writes its output. */
 static void test_timeout(void **state UNUSED)
 {
@@ -643,6 +690,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_commands_in_every_state),
         cmocka_unit_test(test_resume), cmocka_unit_test(test_failed_resume_keeps_profile),
+        cmocka_unit_test(test_names_bounded_within_session),
         cmocka_unit_test(test_concurrent_stops),
         cmocka_unit_test(test_restart_cycles),          cmocka_unit_test(test_rotation_keeps_every_sample),
         cmocka_unit_test(test_cycles_under_thread_churn),

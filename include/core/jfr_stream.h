@@ -37,6 +37,9 @@ void js_jfr_stream_flush(void);
 int js_jfr_stream_dump(const char *file, char *msg, size_t msglen);
 /* The ring handlers append to while the stream runs (NULL when none). */
 js_evring *js_jfr_stream_ring(void);
+/* Chunks ended so far by any recording of this process (each wrote the names of the methods its events use): the
+ * session ages the method-name cache when it changes (js_names_age). */
+uint64_t js_jfr_stream_chunks_ended(void);
 /* loop=: begin the next file at path (options of a): events of stores from generation `boundary`
  * on go there, those of older stores still to the current file, until js_jfr_stream_end_switch
  * closes it. Nothing is dropped between the two files. 0, or -1 with err (the current file goes on). */

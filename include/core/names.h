@@ -74,6 +74,11 @@ uint64_t js_names_cached(void);
  * so that a JVM that loads classes without end (throw-away class loaders, generated code) does not grow the cache
  * without end; live methods are named again when sampled. Returns how many were forgotten (0 if none). */
 uint64_t js_names_trim(uint64_t keep);
+/* Within a session, at a point where every output has used the names it took before the last call (a JFR chunk
+ * ended, text profiles folded): if more than keep methods are cached, forget those not looked up since the last call
+ * (a method sampled since, or waiting to be written, was looked up when its trace was refreshed or written); then
+ * begin a new age. Returns how many were forgotten (0 if none). */
+uint64_t js_names_age(uint64_t keep);
 /* Forget cached names and compile records (VM death). */
 void js_names_clear(void);
 /* Forget the compile facts only (before the VM replays its loaded code: js_methodids_on). */

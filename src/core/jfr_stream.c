@@ -77,7 +77,30 @@ static struct {
     js_procsampler *procs;
     js_jfr_setting settings[MAX_SETTINGS];
     char values[MAX_SETTINGS][64];
+    _Atomic uint64_t chunks_ended; /* chunks ended within a file (their names written): js_jfr_stream_chunks_ended */
 } J = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* Chunks w has begun. */
+static uint64_t chunks_of(const js_jfr_writer *w)
+{
+    js_jfr_stats st;
+    js_jfr_get_stats(w, &st);
+    return st.chunks;
+}
+
+/* End w's chunk if its size or time is due; 0, or -1 with err. J.lock held. */
+static int rotate_if_due(js_jfr_writer *w, char *err, size_t errlen)
+{
+    uint64_t before = chunks_of(w);
+    if (js_jfr_maybe_rotate(w, js_mono_ns(), err, errlen) != 0) return -1;
+    if (chunks_of(w) != before && !J.prev) atomic_fetch_add(&J.chunks_ended, 1); /* loop= files: their own trim */
+    return 0;
+}
+
+uint64_t js_jfr_stream_chunks_ended(void)
+{
+    return atomic_load(&J.chunks_ended);
+}
 
 /* The live store an event's trace is in: by its full generation, or by the generation bits of its trace id when
  * the producer gave none. NULL if the stream no longer knows that store (abandoned). */
@@ -293,7 +316,7 @@ static void write_event(const js_ring_event *e, void *ctx)
     if (rc != 0) fail(err);
     else if (w == J.w && ++J.since_rotate_check >= ROTATE_CHECK_EVENTS) { /* a burst of new stacks within one drain */
         J.since_rotate_check = 0;
-        if (js_jfr_maybe_rotate(w, js_mono_ns(), err, sizeof err) != 0) fail(err);
+        if (rotate_if_due(w, err, sizeof err) != 0) fail(err);
     }
 }
 
@@ -321,7 +344,7 @@ static void pump(void)
         write_windows();
         js_evring_drain(J.ring, write_event, NULL, 0, NULL);
         char err[512];
-        if (!J.failed && js_jfr_maybe_rotate(J.w, js_mono_ns(), err, sizeof err) != 0) fail(err);
+        if (!J.failed && rotate_if_due(J.w, err, sizeof err) != 0) fail(err);
     }
     pthread_mutex_unlock(&J.lock);
 }
@@ -476,8 +499,10 @@ int js_jfr_stream_dump(const char *file, char *msg, size_t msglen)
     js_jfr_stream_flush();
     pthread_mutex_lock(&J.lock);
     char err[512] = "";
+    uint64_t before = chunks_of(J.w);
     int rc = J.failed ? -1 : js_jfr_end_chunk(J.w, js_mono_ns(), err, sizeof err);
     if (rc != 0 && !J.failed) fail(err);
+    if (rc == 0 && chunks_of(J.w) != before) atomic_fetch_add(&J.chunks_ended, 1);
     js_jfr_stats st;
     js_jfr_get_stats(J.w, &st);
     if (rc == 0)

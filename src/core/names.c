@@ -40,6 +40,7 @@ typedef struct {
     jmethodID id;
     method_blob *blob; /* M_RESOLVED only */
     int state;         /* M_*: PENDING = queued by a refresh, not yet resolved */
+    uint32_t used;     /* the age (js_names_age) it was last looked up in */
 } method_entry;
 
 /* The strings of a blob: class, method name, descriptor. */
@@ -68,6 +69,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static method_entry *methods;
 static size_t nmethods, cap_methods; /* open addressing, cap power of two */
 static uint64_t unresolved;          /* distinct methods marked M_FAILED */
+static uint32_t age;                 /* js_names_age calls so far: what an entry's used is counted in */
 
 /* Hash of a jmethodID. */
 static size_t hash_ptr(const void *p)
@@ -99,7 +101,9 @@ static method_entry *lookup(jmethodID id)
     if (!cap_methods || !id) return NULL;
     size_t j = hash_ptr(id) & (cap_methods - 1);
     while (methods[j].id && methods[j].id != id) j = (j + 1) & (cap_methods - 1);
-    return methods[j].id ? &methods[j] : NULL;
+    if (!methods[j].id) return NULL;
+    methods[j].used = age;
+    return &methods[j];
 }
 
 /* Entry of id, created M_PENDING if missing (*created = 1); NULL on allocation failure. Caller holds lock. */
@@ -113,6 +117,7 @@ static method_entry *entry(jmethodID id, int *created)
     while (methods[j].id) j = (j + 1) & (cap_methods - 1);
     memset(&methods[j], 0, sizeof methods[j]);
     methods[j].id = id;
+    methods[j].used = age;
     nmethods++;
     *created = 1;
     return &methods[j];
@@ -217,6 +222,7 @@ static void publish(jmethodID id, method_entry *res, int ok)
         *e = *res;
         e->id = id;
         e->state = M_RESOLVED;
+        e->used = age;
     }
     pthread_mutex_unlock(&lock);
 }
@@ -489,6 +495,46 @@ uint64_t js_names_trim(uint64_t keep)
     if (n) forget_methods();
     pthread_mutex_unlock(&lock);
     return n;
+}
+
+/* Keep only the entries looked up in the current age (and those a refresh is resolving) in a table sized for them;
+ * the count forgotten, 0 if the new table cannot be allocated. Caller holds lock. */
+static uint64_t keep_recent(void)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < cap_methods; i++)
+        if (methods[i].id && (methods[i].used == age || methods[i].state == M_PENDING)) kept++;
+    size_t cap = 4096;
+    while (cap < kept * 2 + 2) cap *= 2;
+    method_entry *t = calloc(cap, sizeof *t);
+    if (!t) return 0;
+    uint64_t forgot = 0;
+    for (size_t i = 0; i < cap_methods; i++) {
+        method_entry *e = &methods[i];
+        if (!e->id) continue;
+        if (e->used != age && e->state != M_PENDING) { /* unresolved counts it still, as after js_names_trim */
+            free_fields(e);
+            forgot++;
+            continue;
+        }
+        size_t j = hash_ptr(e->id) & (cap - 1);
+        while (t[j].id) j = (j + 1) & (cap - 1);
+        t[j] = *e;
+    }
+    free(methods);
+    methods = t;
+    cap_methods = cap;
+    nmethods = kept;
+    return forgot;
+}
+
+uint64_t js_names_age(uint64_t keep)
+{
+    pthread_mutex_lock(&lock);
+    uint64_t forgot = nmethods > keep ? keep_recent() : 0;
+    age++;
+    pthread_mutex_unlock(&lock);
+    return forgot;
 }
 
 void js_names_clear(void)

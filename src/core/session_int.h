@@ -51,6 +51,9 @@ typedef struct {
     int hk_started;
     _Atomic int hk_stop;
     _Atomic int trim_due; /* a stop or a loop= file freed memory: trim once the command lock is released */
+    uint64_t aged_chunks;  /* JFR chunks ended (js_jfr_stream_chunks_ended) at the method-name cache's last age */
+    int rotated_since_age; /* a store was folded since that age */
+    int aged_logged;       /* the session said once that it forgot names it had not used lately */
 } js_session;
 
 extern js_session js_sess;
@@ -93,8 +96,13 @@ js_status js_session_write_retained(const js_args *req, char *out, size_t outlen
 /* Return the memory malloc holds free to the system (malloc_trim) if a stop or a loop= file asked for it since
  * (js_sess.trim_due). Call with js_cmd_lock not held. */
 void js_session_trim_if_due(void);
-/* Empty the method-name cache if it holds over NAMES_KEEP methods (at a start and at each loop= file). */
+/* Methods the name cache keeps (65,536; tests lower it). */
+extern unsigned js_session_names_keep;
+/* Empty the method-name cache if it holds over js_session_names_keep methods (at a start and at each loop= file). */
 void js_session_trim_names(void);
+/* Within a session, once every output has used the names it took since the last age (text: a store was folded; JFR:
+ * a chunk ended; both: both): over js_session_names_keep methods cached, forget those not used since (js_names_age). */
+void js_session_age_names(void);
 /* loop=: finish the current file(s) and start the next. */
 void js_session_next_file(void);
 

@@ -352,8 +352,9 @@ js_status js_session_dump_locked(const js_args *req, char *out, size_t outlen)
 }
 
 /* Methods whose names are kept cached across sessions and loop= files; past it the cache is emptied (a few
- * hundred bytes a method with its line table: about 20 MB at most). */
-#define NAMES_KEEP 65536u
+ * hundred bytes a method with its line table: about 20 MB at most), and within a session those not used lately are
+ * forgotten. A variable only so that tests can lower it. */
+unsigned js_session_names_keep = 65536u;
 
 #define TRIM_SLOW_NS 1000000000ULL /* a trim this long is logged */
 
@@ -375,9 +376,26 @@ void js_session_trim_if_due(void)
 
 void js_session_trim_names(void)
 {
-    uint64_t forgot = js_names_trim(NAMES_KEEP);
+    uint64_t forgot = js_names_trim(js_session_names_keep);
     if (forgot) js_info("method-name cache: %llu methods cached, over %u: emptied (live ones are named again)",
-                        (unsigned long long)forgot, NAMES_KEEP);
+                        (unsigned long long)forgot, js_session_names_keep);
+}
+
+void js_session_age_names(void)
+{
+    uint64_t chunks = js_jfr_stream_chunks_ended();
+    int due = js_sess.jfr ? chunks != js_sess.aged_chunks && (!js_sess.text_output || js_sess.rotated_since_age)
+                          : js_sess.rotated_since_age;
+    if (!due) return;
+    js_sess.aged_chunks = chunks;
+    js_sess.rotated_since_age = 0;
+    uint64_t forgot = js_names_age(js_session_names_keep);
+    if (forgot && !js_sess.aged_logged) {
+        js_sess.aged_logged = 1;
+        js_info("method-name cache: over %u methods cached; %llu not sampled since the last JFR chunk or store "
+                "rotation forgotten (said once a session; live ones are named again)", js_session_names_keep,
+                (unsigned long long)forgot);
+    }
 }
 
 void js_session_next_file(void)

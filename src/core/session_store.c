@@ -41,6 +41,9 @@ void js_session_reset_counters(void)
     js_sess.dropped_written = 0;
     js_sess.throttle_logged = 0;
     js_sess.seq = 0;
+    js_sess.aged_chunks = js_jfr_stream_chunks_ended();
+    js_sess.rotated_since_age = 0;
+    js_sess.aged_logged = 0;
 }
 
 int js_session_store_full(void)
@@ -74,6 +77,7 @@ int js_session_rotate(char *err, size_t errlen)
     atomic_fetch_add(&js_sess.unaggregated_weight, f.pair_dropped_weight);
     int rc = 0;
     if (js_sess.text_output) rc = js_fold_store(full, &js_sess.args, js_sess.profiles, err, errlen);
+    js_sess.rotated_since_age = 1; /* its names are in the profiles now */
     if (!old) {
         /* A handler is still inside it after 1 s: leave it to that handler, never reset or reuse it; what the handler
          * adds later is in no output. */
