@@ -445,7 +445,8 @@ static void test_wall_one_signal_pending(void **state UNUSED)
     usleep(300000); /* about 300 ticks of 1 ms */
     js_engine_wall.stop();
     uint64_t sent = js_engine_wall_signals();
-    /* The engine's first look at the thread (its tick 2) weighs 1, each later one the ticks since the one before. */
+    /* The engine's first look at the thread (its tick 2: it looks at up to 32 threads a tick, and this process has
+     * fewer in the table) weighs 1, each later one the ticks since the one before. */
     uint64_t last_tick = atomic_load(&atomic_load(&rt_slot)->wall_tick);
     atomic_store(&rt_go, 1);
     pthread_join(th, NULL);

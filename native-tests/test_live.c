@@ -1,6 +1,7 @@
 /* test_live.c - live's table of allocation samples (core/live.c) through a fake JNI environment whose weak references
- * point at flags: a full table of live objects costs a bounded number of checks a sample, room freed by the
- * collector is found again within a bounded number of samples, and every weak reference made is deleted. */
+ * point at flags: a full table costs a bounded number of checks a sample (all objects alive, or a few dying), room
+ * freed by the collector is found again within a bounded number of samples, and every weak reference made is
+ * deleted. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -87,6 +88,28 @@ static void test_full_table_bounded_checks(void **state UNUSED)
     assert_int_equal(g_deleted, g_made);
 }
 
+/* A cache evicting slowly: one tracked object dies before each new sample. Each sweep frees a little room; the sweeps
+ * still cost a bounded number of checks a sample. */
+static void test_slow_deaths_bounded_checks(void **state UNUSED)
+{
+    for (int i = 0; i < OBJECTS; i++) g_alive[i] = 1;
+    js_live_enable(&g_env, 1);
+    for (int i = 0; i < JS_LIVE_MAX; i++) track(i);
+    long before = g_checks;
+    const int samples = 4000;
+    for (int k = 0; k < samples; k++) {
+        g_alive[k] = 0;
+        track(JS_LIVE_MAX + k);
+    }
+    long per_sample = (g_checks - before) / samples;
+    printf("live, one tracked object dying a sample: %ld checks a sample, %llu of %d samples untracked\n", per_sample,
+           (unsigned long long)js_live_untracked(), samples);
+    if (per_sample > 32) fail_msg("a slowly emptying table cost %ld checks a sample (at most 32)", per_sample);
+    if (js_live_untracked() * 100 > (uint64_t)samples * 99) fail_msg("the room freed was never used");
+    js_live_enable(&g_env, 0);
+    assert_int_equal(g_deleted, g_made);
+}
+
 /* Samples of objects already dead never pile up: a full table sweeps them out at once. */
 static void test_dead_objects_swept(void **state UNUSED)
 {
@@ -106,6 +129,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_full_table_bounded_checks),
+        cmocka_unit_test(test_slow_deaths_bounded_checks),
         cmocka_unit_test(test_dead_objects_swept),
     };
     return cmocka_run_group_tests(tests, setup, NULL);

@@ -254,6 +254,28 @@ static void test_failed_resume_keeps_profile(void **state UNUSED)
     if (both <= first) fail_msg("resume after a failed one: %lld samples, %lld before", both, first);
 }
 
+/* ... and its file number: after a loop= session, a dump after the failed resume writes the last file's name again,
+ * not the first's. */
+static void test_failed_resume_keeps_file_number(void **state UNUSED)
+{
+    char cmd[256], path[200];
+    snprintf(cmd, sizeof cmd, "start,interval=1ms,loop=1s,file=%s/n%%n.collapsed", g_dir);
+    expect(cmd, JS_OK, "profiling started");
+    sleep_ms(1400);
+    expect("stop", JS_OK, "wrote collapsed profile");
+    snprintf(path, sizeof path, "%s/n1.collapsed", g_dir);
+    long long last = collapsed_total(path);
+    assert_true(last > 0);
+    snprintf(cmd, sizeof cmd, "resume,interval=1ms,jfrfile=%s/missing/n.jfr", g_dir);
+    expect(cmd, JS_ERR_IO, "missing");
+    snprintf(path, sizeof path, "%s/n0.collapsed", g_dir);
+    long long first = collapsed_total(path);
+    expect("dump", JS_OK, "n1.collapsed");
+    assert_int_equal(collapsed_total(path), first); /* n0 untouched */
+    snprintf(path, sizeof path, "%s/n1.collapsed", g_dir);
+    assert_int_equal(collapsed_total(path), last);
+}
+
 typedef struct {
     pthread_barrier_t *go;
     js_status st;
@@ -690,6 +712,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_commands_in_every_state),
         cmocka_unit_test(test_resume), cmocka_unit_test(test_failed_resume_keeps_profile),
+        cmocka_unit_test(test_failed_resume_keeps_file_number),
         cmocka_unit_test(test_names_bounded_within_session),
         cmocka_unit_test(test_concurrent_stops),
         cmocka_unit_test(test_restart_cycles),          cmocka_unit_test(test_rotation_keeps_every_sample),

@@ -4,8 +4,7 @@
  * bounded table (JS_LIVE_MAX samples). When the session's allocation profile is written, it is rebuilt from the
  * samples whose object the garbage collector has not freed yet: what the heap still holds of what was sampled (an
  * object unreachable but not yet collected still counts). A full table first drops the samples whose objects are
- * gone (after a sweep that freed nothing, only every so many samples: see live.c); samples that still find no room
- * are counted and named in the log. JVMTI callbacks and normal threads only.
+ * gone (at most every 256 samples: see live.c); samples that still find no room are counted and named in the log. JVMTI callbacks and normal threads only.
  */
 #ifndef JS_LIVE_H
 #define JS_LIVE_H
@@ -27,6 +26,9 @@ void js_live_track(JNIEnv *jni, jobject object, const js_raw_frame *frames, int 
 /* Replace p's stacks by those of the tracked samples whose objects are alive, named as a asks. 0, or -1 (out of
  * memory, or no JNIEnv on this thread) with err; p is left as it was on failure. */
 int js_live_profile(JNIEnv *jni, const js_args *a, js_profile *p, char *err, size_t errlen);
+/* Count the methods of every kept stack as looked up now, before the name cache ages (names.h): a stack kept for
+ * hours is named only when the profile is written. */
+void js_live_touch_names(void);
 /* Samples that found no room in the table since tracking started. */
 uint64_t js_live_untracked(void);
 

@@ -66,7 +66,7 @@ void js_names_trace_kinds(const js_raw_frame *frames, int n, uint8_t *kinds);
  * frames[0..n) (leaf first): what js_names_kind and js_names_line give frame by frame, with each cache lock taken
  * about once for the whole trace. */
 void js_names_trace_info(const js_raw_frame *frames, int n, uint8_t *kinds, int32_t *lines);
-/* Distinct methods that could not be named (their class was unloaded before they were cached). */
+/* Distinct methods cached as not nameable (their class was unloaded before they were resolved). */
 uint64_t js_names_unresolved(void);
 /* Methods whose names are cached now (status reports it). */
 uint64_t js_names_cached(void);
@@ -75,10 +75,15 @@ uint64_t js_names_cached(void);
  * without end; live methods are named again when sampled. Returns how many were forgotten (0 if none). */
 uint64_t js_names_trim(uint64_t keep);
 /* Within a session, at a point where every output has used the names it took before the last call (a JFR chunk
- * ended, text profiles folded): if more than keep methods are cached, forget those not looked up since the last call
- * (a method sampled since, or waiting to be written, was looked up when its trace was refreshed or written); then
- * begin a new age. Returns how many were forgotten (0 if none). */
+ * ended, text profiles folded): if more than keep methods are cached, forget those not looked up since the last
+ * call; then begin a new age. What an output still needs must have been looked up since: a trace when it is
+ * refreshed or written (js_names_touch), whatever waits in a store or a table (js_names_touch_store, live) just before
+ * this call. Returns how many were forgotten (0 if none). */
 uint64_t js_names_age(uint64_t keep);
+/* Count frames[0..n)'s methods as looked up now (those cached; nothing is resolved). */
+void js_names_touch(const js_raw_frame *frames, int n);
+/* js_names_touch for every trace of s. */
+void js_names_touch_store(const js_store *s);
 /* Forget cached names and compile records (VM death). */
 void js_names_clear(void);
 /* Forget the compile facts only (before the VM replays its loaded code: js_methodids_on). */

@@ -132,6 +132,7 @@ static int source_trace(void *ctx, uint64_t key, js_jfr_frame *out, int max, int
         *truncated = 1;
     }
     js_names_trace_info(f, n, J.kinds, J.lines);
+    js_names_touch(f, n); /* its methods' names are written at the chunk's end: not forgotten before (names.h) */
     for (int i = 0; i < n; i++) {
         js_jfr_frame *o = &out[i];
         o->line = -1;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/fold.h"
+#include "core/names.h"
 
 typedef struct {
     jweak ref;          /* NULL: a free slot */
@@ -22,12 +23,12 @@ static live_sample *table; /* JS_LIVE_MAX slots, allocated when tracking starts 
 static _Atomic int on;
 static int used;
 static uint64_t untracked;
-/* A full table whose objects all live (a cache filling up) would cost a sweep of JS_LIVE_MAX weak references on every
- * sample, under the lock every allocating thread takes. After a sweep that frees nothing the next waits for
- * skip_left full-table samples, twice as many each time up to SWEEP_BACKOFF_MAX: at most JS_LIVE_MAX /
- * SWEEP_BACKOFF_MAX checks a sample, and at most SWEEP_BACKOFF_MAX samples untracked after the collector frees room. */
-#define SWEEP_BACKOFF_MAX 256
-static int skip_next, skip_left;
+/* A sweep of a full table costs JS_LIVE_MAX weak-reference checks under the lock every allocating thread takes. One
+ * at most every SWEEP_GAP samples (tracked or not) keeps that to JS_LIVE_MAX / SWEEP_GAP checks a sample whatever the
+ * objects do (all alive, a cache filling up; or a few dying between samples); after the collector frees room, a full
+ * table leaves at most SWEEP_GAP samples untracked. */
+#define SWEEP_GAP 256
+static unsigned since_sweep; /* samples since the last sweep */
 
 /* Free slot i (its reference and frames). Caller holds lock. */
 static void drop(JNIEnv *jni, int i)
@@ -51,26 +52,16 @@ void js_live_enable(JNIEnv *jni, int enable)
     atomic_store(&on, table != NULL);
     used = 0;
     untracked = 0;
-    skip_next = skip_left = 0;
+    since_sweep = 0;
     pthread_mutex_unlock(&lock);
 }
 
-/* The table is full: drop every sample whose object is gone, unless a recent sweep freed nothing (then count down
- * to the next one). Caller holds lock. */
-static void sweep_full(JNIEnv *jni)
+/* Drop every sample whose object is gone. Caller holds lock. */
+static void sweep(JNIEnv *jni)
 {
-    if (skip_left > 0) {
-        skip_left--;
-        return;
-    }
     for (int i = 0; i < JS_LIVE_MAX; i++)
         if (table[i].ref && (*jni)->IsSameObject(jni, table[i].ref, NULL)) drop(jni, i);
-    if (used < JS_LIVE_MAX) {
-        skip_next = 0;
-        return;
-    }
-    skip_next = skip_next ? (skip_next * 2 > SWEEP_BACKOFF_MAX ? SWEEP_BACKOFF_MAX : skip_next * 2) : 1;
-    skip_left = skip_next;
+    since_sweep = 0;
 }
 
 void js_live_track(JNIEnv *jni, jobject object, const js_raw_frame *frames, int n, uint32_t thread, uint64_t weight)
@@ -80,7 +71,7 @@ void js_live_track(JNIEnv *jni, jobject object, const js_raw_frame *frames, int 
     js_raw_frame *copy = malloc((size_t)n * sizeof *copy);
     jweak ref = copy ? (*jni)->NewWeakGlobalRef(jni, object) : NULL;
     pthread_mutex_lock(&lock);
-    if (on && used == JS_LIVE_MAX) sweep_full(jni);
+    if (on && ++since_sweep >= SWEEP_GAP && used == JS_LIVE_MAX) sweep(jni);
     int slot = -1;
     for (int i = 0; on && ref && used < JS_LIVE_MAX && i < JS_LIVE_MAX && slot < 0; i++)
         if (!table[i].ref) slot = i;
@@ -121,6 +112,14 @@ int js_live_profile(JNIEnv *jni, const js_args *a, js_profile *p, char *err, siz
     js_profile_free(p);
     *p = live;
     return 0;
+}
+
+void js_live_touch_names(void)
+{
+    pthread_mutex_lock(&lock);
+    for (int i = 0; table && i < JS_LIVE_MAX; i++)
+        if (table[i].ref) js_names_touch(table[i].frames, table[i].n);
+    pthread_mutex_unlock(&lock);
 }
 
 uint64_t js_live_untracked(void)

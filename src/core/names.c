@@ -497,6 +497,26 @@ uint64_t js_names_trim(uint64_t keep)
     return n;
 }
 
+void js_names_touch(const js_raw_frame *f, int n)
+{
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < n; i++)
+        if ((f[i].kind == JS_RF_JAVA || f[i].kind == JS_RF_NATIVE) && (i == 0 || f[i].method != f[i - 1].method))
+            lookup((jmethodID)f[i].method);
+    pthread_mutex_unlock(&lock);
+}
+
+void js_names_touch_store(const js_store *s)
+{
+    uint32_t count = s ? js_store_trace_count(s) : 0;
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t id = js_store_trace_id_at(s, i);
+        int n = 0;
+        const js_raw_frame *f = id ? js_store_trace(s, id, &n) : NULL;
+        if (f) js_names_touch(f, n);
+    }
+}
+
 /* Keep only the entries looked up in the current age (and those a refresh is resolving) in a table sized for them;
  * the count forgotten, 0 if the new table cannot be allocated. Caller holds lock. */
 static uint64_t keep_recent(void)
@@ -512,7 +532,8 @@ static uint64_t keep_recent(void)
     for (size_t i = 0; i < cap_methods; i++) {
         method_entry *e = &methods[i];
         if (!e->id) continue;
-        if (e->used != age && e->state != M_PENDING) { /* unresolved counts it still, as after js_names_trim */
+        if (e->used != age && e->state != M_PENDING) {
+            if (e->state == M_FAILED) unresolved--; /* counted again if it is sampled again */
             free_fields(e);
             forgot++;
             continue;

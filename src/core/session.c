@@ -150,13 +150,14 @@ static int check_kinds(const js_args *a, char *out, size_t outlen)
     return -1;
 }
 
-/* Undo a start that failed once its outputs were opened. A failed resume keeps the last session's profile and
- * request (kept) as they were, for a dump or another resume. */
-static void abandon_start(int resuming, const js_args *kept)
+/* Undo a start that failed once its outputs were opened. A failed resume keeps the last session's profile, request
+ * (kept) and file number (kept_seq, for %n) as they were, for a dump or another resume. */
+static void abandon_start(int resuming, const js_args *kept, unsigned kept_seq)
 {
     js_session_close_outputs(resuming);
     if (!resuming) return;
     js_sess.args = *kept;
+    js_sess.seq = kept_seq;
     js_sess.retained = 1;
 }
 
@@ -171,6 +172,7 @@ static js_status start_locked(const js_args *a, char *out, size_t outlen)
     }
     int resuming = a->action == JS_ACTION_RESUME && js_sess.retained;
     js_args kept = js_sess.args;
+    unsigned kept_seq = js_sess.seq;
     js_stats_reset();
     js_session_reset_counters();
     js_session_trim_names();
@@ -178,7 +180,7 @@ static js_status start_locked(const js_args *a, char *out, size_t outlen)
     js_sess.args.capture = NULL; /* the caller's stream lives for this call only */
     js_status st = js_session_open_outputs(a, out, outlen);
     if (st != JS_OK) {
-        abandon_start(resuming, &kept);
+        abandon_start(resuming, &kept, kept_seq);
         return st;
     }
     js_methodids_on(); /* before the first signal: AsyncGetCallTrace names only methods that have ids */
@@ -186,7 +188,7 @@ static js_status start_locked(const js_args *a, char *out, size_t outlen)
         snprintf(out, outlen, "%s", err);
         js_error("%s", err);
         js_methodids_off();
-        abandon_start(resuming, &kept);
+        abandon_start(resuming, &kept, kept_seq);
         return JS_ERR_ENGINE;
     }
     js_live_enable(js_session_env(), a->live);
@@ -197,7 +199,7 @@ static js_status start_locked(const js_args *a, char *out, size_t outlen)
         js_error("%s", err);
         if (js_arming_stop()) js_sess.stores[0] = js_sess.stores[1] = NULL; /* never reuse what a handler may write */
         js_methodids_off();
-        abandon_start(resuming, &kept);
+        abandon_start(resuming, &kept, kept_seq);
         return JS_ERR_ENGINE;
     }
     js_sess.started_ns = js_mono_ns();

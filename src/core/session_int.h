@@ -52,7 +52,7 @@ typedef struct {
     _Atomic int hk_stop;
     _Atomic int trim_due; /* a stop or a loop= file freed memory: trim once the command lock is released */
     uint64_t aged_chunks;  /* JFR chunks ended (js_jfr_stream_chunks_ended) at the method-name cache's last age */
-    int rotated_since_age; /* a store was folded since that age */
+    int rotated_since_age; /* a store was folded since that age (sessions without JFR) */
     int aged_logged;       /* the session said once that it forgot names it had not used lately */
 } js_session;
 
@@ -100,8 +100,9 @@ void js_session_trim_if_due(void);
 extern unsigned js_session_names_keep;
 /* Empty the method-name cache if it holds over js_session_names_keep methods (at a start and at each loop= file). */
 void js_session_trim_names(void);
-/* Within a session, once every output has used the names it took since the last age (text: a store was folded; JFR:
- * a chunk ended; both: both): over js_session_names_keep methods cached, forget those not used since (js_names_age). */
+/* Within a session, once every output has used the names it took since the last age (JFR: a chunk ended, its names
+ * written; text only: a store was folded): over js_session_names_keep methods cached, forget those not used since
+ * (js_names_age), but for the active store's and live's stacks, which are yet to be folded or written. */
 void js_session_age_names(void);
 /* loop=: finish the current file(s) and start the next. */
 void js_session_next_file(void);

@@ -384,11 +384,14 @@ void js_session_trim_names(void)
 void js_session_age_names(void)
 {
     uint64_t chunks = js_jfr_stream_chunks_ended();
-    int due = js_sess.jfr ? chunks != js_sess.aged_chunks && (!js_sess.text_output || js_sess.rotated_since_age)
-                          : js_sess.rotated_since_age;
+    int due = js_sess.jfr ? chunks != js_sess.aged_chunks : js_sess.rotated_since_age;
     if (!due) return;
     js_sess.aged_chunks = chunks;
     js_sess.rotated_since_age = 0;
+    if (js_names_cached() > js_session_names_keep) { /* what is yet to be folded or written is not forgotten */
+        js_names_touch_store(js_sess.stores[js_sess.active]);
+        js_live_touch_names();
+    }
     uint64_t forgot = js_names_age(js_session_names_keep);
     if (forgot && !js_sess.aged_logged) {
         js_sess.aged_logged = 1;
