@@ -491,6 +491,19 @@ static void test_names_aged_within_session(void **state UNUSED)
     all_named("JFR alone", text);
     assert_true(text_total(text) > 0);
     free(text);
+    /* loop= files: the cache ages at each file too, and every file of both kinds is named. */
+    churn_session("loop=1s,file=%s/age-l%%n.collapsed,jfrfile=%s/age-l%%n.jfr", (const char *[]){NULL}, "stop", 0);
+    int files = 0;
+    for (int n = 0; n < 100; n++, files++) {
+        snprintf(col, sizeof col, "%s/age-l%d.collapsed", g_dir, n);
+        snprintf(jfr, sizeof jfr, "%s/age-l%d.jfr", g_dir, n);
+        if (access(col, F_OK) != 0) break;
+        text = collapsed_text(col);
+        all_named("a loop= file", text);
+        free(text);
+        same_profile(col, jfr);
+    }
+    if (files < 3) fail_msg("%d loop files", files);
     /* No rotation asked for: the store keeps stacks of phases long gone, which the stop writes as text. */
     snprintf(jfr, sizeof jfr, "%s/age-stop.jfr", g_dir);
     churn_session("file=%s/age-stop.jfr%.0s", (const char *[]){"dump", NULL}, "stop,file=%s/age-stop.collapsed", 0);

@@ -251,6 +251,20 @@ static void test_age(void **state UNUSED)
     assert_string_equal(buf, "pkg.C2.m20");
     assert_int_equal(js_names_age(1), 3); /* only 20 looked up since */
     assert_int_equal(js_names_cached(), 1);
+    /* A touch keeps what it names (the trace's methods), without resolving anything; the store's touch, every trace. */
+    js_names_refresh(g_store, &(uint32_t){0}); /* 3, 12, 21 named again; 55 (gone) not nameable */
+    assert_int_equal(js_names_unresolved(), 1);
+    assert_int_equal(js_names_age(100), 0); /* under the bound: a new age only */
+    int before = total_calls();
+    js_names_touch((js_raw_frame[]){{.kind = JS_RF_NATIVE, .method = meth(12)}, {.kind = JS_RF_JAVA, .method = meth(3)}}, 2);
+    assert_int_equal(js_names_age(2), 3); /* 20, 21 and 55 not looked up since; 12 and 3 stay */
+    assert_int_equal(js_names_unresolved(), 0); /* 55 forgotten: no longer counted */
+    assert_int_equal(js_names_cached(), 2);
+    assert_int_equal(total_calls(), before);
+    js_names_refresh(g_store, &(uint32_t){0});
+    assert_int_equal(js_names_age(100), 0);
+    js_names_touch_store(g_store);
+    assert_int_equal(js_names_age(1), 0); /* every method of the store looked up */
 }
 
 /* Only traces published since the cursor are looked at; known methods cost no JVMTI call. */

@@ -486,6 +486,7 @@ static void forget_methods(void)
     free(methods);
     methods = NULL;
     nmethods = cap_methods = 0;
+    unresolved = 0; /* it counts the cached ones */
 }
 
 uint64_t js_names_trim(uint64_t keep)

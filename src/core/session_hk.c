@@ -49,7 +49,7 @@ static int round_locked(void)
 {
     char err[512];
     if (js_session_store_full() && js_session_rotate(err, sizeof err) != 0) js_warn("%s", err);
-    js_session_age_names();
+    js_session_age_names(0);
     js_stats_snapshot s;
     js_stats_get(&s);
     if (s.throttled && !js_sess.throttle_logged) {

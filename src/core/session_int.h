@@ -98,12 +98,13 @@ js_status js_session_write_retained(const js_args *req, char *out, size_t outlen
 void js_session_trim_if_due(void);
 /* Methods the name cache keeps (65,536; tests lower it). */
 extern unsigned js_session_names_keep;
-/* Empty the method-name cache if it holds over js_session_names_keep methods (at a start and at each loop= file). */
+/* Empty the method-name cache if it holds over js_session_names_keep methods (at a start: nothing refers to it). */
 void js_session_trim_names(void);
 /* Within a session, once every output has used the names it took since the last age (JFR: a chunk ended, its names
- * written; text only: a store was folded): over js_session_names_keep methods cached, forget those not used since
- * (js_names_age), but for the active store's and live's stacks, which are yet to be folded or written. */
-void js_session_age_names(void);
+ * written; text only: a store was folded), or now (a loop= file was written): over js_session_names_keep methods
+ * cached, forget those not used since (js_names_age), but for the active store's and live's stacks, which are yet to
+ * be folded or written. */
+void js_session_age_names(int now);
 /* loop=: finish the current file(s) and start the next. */
 void js_session_next_file(void);
 

@@ -381,18 +381,22 @@ void js_session_trim_names(void)
                         (unsigned long long)forgot, js_session_names_keep);
 }
 
-void js_session_age_names(void)
+void js_session_age_names(int now)
 {
     uint64_t chunks = js_jfr_stream_chunks_ended();
-    int due = js_sess.jfr ? chunks != js_sess.aged_chunks : js_sess.rotated_since_age;
+    int due = now || (js_sess.jfr ? chunks != js_sess.aged_chunks : js_sess.rotated_since_age);
     if (!due) return;
-    js_sess.aged_chunks = chunks;
     js_sess.rotated_since_age = 0;
-    if (js_names_cached() > js_session_names_keep) { /* what is yet to be folded or written is not forgotten */
+    /* Over the bound (the JFR writer may add names meanwhile: the age goes by this reading), what is yet to be folded
+     * or written is touched first, so that it is not forgotten. */
+    int over = js_names_cached() > js_session_names_keep;
+    if (over) {
         js_names_touch_store(js_sess.stores[js_sess.active]);
         js_live_touch_names();
     }
-    uint64_t forgot = js_names_age(js_session_names_keep);
+    uint64_t forgot = js_names_age(over ? js_session_names_keep : UINT64_MAX);
+    /* A chunk that ended while this ran had its names looked up in this age: the next age waits for the next chunk. */
+    js_sess.aged_chunks = js_jfr_stream_chunks_ended();
     if (forgot && !js_sess.aged_logged) {
         js_sess.aged_logged = 1;
         js_info("method-name cache: over %u methods cached; %llu not sampled since the last JFR chunk or store "
@@ -426,6 +430,6 @@ void js_session_next_file(void)
         else js_log_lines(JS_LOG_INFO, msg);
     }
     js_sess.seq++;
-    js_session_trim_names(); /* a session of loop= files may run for weeks: its cache is bounded at each file */
+    js_session_age_names(1); /* a session of loop= files may run for weeks: its cache is bounded at each file */
     atomic_store(&js_sess.trim_due, 1);
 }
