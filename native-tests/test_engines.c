@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "testutil.h"
 #include "engine/engine.h"
 #include "engine/jitter.h"
 #include "sample/threads.h"
@@ -257,16 +258,6 @@ static void ct_handler(int signo, siginfo_t *si, void *uc)
 
 static volatile uint64_t sink;
 
-/* Install fn for signo (SA_SIGINFO, restarting), the handler before in *old. */
-static void install(int signo, void (*fn)(int, siginfo_t *, void *), struct sigaction *old)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = fn;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    assert_int_equal(sigaction(signo, &sa, old), 0);
-}
 
 /* Runs a ctimer on this thread at interval_ns for cpu_ns of this thread's CPU time, and on until min_told signals
  * told their periods (a loaded machine folds many periods into one signal; at most 2 * cpu_ns); returns the total
@@ -274,7 +265,7 @@ static void install(int signo, void (*fn)(int, siginfo_t *, void *), struct siga
 static uint64_t run_ctimer(long long interval_ns, int jitter, uint64_t cpu_ns, int min_told)
 {
     struct sigaction old;
-    install(SIGPROF, ct_handler, &old);
+    tu_install(SIGPROF, ct_handler, &old);
     atomic_store(&ct.n, 0);
     atomic_store(&ct.told, 0);
     atomic_store(&ct.weight, 0);
@@ -435,7 +426,7 @@ static void test_wall_one_signal_pending(void **state UNUSED)
 {
     int signo = SIGRTMIN + 6;
     struct sigaction old;
-    install(signo, rt_handler, &old);
+    tu_install(signo, rt_handler, &old);
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, rt_blocker, &signo), 0);
     while (!atomic_load(&rt_ready)) usleep(1000);

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
@@ -89,12 +91,7 @@ static void install(const js_native_walker *w)
     handler_walker = w;
     atomic_store(&nwalks, 0);
     memset(walks, 0, MAX_WALKS * sizeof *walks);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_signal;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    assert_int_equal(sigaction(SIGURG, &sa, NULL), 0);
+    tu_install(SIGURG, on_signal, NULL);
 }
 
 static void nap_us(long us)

@@ -7,6 +7,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* open_memstream, fmemopen */
 #endif
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,17 @@
 
 #define TU_UNUSED __attribute__((unused))
 #define TU_MAX_DEPTH 4096
+
+/* Install fn for signo (SA_SIGINFO, restarting, nothing blocked), the handler before in *old if old (asserts). */
+TU_UNUSED static void tu_install(int signo, void (*fn)(int, siginfo_t *, void *), struct sigaction *old)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = fn;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    assert_int_equal(sigaction(signo, &sa, old), 0);
+}
 
 /* An in-memory output stream: open with tu_open, read the text with tu_text. */
 typedef struct {
